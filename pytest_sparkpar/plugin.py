@@ -1,0 +1,1 @@
+"""pytest plugin entry point (placeholder until the plugin lands)."""

@@ -1,0 +1,96 @@
+"""What a lint run produces: findings, their spans and severities, and the exit status."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class ExitStatus(enum.IntEnum):
+    CLEAN = 0
+    FINDINGS = 1
+    ERROR = 2
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """1-based lines, 0-based columns, like LibCST's PositionProvider and most editors' APIs."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class RelatedLocation:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    message: str
+    severity: Severity
+    path: str
+    span: Span
+    related: tuple[RelatedLocation, ...] = ()
+    # "safe", "unsafe" or None when the rule has no automatic fix for this finding.
+    fix_safety: str | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span, self.rule_id)
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule_id,
+            "message": self.message,
+            "severity": self.severity.value,
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "related": [
+                {
+                    "message": r.message,
+                    "line": r.span.line,
+                    "column": r.span.column,
+                    "end_line": r.span.end_line,
+                    "end_column": r.span.end_column,
+                }
+                for r in self.related
+            ],
+            "fix": self.fix_safety,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Finding:
+        def span(d: dict) -> Span:
+            return Span(d["line"], d["column"], d["end_line"], d["end_column"])
+
+        return cls(
+            rule_id=data["rule"],
+            message=data["message"],
+            severity=Severity(data["severity"]),
+            path=data["path"],
+            span=span(data),
+            related=tuple(RelatedLocation(span(r), r["message"]) for r in data["related"]),
+            fix_safety=data["fix"],
+        )
+
+
+@dataclass
+class FileResult:
+    """Everything one file contributed to a run; `error` is set when it could not be checked."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None

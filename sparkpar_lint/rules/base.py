@@ -1,0 +1,84 @@
+"""The rule contract: a small class that reads the stage graph and yields findings.
+
+A rule carries its own examples (Fixit style); tests/test_rule_examples.py runs every one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
+
+if TYPE_CHECKING:
+    from sparkpar_lint.graph.stage_graph import StageGraph
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must stay silent on."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag at exactly (line, column); `related_lines` checks the chain."""
+
+    code: str
+    line: int
+    column: int
+    related_lines: tuple[int, ...] = ()
+    severity: Severity | None = None
+    # The code after the rule's fix, when the rule has one.
+    expected_fix: str | None = None
+
+
+@dataclass
+class RuleContext:
+    path: str
+    source: str
+    graph: StageGraph
+    findings: list[Finding] = field(default_factory=list)
+
+
+class Rule:
+    id: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    # "safe", "unsafe" or None: whether `sparkpar fix` can rewrite what this rule finds.
+    fix_safety: ClassVar[str | None] = None
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    registry: ClassVar[dict[str, type[Rule]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if getattr(cls, "id", None):
+            Rule.registry[cls.id] = cls
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(
+        self,
+        ctx: RuleContext,
+        span: Span,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        related: tuple[RelatedLocation, ...] = (),
+        fixable: bool = True,
+    ) -> Finding:
+        return Finding(
+            rule_id=self.id,
+            message=message,
+            severity=severity or self.severity,
+            path=ctx.path,
+            span=span,
+            related=related,
+            fix_safety=self.fix_safety if fixable else None,
+        )
