@@ -1,8 +1,243 @@
-"""The `sparkpar` command line (placeholder until the CLI lands)."""
+"""The `sparkpar` command line: lint, rules, explain, graph, plus plan and fix when installed."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
 
 import click
 
+from sparkpar_lint.cache import CACHE_DIR_NAME
+from sparkpar_lint.config import Config, ConfigError, check_prefixes, find_config, load_config
+from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.output import FORMATS, MACHINE_FORMATS, renderer
 
-@click.group()
+# Commands other modules own; each is added only when its module is present.
+_OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"))
+
+
+def _rule_classes():
+    from sparkpar_lint.rules import all_rules
+
+    return all_rules()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"sparkpar: error: {message}", err=True)
+    sys.exit(ExitStatus.ERROR)
+
+
+def _comma_list(_ctx, _param, value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(part.strip().upper() for part in value.split(",") if part.strip())
+
+
+def _interactive() -> bool:
+    """A person at a terminal, not a CI log: colours and progress bars are welcome."""
+    return sys.stdout.isatty() and not os.environ.get("CI") and "NO_COLOR" not in os.environ
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sparkpar", prog_name="sparkpar")
 def main() -> None:
     """Find, fix and prove unsafe parallelism in PySpark jobs."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True,
+              help="Output format; json, sarif and github are for programs.")
+@click.option("--select", callback=_comma_list, help="Comma list of rule ids or prefixes (SPX1).")
+@click.option("--ignore", callback=_comma_list, help="Comma list of rule ids or prefixes to skip.")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
+@click.option("--no-cache", is_flag=True, help=f"Do not read or write {CACHE_DIR_NAME}/.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help=f"Cache directory (default: {CACHE_DIR_NAME}/ beside the config, else here).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero):
+    """Check PATHS (files or directories, recursively) for unsafe parallelism."""
+    try:
+        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero)
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise
+    except Exception as error:  # a bug of ours: one line naming it, never a traceback
+        _fail(f"internal error: {type(error).__name__}: {error}")
+
+
+def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero):
+    from sparkpar_lint.runner import effective_rules, run
+
+    rule_ids = [rule.id for rule in _rule_classes()]
+    config = _load_config(config_path, rule_ids)
+    for option, values in (("--select", select), ("--ignore", ignore)):
+        bad = check_prefixes(values or (), rule_ids, allow_all=option == "--select")
+        if bad is not None:
+            raise click.BadParameter(f"unknown rule id or prefix {bad!r}", param_hint=option)
+    config = _with_cli_excludes(config, exclude)
+    if cache_dir is None and not no_cache:
+        cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
+    progress = fmt == "rich" and _interactive()
+    with _progress_bar(progress) as on_progress:
+        outcome = run(
+            paths,
+            config,
+            effective_rules(config, rule_ids, select, ignore or ()),
+            cache_dir=None if no_cache else cache_dir,
+            jobs=jobs,
+            on_progress=on_progress,
+        )
+    for message in outcome.warnings:
+        click.echo(f"sparkpar: warning: {message}", err=True)
+    for message in outcome.all_errors:
+        click.echo(f"sparkpar: error: {message}", err=True)
+    render = renderer(fmt)
+    text = render(
+        outcome.findings,
+        sources=outcome.sources,
+        files_checked=outcome.files_checked,
+        color=progress,
+    )
+    click.echo(text, nl=False, color=progress)
+    status = outcome.exit_status
+    if exit_zero and status is ExitStatus.FINDINGS:
+        status = ExitStatus.CLEAN
+    sys.exit(status)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["rich", "json"]), default="rich",
+              show_default=True)
+def rules(fmt):
+    """List every rule: id, name, severity and whether `sparkpar fix` can fix it."""
+    rows = [
+        {"id": r.id, "name": r.name, "severity": r.severity.value, "fix": r.fix_safety,
+         "summary": r.summary}
+        for r in _rule_classes()
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("Rule", "Name", "Severity", "Fixable", "Summary", box=None, pad_edge=False)
+    for row in rows:
+        table.add_row(row["id"], row["name"], row["severity"], row["fix"] or "no", row["summary"])
+    Console(no_color=not _interactive(), soft_wrap=True, width=None if _interactive() else 200).print(table)
+
+
+@main.command()
+@click.argument("rule_id")
+def explain(rule_id):
+    """Show the documentation of rule RULE_ID (e.g. SPX101)."""
+    from sparkpar_lint.ruledocs import MissingDoc, load_doc
+
+    rule_id = rule_id.strip().upper()
+    known = {r.id: r for r in _rule_classes()}
+    if rule_id not in known:
+        _fail(f"unknown rule {rule_id!r}; `sparkpar rules` lists them all")
+    try:
+        text = load_doc(rule_id)
+    except MissingDoc:
+        rule = known[rule_id]
+        text = f"# {rule.id} {rule.name}\n\n{rule.summary}\n\n(No documentation page yet.)\n"
+    if _interactive():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["rich", "mermaid", "dot", "json"]),
+              default="rich", show_default=True)
+def graph(file, fmt):
+    """Show the stage graph sparkpar builds for FILE."""
+    from sparkpar_lint.runner import decode
+
+    try:
+        source = decode(file.read_bytes())
+    except OSError as error:
+        _fail(f"{file}: cannot read: {error.strerror or error}")
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        _fail(f"{file}: cannot decode: {error}")
+    try:
+        from sparkpar_lint.graph.render import render_graph
+    except ImportError as error:
+        _fail(f"graph rendering is not available in this build ({error})")
+    click.echo(render_graph(str(file), source, fmt), nl=False)
+
+
+def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:
+    try:
+        if config_path is not None and not config_path.is_file():
+            raise ConfigError(f"{config_path}: config file not found")
+        return load_config(config_path or find_config(Path.cwd()), rule_ids)
+    except ConfigError as error:
+        _fail(str(error))
+
+
+def _with_cli_excludes(config: Config, exclude: tuple[str, ...]) -> Config:
+    import dataclasses
+
+    return dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+
+
+class _progress_bar:
+    """A rich progress bar on stderr for interactive runs; a no-op callback otherwise."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._progress = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._progress = Progress(console=Console(stderr=True), transient=True)
+        self._progress.start()
+        task = self._progress.add_task("Linting", total=None)
+        return lambda done, total: self._progress.update(task, completed=done, total=total)
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False
+
+
+def _add_optional_commands() -> None:
+    for module_name, command_name in _OPTIONAL_COMMANDS:
+        try:
+            present = importlib.util.find_spec(module_name) is not None
+        except ModuleNotFoundError:
+            present = False
+        if not present:
+            continue
+        try:
+            main.add_command(getattr(importlib.import_module(module_name), command_name))
+        except Exception as error:  # a broken optional command must not take `lint` down with it
+            main.add_command(_broken_command(command_name, module_name, error))
+
+
+def _broken_command(name: str, module_name: str, error: Exception) -> click.Command:
+    def callback(**_kwargs):
+        _fail(f"`sparkpar {name}` failed to load from {module_name}: {type(error).__name__}: {error}")
+
+    return click.Command(name, callback=callback, context_settings={"ignore_unknown_options": True},
+                         params=[click.Argument(["args"], nargs=-1)])
+
+
+_add_optional_commands()

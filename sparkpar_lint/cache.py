@@ -1,0 +1,92 @@
+"""Content-hash cache of per-file findings in `.sparkpar_cache/`.
+
+A key covers everything a file's findings depend on: its bytes and path, the sparkpar version, the
+rule and graph code and operator catalogue, and the rules selected for that file. Severity
+overrides are applied after the cache, so changing them never invalidates it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Collection
+from functools import lru_cache
+from importlib import metadata, resources
+from pathlib import Path
+
+from sparkpar_lint.model import Finding
+
+CACHE_DIR_NAME = ".sparkpar_cache"
+_FORMAT = "1"
+
+
+class Cache:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self._ready = False
+
+    def key(self, path: str, data: bytes, rule_ids: Collection[str]) -> str:
+        digest = hashlib.sha256(data)
+        digest.update(b"\0" + path.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0" + ",".join(sorted(rule_ids)).encode())
+        digest.update(b"\0" + analysis_fingerprint().encode())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> list[Finding] | None:
+        try:
+            with open(self._entry(key), encoding="utf-8") as handle:
+                return [Finding.from_dict(d) for d in json.load(handle)]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing or damaged entries are just misses
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        try:
+            self._prepare()
+            # Write then rename, so parallel runs never read half an entry.
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump([f.to_dict() for f in findings], handle)
+            os.replace(tmp, self._entry(key))
+        except OSError:
+            pass  # a read-only checkout still lints, just without a cache
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / f"{key}.json"
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # Like ruff's cache: invisible to git and to backup tools.
+        gitignore = self.directory / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text("# Automatically created by sparkpar.\n*\n")
+            (self.directory / "CACHEDIR.TAG").write_text(
+                "Signature: 8a477f597d28d172789f06886806bc55\n# sparkpar cache directory\n"
+            )
+        self._ready = True
+
+
+@lru_cache(maxsize=1)
+def analysis_fingerprint() -> str:
+    """A hash of the sparkpar version and every file that decides what findings come out."""
+    digest = hashlib.sha256(_FORMAT.encode())
+    try:
+        digest.update(metadata.version("sparkpar").encode())
+    except metadata.PackageNotFoundError:
+        pass
+    package = Path(__file__).parent
+    sources = [package / "analysis.py", package / "suppressions.py"]
+    for subpackage in ("rules", "graph"):
+        sources += sorted((package / subpackage).rglob("*.py"))
+    for path in sources:
+        digest.update(str(path.relative_to(package)).encode() + b"\0")
+        digest.update(path.read_bytes())
+    catalogue = resources.files("sparkpar_lint.ruledata") / "catalogue"
+    if catalogue.is_dir():
+        for entry in sorted(catalogue.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,157 @@
+"""`[tool.sparkpar]` in pyproject.toml: read it once, validate every key, fail with one clear message."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from sparkpar_lint.model import Severity
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file, the key and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Config:
+    # Rule-id prefixes, ruff style: "SPX1" selects the order family, "ALL" everything.
+    select: tuple[str, ...] = ("ALL",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    # Stored as given for features that read them later (operator models, sort/event-time columns).
+    extra_operators: object = None
+    order_columns: tuple[str, ...] = ()
+    # The file the settings came from (None: defaults) and the directory its globs are relative to.
+    source: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+
+
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "severity", "extra-operators",
+              "order-columns"}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml upward from `start` that has a [tool.sparkpar] table (as ruff)."""
+    for directory in (start.resolve(), *start.resolve().parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and "sparkpar" in _read_toml(candidate).get("tool", {}):
+            return candidate
+    return None
+
+
+def load_config(path: Path | None, rule_ids: Iterable[str]) -> Config:
+    """Settings from `path` (a pyproject.toml, or any TOML file holding the keys at top level)."""
+    if path is None:
+        return Config()
+    data = _read_toml(path)
+    table = data.get("tool", {}).get("sparkpar", {}) if path.name == "pyproject.toml" else data
+    return parse_table(table, path, sorted(rule_ids))
+
+
+def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
+    def fail(key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{path}: [tool.sparkpar] {key}: {problem}")
+
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise fail(unknown[0], f"unknown key (known keys: {', '.join(sorted(KNOWN_KEYS))})")
+    select = _prefixes(table, "select", rule_ids, fail, allow_all=True) or ("ALL",)
+    ignore = _prefixes(table, "ignore", rule_ids, fail)
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, Mapping):
+        raise fail("per-file-ignores", "expected a table of glob = [rule ids]")
+    per_file_ignores = {
+        glob: _prefixes(per_file, glob, rule_ids, lambda k, p: fail(f"per-file-ignores.{k}", p))
+        for glob in per_file
+    }
+    exclude = _strings(table, "exclude", fail)
+    severity = {}
+    for rule_id, level in _table(table, "severity", fail).items():
+        if rule_id not in rule_ids:
+            raise fail(f"severity.{rule_id}", "unknown rule id")
+        if level not in {s.value for s in Severity}:
+            raise fail(f"severity.{rule_id}", f"expected error, warning or info, got {level!r}")
+        severity[rule_id] = Severity(level)
+    extra_operators = table.get("extra-operators")
+    if extra_operators is not None and not isinstance(extra_operators, (Mapping, list)):
+        raise fail("extra-operators", "expected a table or a list of tables")
+    return Config(
+        select=select,
+        ignore=ignore,
+        per_file_ignores=per_file_ignores,
+        exclude=exclude,
+        severity=severity,
+        extra_operators=extra_operators,
+        order_columns=_strings(table, "order-columns", fail),
+        source=path,
+        root=path.parent.resolve(),
+    )
+
+
+def check_prefixes(prefixes: Iterable[str], rule_ids: Iterable[str], *, allow_all: bool) -> str | None:
+    """The first prefix that selects no rule, or None when all are good."""
+    rule_ids = list(rule_ids)
+    for prefix in prefixes:
+        if allow_all and prefix == "ALL":
+            continue
+        if not any(rule_id.startswith(prefix) for rule_id in rule_ids):
+            return prefix
+    return None
+
+
+def selected_rules(rule_ids: Iterable[str], select: Iterable[str], ignore: Iterable[str]) -> set[str]:
+    select, ignore = tuple(select), tuple(ignore)
+    return {
+        rule_id
+        for rule_id in rule_ids
+        if any(p == "ALL" or rule_id.startswith(p) for p in select)
+        and not any(rule_id.startswith(p) for p in ignore)
+    }
+
+
+def matches(path: str | PurePath, globs: Iterable[str], root: Path) -> bool:
+    """Whether `path` matches a glob, tried on the path relative to `root` and on the bare name."""
+    pure = Path(path)
+    try:
+        relative = pure.resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        relative = pure.as_posix()
+    candidates = (relative, pure.as_posix(), pure.name)
+    return any(fnmatch.fnmatch(c, g.rstrip("/")) or fnmatch.fnmatch(c, g.rstrip("/") + "/*")
+               for g in globs for c in candidates)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+
+
+def _prefixes(table, key, rule_ids, fail, *, allow_all=False) -> tuple[str, ...]:
+    values = _strings(table, key, fail)
+    bad = check_prefixes(values, rule_ids, allow_all=allow_all)
+    if bad is not None:
+        raise fail(key, f"unknown rule id or prefix {bad!r}")
+    return values
+
+
+def _strings(table, key, fail) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fail(key, f"expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _table(table, key, fail) -> Mapping:
+    value = table.get(key, {})
+    if not isinstance(value, Mapping):
+        raise fail(key, f"expected a table, got {value!r}")
+    return value

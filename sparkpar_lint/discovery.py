@@ -1,0 +1,92 @@
+"""Which files a run checks: walk the given paths, skip environments, caches and excluded globs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparkpar_lint.config import matches
+
+SKIPPED_DIRS = frozenset(
+    {".venv", "venv", ".git", "node_modules", "__pycache__", ".sparkpar_cache", "build", "dist"}
+)
+
+
+@dataclass
+class Discovery:
+    files: list[str] = field(default_factory=list)
+    # Problems that lose work (missing or unreadable paths): the run exits 2.
+    errors: list[str] = field(default_factory=list)
+    # Things skipped on purpose that the user may want to know about (symlink loops).
+    warnings: list[str] = field(default_factory=list)
+
+
+def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: Path | None = None) -> Discovery:
+    """Files to check, in a stable order; a file named explicitly is checked whatever its suffix."""
+    root = (root or Path.cwd()).resolve()
+    exclude = tuple(exclude)
+    found = Discovery()
+    seen_files: set[str] = set()
+
+    def add(path: str) -> None:
+        key = os.path.realpath(path)
+        if key not in seen_files:
+            seen_files.add(key)
+            found.files.append(path)
+
+    for given in paths:
+        if exclude and matches(given, exclude, root):
+            continue
+        try:
+            st = os.stat(given)
+        except FileNotFoundError:
+            found.errors.append(f"{given}: no such file or directory")
+            continue
+        except OSError as error:
+            # ELOOP for a self-referencing symlink, EACCES for a forbidden parent, ...
+            found.errors.append(f"{given}: cannot access: {error.strerror or error}")
+            continue
+        if os.path.isdir(given):
+            _walk(given, (st.st_dev, st.st_ino), [], exclude, root, add, found)
+        else:
+            add(given)
+    return found
+
+
+def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as error:
+        found.errors.append(f"{directory}: cannot list directory: {error.strerror or error}")
+        return
+    if any(e.name == "pyvenv.cfg" for e in entries):
+        return  # a virtualenv, whatever it is called
+    chain = [*ancestors, identity]
+    for entry in entries:
+        path = entry.path
+        if exclude and matches(path, exclude, root):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if entry.name in SKIPPED_DIRS:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError as error:
+                found.errors.append(f"{path}: cannot access: {error.strerror or error}")
+                continue
+            child = (st.st_dev, st.st_ino)
+            if child in chain:
+                found.warnings.append(f"{path}: directory symlink loop, skipped")
+                continue
+            _walk(path, child, chain, exclude, root, add, found)
+        elif entry.name.endswith(".py"):
+            if entry.is_symlink() and not os.path.exists(path):
+                found.errors.append(f"{path}: broken or looping symlink")
+                continue
+            add(path)

@@ -1,0 +1,36 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sparkpar_lint.model import Finding, Severity
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render(findings: Sequence[Finding], **_context) -> str:
+    lines = []
+    for f in findings:
+        properties = ",".join(
+            f"{name}={_escape_property(str(value))}"
+            for name, value in (
+                ("file", f.path),
+                ("line", f.span.line),
+                ("col", f.span.column + 1),
+                ("endLine", f.span.end_line),
+                ("endColumn", f.span.end_column + 1),
+                ("title", f.rule_id),
+            )
+        )
+        lines.append(f"::{_COMMAND[f.severity]} {properties}::{_escape_data(f.message)}\n")
+    return "".join(lines)
+
+
+# The runner's own escaping rules (actions/toolkit, command.ts): data and properties differ.
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,90 @@
+"""Human output: each finding with its code frame, span underlined, related locations, a summary."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from sparkpar_lint.model import Finding, Severity, Span
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    sources: Mapping[str, str] | None = None,
+    files_checked: int | None = None,
+    color: bool = False,
+    **_context,
+) -> str:
+    sources = sources or {}
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        soft_wrap=True,
+        width=200,
+    )
+    for finding in findings:
+        lines = sources.get(finding.path, "").splitlines()
+        console.print(_headline(finding))
+        _frame(console, lines, finding.span, Text(finding.rule_id, style=_STYLE[finding.severity]))
+        for related in finding.related:
+            location = f"{finding.path}:{related.span.line}:{related.span.column + 1}"
+            console.print(Text.assemble("  ::: ", (location, "bold"), f" {related.message}"))
+            _frame(console, lines, related.span, Text(related.message, style="blue"))
+        console.print()
+    console.print(_summary(findings, files_checked))
+    return buffer.getvalue()
+
+
+def _headline(f: Finding) -> Text:
+    return Text.assemble(
+        (f"{f.path}:{f.span.line}:{f.span.column + 1}", "bold"),
+        ": ",
+        (f.rule_id, _STYLE[f.severity]),
+        f" [{f.severity.value}] ",
+        f.message,
+    )
+
+
+def _frame(console: Console, lines: list[str], span: Span, label: Text) -> None:
+    """One line of context before, the span's first line, and a caret underline."""
+    if not 1 <= span.line <= len(lines):
+        return
+    first = max(1, span.line - 1)
+    gutter = len(str(span.line))
+    console.print(Text(f"{'':>{gutter}} |", style="blue"))
+    for number in range(first, span.line + 1):
+        # Tabs would throw the underline off; one space each keeps columns aligned.
+        code = lines[number - 1].replace("\t", " ")
+        console.print(Text.assemble((f"{number:>{gutter}} | ", "blue"), code))
+    code = lines[span.line - 1]
+    end = span.end_column if span.end_line == span.line else len(code)
+    width = max(1, end - span.column)
+    underline = Text(" " * span.column + "^" * width + " ", style="bold red")
+    console.print(Text.assemble((f"{'':>{gutter}} | ", "blue"), underline, label))
+
+
+def _summary(findings: Sequence[Finding], files_checked: int | None) -> Text:
+    checked = f" in {files_checked} file{'s' * (files_checked != 1)}" if files_checked is not None else ""
+    if not findings:
+        return Text(f"All checks passed{checked}.", style="bold green")
+    by_severity = Counter(f.severity for f in findings)
+    parts = [
+        f"{by_severity[s]} {s.value}{'s' * (by_severity[s] != 1 and s is not Severity.INFO)}"
+        for s in Severity
+        if by_severity[s]
+    ]
+    count = len(findings)
+    return Text(
+        f"Found {count} finding{'s' * (count != 1)} ({', '.join(parts)}){checked}.", style="bold"
+    )

@@ -1,0 +1,225 @@
+"""A lint run: discover files, consult the cache, analyse the rest (in parallel when it pays), and
+apply suppressions, per-file ignores and severity overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import tokenize
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparkpar_lint.cache import CACHE_DIR_NAME, Cache
+from sparkpar_lint.config import Config, matches, selected_rules
+from sparkpar_lint.discovery import discover
+from sparkpar_lint.model import ExitStatus, FileResult, Finding
+
+# Below this many files to analyse, starting worker processes costs more than it saves.
+PARALLEL_THRESHOLD = 50
+# Only files that mention Spark can hold a finding; checking the bytes is far cheaper than parsing.
+_MENTIONS_SPARK = re.compile(rb"spark", re.IGNORECASE)
+
+
+@dataclass
+class RunResult:
+    results: list[FileResult] = field(default_factory=list)
+    # Path-level problems (missing path, unreadable directory): the run exits 2.
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # Source text of files with findings, for renderers that show code frames.
+    sources: dict[str, str] = field(default_factory=dict)
+    files_checked: int = 0
+    cache_hits: int = 0
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.results for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def all_errors(self) -> list[str]:
+        return self.errors + [r.error for r in self.results if r.error]
+
+    @property
+    def exit_status(self) -> ExitStatus:
+        if self.all_errors:
+            return ExitStatus.ERROR
+        return ExitStatus.FINDINGS if self.findings else ExitStatus.CLEAN
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    data: bytes
+    rule_ids: frozenset[str]
+    cache_key: str | None
+
+
+def run(
+    paths: Sequence[str],
+    config: Config,
+    rule_ids: Collection[str],
+    *,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off."""
+    found = discover(paths, config.exclude, config.root)
+    outcome = RunResult(errors=found.errors, warnings=found.warnings)
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    pending: list[_Job] = []
+    for path in found.files:
+        result, job = _prepare(path, config, rule_ids, cache)
+        if result is not None:
+            outcome.results.append(result)
+            outcome.cache_hits += _is_cached(result)
+        if job is not None:
+            pending.append(job)
+    outcome.files_checked = len(found.files)
+    done = len(found.files) - len(pending)
+    for job, result, source in _analyse_all(pending, jobs):
+        if cache is not None and job.cache_key is not None and result.error is None:
+            cache.put(job.cache_key, result.findings)
+        outcome.results.append(result)
+        if result.findings and source is not None:
+            outcome.sources[result.path] = source
+        done += 1
+        if on_progress is not None:
+            on_progress(done, len(found.files))
+    for result in outcome.results:
+        result.findings = _override_severity(result.findings, config)
+        if result.findings and result.path not in outcome.sources:
+            outcome.sources[result.path] = _read_source(result.path)
+    outcome.results.sort(key=lambda r: r.path)
+    return outcome
+
+
+def effective_rules(config: Config, all_ids: Iterable[str], select=None, ignore=()) -> set[str]:
+    """Rules a run checks: --select replaces the config's select, --ignore adds to its ignore."""
+    return selected_rules(all_ids, select or config.select, (*config.ignore, *ignore))
+
+
+def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, str | None]:
+    """Decode, analyse and apply suppressions to one file; never raises."""
+    from sparkpar_lint.analysis import analyze
+    from sparkpar_lint.suppressions import apply_suppressions
+
+    try:
+        source = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), None
+    try:
+        findings = analyze(path, source, rule_ids)
+        return FileResult(path, apply_suppressions(findings, source)), source
+    except RecursionError:
+        return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), None
+    except Exception as error:  # one bad file must not stop the run, so report it and move on
+        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), None
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text as Python itself would read them: UTF-8 unless a PEP 263 cookie says otherwise."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        # detect_encoding blames "the encoding declaration" for any non-UTF-8 byte in the first two
+        # lines; decoding as UTF-8 names the byte and its offset instead.
+        data.decode("utf-8")
+        raise
+    return data.decode(encoding)
+
+
+def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Iterable:
+    """`map` over `items`, across processes when there are enough of them to repay the start-up."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(items) <= PARALLEL_THRESHOLD:
+        yield from map(function, items)
+        return
+    chunksize = max(1, min(16, len(items) // (jobs * 4)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(function, items, chunksize=chunksize)
+
+
+def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | None]:
+    """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return FileResult(path, error=f"{path}: cannot read: {error.strerror or error}"), None
+    if not _MENTIONS_SPARK.search(data):
+        return FileResult(path), None
+    file_rules = frozenset(_per_file_rules(path, config, rule_ids))
+    key = cache.key(path, data, file_rules) if cache is not None else None
+    if cache is not None:
+        cached = cache.get(key)
+        if cached is not None:
+            return _CachedResult(path, cached), None
+    return None, _Job(path, data, file_rules, key)
+
+
+class _CachedResult(FileResult):
+    """A result served from the cache (counted, otherwise identical)."""
+
+
+def _is_cached(result: FileResult) -> bool:
+    return isinstance(result, _CachedResult)
+
+
+def _per_file_rules(path: str, config: Config, rule_ids: Collection[str]) -> set[str]:
+    ignored = [
+        prefix
+        for glob, prefixes in config.per_file_ignores.items()
+        if matches(path, [glob], config.root)
+        for prefix in prefixes
+    ]
+    return {r for r in rule_ids if not any(r.startswith(p) for p in ignored)}
+
+
+def _analyse_all(pending: list[_Job], jobs: int | None):
+    results = map_in_workers(_analyse, pending, jobs)
+    done = 0
+    try:
+        for job, (result, source) in zip(pending, results):
+            done += 1
+            yield job, result, source
+    except BrokenProcessPool:
+        # A worker died (out of memory, a crash in native code): finish the rest in this process.
+        for job in pending[done:]:
+            yield (job, *_analyse(job))
+
+
+def _analyse(job: _Job) -> tuple[FileResult, str | None]:
+    return check_source(job.path, job.data, job.rule_ids)
+
+
+def _override_severity(findings: list[Finding], config: Config) -> list[Finding]:
+    if not config.severity:
+        return findings
+    return [
+        dataclasses.replace(f, severity=config.severity[f.rule_id]) if f.rule_id in config.severity else f
+        for f in findings
+    ]
+
+
+def _read_source(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return decode(handle.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return ""
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        byte = error.object[error.start]
+        return (
+            f"not valid {error.encoding} (byte {byte:#04x} at offset {error.start}); save it as UTF-8"
+            " or declare its encoding with a PEP 263 coding comment"
+        )
+    return str(error)

@@ -1,0 +1,68 @@
+"""`# noqa: SPX101` and `# sparkpar: ignore[SPX101]` comments on a finding's start line.
+
+Comments are found with `tokenize`, so text like "# noqa" inside a string literal never counts.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable
+
+from sparkpar_lint.model import Finding
+
+# Every rule on the line; stands in for the code set of a bare `# noqa`.
+ALL = frozenset({"*"})
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.IGNORECASE)
+_IGNORE = re.compile(r"#\s*sparkpar:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
+
+
+def suppressed_codes(source: str) -> dict[int, frozenset[str]]:
+    """Line number -> rule ids suppressed there (`ALL` for a bare `# noqa`)."""
+    by_line: dict[int, frozenset[str]] = {}
+    for line, comment in _comments(source):
+        codes = _codes_in(comment)
+        if codes:
+            previous = by_line.get(line, frozenset())
+            by_line[line] = ALL if ALL in (codes, previous) else previous | codes
+    return by_line
+
+
+def apply_suppressions(findings: list[Finding], source: str) -> list[Finding]:
+    # Tokenizing costs a noticeable share of a parse, so skip it when no comment could match.
+    if not findings or ("noqa" not in source.lower() and "sparkpar:" not in source.lower()):
+        return findings
+    by_line = suppressed_codes(source)
+    return [f for f in findings if not _is_suppressed(f, by_line.get(f.span.line))]
+
+
+def _is_suppressed(finding: Finding, codes: frozenset[str] | None) -> bool:
+    return codes is not None and (codes is ALL or finding.rule_id in codes)
+
+
+def _codes_in(comment: str) -> frozenset[str]:
+    codes: set[str] = set()
+    for match in _NOQA.finditer(comment):
+        if match["codes"] is None:
+            return ALL
+        codes.update(_split(match["codes"]))
+    for match in _IGNORE.finditer(comment):
+        codes.update(_split(match["codes"]))
+    return frozenset(codes)
+
+
+def _split(codes: str) -> Iterable[str]:
+    return (code.upper() for code in re.split(r"[\s,]+", codes) if code)
+
+
+def _comments(source: str) -> Iterable[tuple[int, str]]:
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    try:
+        for token in tokens:
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.string
+    except (tokenize.TokenError, SyntaxError):
+        # An unparsable file still honours the comments before the point where tokenizing failed.
+        return
