@@ -1,0 +1,797 @@
+"""Builds the stage graph of one module by abstract interpretation of its statements.
+
+Values are followed through method chains, variables and reassignments, calls of the module's own
+functions (inlined with their arguments bound), window specs and column expressions held in
+variables, and import aliases. Every `def` is also analysed on its own with unknown parameters, so
+helpers that are never called in the module are still checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
+from sparkpar_lint.graph import sql_text
+from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
+from sparkpar_lint.graph.stage_graph import (
+    ColumnCall,
+    ColumnExpr,
+    Order,
+    Partitioning,
+    StageGraph,
+    StageNode,
+    UserFunction,
+    WindowSpecValue,
+)
+from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.values import (
+    UNKNOWN,
+    ColumnValue,
+    DictValue,
+    DriverValue,
+    FunctionValue,
+    MaybeSparkValue,
+    QualifiedName,
+    SequenceValue,
+    SparkValue,
+    StringValue,
+    Value,
+    WindowValue,
+)
+from sparkpar_lint.model import Span
+
+DATA_KINDS = frozenset({"DataFrame", "GroupedData", "CoGroupedData", "RDD", "DStream"})
+WINDOW_CLASS = "pyspark.sql.Window"
+SESSION_CLASS = "pyspark.sql.SparkSession"
+CONTEXT_CLASSES = {
+    "pyspark.SparkContext": "SparkContext",
+    "pyspark.streaming.StreamingContext": "StreamingContext",
+}
+# Lower-case names that still say "Spark" when called on a value of unknown type; every other
+# guess needs a camelCase catalogue name, since pandas and plain Python use the lower-case ones.
+_GUESSABLE_LOWER = frozenset({"select", "limit", "distinct", "repartition"})
+_SESSION_METHODS = frozenset({"read", "readStream", "createDataFrame", "sparkContext"})
+_SESSION_METHODS_BY_NAME = frozenset({"sql", "table", "range"})
+_CONTEXT_METHODS = frozenset({"parallelize", "textFile", "wholeTextFiles"})
+_TYPE_ANNOTATIONS = {
+    "DataFrame": "DataFrame",
+    "RDD": "RDD",
+    "DStream": "DStream",
+    "GroupedData": "GroupedData",
+    "SparkSession": "SparkSession",
+    "SparkContext": "SparkContext",
+}
+MAX_INLINE_DEPTH = 4
+
+
+class Scope:
+    def __init__(self, parent: Scope | None, imports: ImportTable) -> None:
+        self.parent = parent
+        self.imports = imports
+        self.variables: dict[str, Value] = {}
+        self.returns: list[Value] = []
+
+    def lookup(self, name: str) -> Value | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.variables:
+                return scope.variables[name]
+            scope = scope.parent
+        return None
+
+    def rebind(self, name: str, value: Value) -> None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.variables:
+                scope.variables[name] = value
+                return
+            scope = scope.parent
+
+    def names(self) -> frozenset[str]:
+        names: set[str] = set()
+        scope: Scope | None = self
+        while scope is not None:
+            names.update(scope.variables)
+            scope = scope.parent
+        return frozenset(names)
+
+
+def build_graph(module: cst.Module, path: str) -> StageGraph:
+    return GraphBuilder(module, path).build()
+
+
+class GraphBuilder:
+    def __init__(self, module: cst.Module, path: str) -> None:
+        self.module = module
+        self.graph = StageGraph(path)
+        self.catalogue = load_catalogue()
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.inline_stack: list[cst.FunctionDef] = []
+        self.pending: list[tuple[cst.FunctionDef, Scope]] = []
+        self.analysed: set[int] = set()
+        self.node_at: dict[tuple[Span, str, tuple[int, ...]], int] = {}
+
+    # ---------------------------------------------------------------- driver
+
+    def build(self) -> StageGraph:
+        scope = Scope(None, ImportTable())
+        self.exec_block(self.module.body, scope)
+        while self.pending:
+            function, defined_in = self.pending.pop(0)
+            if id(function) not in self.analysed:
+                self.analysed.add(id(function))
+                self.run_function(function, defined_in, [], {})
+        self.graph.positions = self.positions
+        return self.graph
+
+    def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> Span:
+        start = self.positions[node].start
+        end = self.positions[end_node or node].end
+        return Span(start.line, start.column, end.line, end.column)
+
+    # ------------------------------------------------------------ statements
+
+    def exec_block(self, body, scope: Scope) -> None:
+        for statement in body:
+            self.exec_statement(statement, scope)
+
+    def exec_statement(self, statement: cst.CSTNode, scope: Scope) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.exec_small(small, scope)
+        elif isinstance(statement, cst.FunctionDef):
+            self.define_function(statement, scope)
+        elif isinstance(statement, cst.ClassDef):
+            class_scope = Scope(scope, ImportTable(scope.imports))
+            self.exec_block(statement.body.body, class_scope)
+        elif isinstance(statement, cst.For):
+            iterated = self.ev(statement.iter, scope)
+            item = iterated.items[0] if isinstance(iterated, SequenceValue) and iterated.items else UNKNOWN
+            self.bind(statement.target, item, scope)
+            self.exec_block(statement.body.body, scope)
+            if statement.orelse:
+                self.exec_block(statement.orelse.body.body, scope)
+        elif isinstance(statement, (cst.If, cst.While)):
+            self.ev(statement.test, scope)
+            self.exec_block(statement.body.body, scope)
+            orelse = statement.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    self.ev(orelse.test, scope)
+                self.exec_block(orelse.body.body, scope)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                value = self.ev(item.item, scope)
+                if item.asname is not None:
+                    self.bind(item.asname.name, value, scope)
+            self.exec_block(statement.body.body, scope)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self.exec_block(statement.body.body, scope)
+            for handler in statement.handlers:
+                self.exec_block(handler.body.body, scope)
+            for extra in (statement.orelse, statement.finalbody):
+                if extra is not None:
+                    self.exec_block(extra.body.body, scope)
+        elif isinstance(statement, cst.Match):
+            self.ev(statement.subject, scope)
+            for case in statement.cases:
+                self.exec_block(case.body.body, scope)
+
+    def exec_small(self, small: cst.BaseSmallStatement, scope: Scope) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.ev(small.value, scope)
+            for target in small.targets:
+                self.bind(target.target, value, scope)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.ev(small.value, scope), scope)
+        elif isinstance(small, cst.AugAssign):
+            self.ev(small.value, scope)
+        elif isinstance(small, cst.Expr):
+            self.ev(small.value, scope)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                scope.returns.append(self.ev(small.value, scope))
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            scope.imports.add(small)
+            for name in _imported_names(small):
+                scope.variables.pop(name, None)
+
+    def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            scope.variables[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.items if isinstance(value, SequenceValue) else ()
+            for index, element in enumerate(target.elements):
+                item = items[index] if index < len(items) else UNKNOWN
+                self.bind(element.value, item, scope)
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self.ev(target.value, scope)
+
+    # ------------------------------------------------------------- functions
+
+    def define_function(self, function: cst.FunctionDef, scope: Scope) -> None:
+        is_udf = any(self._is_udf_factory(self.ev(d.decorator, scope)) for d in function.decorators)
+        user_function = self.user_function(function, function.name.value, "udf" if is_udf else "", scope)
+        scope.variables[function.name.value] = FunctionValue(user_function, scope, udf=is_udf)
+        self.pending.append((function, scope))
+
+    def _is_udf_factory(self, value: Value) -> bool:
+        if isinstance(value, QualifiedName):
+            return value.name in (f"{FUNCTIONS_MODULE}.udf", f"{FUNCTIONS_MODULE}.pandas_udf")
+        return isinstance(value, FunctionValue) and value.udf
+
+    def user_function(self, node, name: str, role: str, scope: Scope) -> UserFunction:
+        user_function = UserFunction(
+            name=name,
+            node=node,
+            span=self.span(node.name if isinstance(node, cst.FunctionDef) else node),
+            role=role,
+            outer_names=scope.names(),
+        )
+        return user_function
+
+    def run_function(self, function, defined_in: Scope, args: list[Value], kwargs: dict) -> Value:
+        """Evaluate a def or lambda with its parameters bound; the value it returns."""
+        scope = Scope(defined_in, ImportTable(defined_in.imports))
+        names = parameter_names(function)
+        params = function.params
+        annotated = {p.name.value: p.annotation for p in params.params if p.annotation is not None}
+        for index, name in enumerate(names):
+            if index < len(args):
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs[name]
+            else:
+                value = self._annotated_value(annotated.get(name), name)
+            scope.variables[name] = value
+        if isinstance(function, cst.Lambda):
+            return self.ev(function.body, scope)
+        self.inline_stack.append(function)
+        try:
+            self.exec_block(_statements(function.body), scope)
+        finally:
+            self.inline_stack.pop()
+        informative = [v for v in scope.returns if v is not UNKNOWN]
+        return informative[-1] if informative else UNKNOWN
+
+    def _annotated_value(self, annotation: cst.Annotation | None, name: str) -> Value:
+        if annotation is not None:
+            text = self.module.code_for_node(annotation.annotation).split(".")[-1].strip("'\"")
+            if text in _TYPE_ANNOTATIONS:
+                return SparkValue(_TYPE_ANNOTATIONS[text])
+        return MaybeSparkValue(name)
+
+    def inline(self, callee: FunctionValue, call: cst.Call, scope: Scope) -> Value:
+        args, kwargs = self.ev_args(call, scope)
+        function = callee.function.node
+        if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
+            return UNKNOWN
+        return self.run_function(function, callee.scope, args, kwargs)
+
+    def ev_args(self, call: cst.Call, scope: Scope) -> tuple[list[Value], dict[str, Value]]:
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for arg in call.args:
+            value = self.ev(arg.value, scope)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "*" and isinstance(value, SequenceValue):
+                args.extend(value.items)
+            elif not arg.star:
+                args.append(value)
+        return args, kwargs
+
+    # ----------------------------------------------------------- expressions
+
+    def ev(self, expr: cst.BaseExpression, scope: Scope) -> Value:
+        method = getattr(self, f"ev_{type(expr).__name__}", None)
+        if method is not None:
+            return method(expr, scope)
+        for child in expr.children:
+            if isinstance(child, cst.BaseExpression):
+                self.ev(child, scope)
+            elif isinstance(child, cst.CSTNode):
+                for grandchild in child.children:
+                    if isinstance(grandchild, cst.BaseExpression):
+                        self.ev(grandchild, scope)
+        return UNKNOWN
+
+    def ev_Name(self, expr: cst.Name, scope: Scope) -> Value:
+        value = scope.lookup(expr.value)
+        if value is not None:
+            return value
+        qualified = scope.imports.resolve_name(expr.value)
+        if qualified is not None:
+            return QualifiedName(qualified)
+        return MaybeSparkValue(expr.value)
+
+    def ev_Attribute(self, expr: cst.Attribute, scope: Scope) -> Value:
+        base = self.ev(expr.value, scope)
+        attr = expr.attr.value
+        if isinstance(base, QualifiedName):
+            return QualifiedName(f"{base.name}.{attr}")
+        if isinstance(base, MaybeSparkValue):
+            base = self.guess(base, attr, scope, expr.value)
+        if isinstance(base, SparkValue):
+            spec = self.catalogue.operator(base.kind, attr)
+            if spec is not None and spec.is_property:
+                return self.apply_operator(base, spec, expr, None, [], {}, scope)
+            if base.kind == "DataFrame":
+                return ColumnValue(ColumnExpr(columns=(attr,)))
+            return UNKNOWN
+        if isinstance(base, ColumnValue):
+            return base
+        if isinstance(base, MaybeSparkValue) or base is UNKNOWN:
+            return MaybeSparkValue(attr)
+        return UNKNOWN
+
+    def ev_Call(self, expr: cst.Call, scope: Scope) -> Value:
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.ev(func.value, scope)
+            return self.method_call(receiver, func, expr, scope)
+        callee = self.ev(func, scope)
+        if isinstance(callee, QualifiedName):
+            return self.qualified_call(callee.name, expr, scope)
+        if isinstance(callee, FunctionValue):
+            if callee.udf:
+                return self.udf_call(callee, expr, scope)
+            return self.inline(callee, expr, scope)
+        self.ev_args(expr, scope)
+        return MaybeSparkValue("<call>") if isinstance(callee, MaybeSparkValue) else UNKNOWN
+
+    def method_call(self, receiver: Value, func: cst.Attribute, call: cst.Call, scope: Scope) -> Value:
+        method = func.attr.value
+        if isinstance(receiver, MaybeSparkValue):
+            receiver = self.guess(receiver, method, scope, func.value)
+        if isinstance(receiver, QualifiedName):
+            return self.qualified_call(f"{receiver.name}.{method}", call, scope)
+        args, kwargs = self.ev_args(call, scope)
+        if isinstance(receiver, SparkValue):
+            spec = self.catalogue.operator(receiver.kind, method)
+            return self.apply_operator(receiver, spec, func, call, args, kwargs, scope, method)
+        if isinstance(receiver, ColumnValue):
+            return self.column_method(receiver, method, args, kwargs)
+        if isinstance(receiver, WindowValue):
+            return WindowValue(_window_step(receiver.spec, method, args, kwargs))
+        if isinstance(receiver, StringValue) and method == "format":
+            return UNKNOWN
+        if isinstance(receiver, MaybeSparkValue):
+            return MaybeSparkValue("<call>")
+        return UNKNOWN
+
+    def guess(self, value: MaybeSparkValue, method: str, scope: Scope, where: cst.BaseExpression) -> Value:
+        """Type a value of unknown origin by what is done to it, and remember the type."""
+        kind = None
+        lowered = value.name.lower()
+        if method in _SESSION_METHODS or (
+            method in _SESSION_METHODS_BY_NAME and ("spark" in lowered or "session" in lowered)
+        ):
+            kind = "SparkSession"
+        elif method in _CONTEXT_METHODS:
+            kind = "SparkContext"
+        elif method != method.lower() or method in _GUESSABLE_LOWER:
+            for candidate in ("DataFrame", "GroupedData", "RDD", "DStream"):
+                if self.catalogue.operator(candidate, method) is not None:
+                    kind = candidate
+                    break
+        if kind is None:
+            return value
+        typed = SparkValue(kind)
+        if isinstance(where, cst.Name):
+            scope.rebind(where.value, typed)
+        return typed
+
+    # --------------------------------------------------------------- operators
+
+    def apply_operator(
+        self,
+        receiver: SparkValue,
+        spec: OperatorSpec | None,
+        func: cst.Attribute,
+        call: cst.Call | None,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        scope: Scope,
+        method: str | None = None,
+    ) -> Value:
+        method = method or func.attr.value
+        if receiver.kind not in DATA_KINDS and not (spec and (spec.source or spec.sink)):
+            if spec is None:
+                return UNKNOWN
+            if spec.returns == "driver":
+                return UNKNOWN
+            return SparkValue(spec.returns, receiver.node, receiver.streaming or spec.streaming)
+        if spec is not None and spec.function_role == "dataframe" and args:
+            return self.call_value(args[0], [SparkValue(receiver.kind, receiver.node, receiver.streaming)], scope)
+        node = self.make_node(receiver, spec, method, func, call, args, kwargs, scope)
+        if spec is not None and spec.function_role == "batch":
+            for function in node.functions:
+                value = FunctionValue(function, scope)
+                self.call_value(value, [SparkValue("DataFrame", node.id)], scope)
+        if spec is None:
+            return SparkValue(receiver.kind, node.id, node.streaming)
+        if spec.returns == "driver":
+            return DriverValue(node.id)
+        if spec.returns not in DATA_KINDS and spec.returns not in ("Writer", "StreamWriter"):
+            return UNKNOWN if spec.returns == "list" else SparkValue(spec.returns, node.id)
+        keys = node.keys if spec.returns == "GroupedData" else ()
+        return SparkValue(spec.returns, node.id, node.streaming, keys)
+
+    def call_value(self, callee: Value, args: list[Value], scope: Scope) -> Value:
+        if isinstance(callee, FunctionValue):
+            function = callee.function.node
+            if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
+                return UNKNOWN
+            return self.run_function(function, callee.scope or scope, args, {})
+        return UNKNOWN
+
+    def make_node(self, receiver, spec, method, func, call, args, kwargs, scope) -> StageNode:
+        span = self.span(func.attr, call) if call is not None else self.span(func.attr)
+        inputs = [receiver.node] if receiver.node is not None else []
+        data_args = [a for a in [*args, *kwargs.values()] if isinstance(a, SparkValue) and a.kind in DATA_KINDS]
+        inputs += [a.node for a in data_args if a.node is not None]
+        key = (span, method, tuple(inputs))
+        if key in self.node_at:
+            # The same call reached again (a helper analysed alone and inlined): one node.
+            return self.graph.node(self.node_at[key])
+        streaming = receiver.streaming or any(a.streaming for a in data_args) or bool(spec and spec.streaming)
+        node = StageNode(
+            id=0,
+            receiver=receiver.kind,
+            method=method,
+            spec=spec,
+            span=span,
+            call=call,
+            inputs=inputs,
+            streaming=streaming,
+            keys=receiver.keys + (_key_names(args, kwargs) if spec and spec.keys == "args" else ()),
+            columns=_columns_of([*args, *kwargs.values()]),
+            functions=self.functions_of(spec, call, args, kwargs, scope),
+            keywords=_keyword_texts(call, self.module),
+            positional_count=len(args),
+        )
+        if spec is not None and spec.keys == "pair-key":
+            node.keys = ("[0]",)
+        self.graph.add(node)
+        self.node_at[key] = node.id
+        self.derive_flow(node)
+        return node
+
+    def functions_of(self, spec, call, args, kwargs, scope) -> list[UserFunction]:
+        if spec is None or not spec.functions or call is None:
+            return []
+        found = []
+        positional = [a for a in call.args if a.keyword is None]
+        for index in spec.functions:
+            if index < len(args) and isinstance(args[index], FunctionValue):
+                found.append(dataclasses.replace(args[index].function, role=spec.function_role))
+            elif index < len(positional):
+                continue
+        for name in ("f", "func", "function", "zeroValue"):
+            if isinstance(kwargs.get(name), FunctionValue):
+                found.append(dataclasses.replace(kwargs[name].function, role=spec.function_role))
+        self.graph.user_functions.extend(found)
+        return found
+
+    def derive_flow(self, node: StageNode) -> None:
+        """The data-trace type and partitioning of the node's output edge."""
+        upstream = self.graph.input_of(node)
+        spec = node.spec
+        node.input_order = upstream.output_order if upstream else Order()
+        node.input_partitioning = upstream.output_partitioning if upstream else Partitioning()
+        node.has_watermark_upstream = bool(
+            any(self.graph.node(i).has_watermark_upstream for i in node.inputs) or (spec and spec.watermark)
+        )
+        if spec is None:
+            node.output_order, node.output_partitioning = Order(), Partitioning()
+            return
+        if spec.source:
+            node.output_order = Order("sequence", established_by=node.id)
+            node.output_partitioning = Partitioning("source", established_by=node.id)
+            return
+        node.output_order = _order_after(node, spec)
+        node.output_partitioning = _partitioning_after(node, spec)
+
+    # ---------------------------------------------------- column expressions
+
+    def qualified_call(self, name: str, call: cst.Call, scope: Scope) -> Value:
+        if name.startswith(FUNCTIONS_MODULE + "."):
+            return self.column_function(name[len(FUNCTIONS_MODULE) + 1 :], call, scope)
+        args, kwargs = self.ev_args(call, scope)
+        if name.startswith(WINDOW_CLASS + "."):
+            method = name[len(WINDOW_CLASS) + 1 :]
+            start = WindowSpecValue(span=self.span(call))
+            return WindowValue(_window_step(start, method, args, kwargs))
+        if name.startswith(SESSION_CLASS):
+            last = name.rsplit(".", 1)[-1]
+            return SparkValue("SparkSession") if last in ("getOrCreate", "create", "active", "getActiveSession") else QualifiedName(name)
+        for class_name, kind in CONTEXT_CLASSES.items():
+            if name == class_name or name.startswith(class_name + "."):
+                return SparkValue(kind)
+        return UNKNOWN
+
+    def column_function(self, function: str, call: cst.Call, scope: Scope) -> Value:
+        args, kwargs = self.ev_args(call, scope)
+        spec = self.catalogue.functions.get(function)
+        if spec is not None and spec.udf_factory:
+            wrapped = next((a for a in args if isinstance(a, FunctionValue)), None)
+            if wrapped is not None:
+                return dataclasses.replace(wrapped, udf=True)
+            return QualifiedName(f"{FUNCTIONS_MODULE}.{function}")
+        inner = _columns_of([*args, *kwargs.values()])
+        if spec is not None and spec.sql_expression:
+            inner = inner + _sql_columns(args, self)
+        wrapped_calls = tuple(
+            dataclasses.replace(c, enclosing=(function, *c.enclosing)) for c in inner.calls
+        )
+        this = ColumnCall(function=function, span=self.span(call), spec=spec, call=call)
+        names = tuple(a.text for a in args if isinstance(a, StringValue))
+        return ColumnValue(ColumnExpr((this, *wrapped_calls), names + inner.columns))
+
+    def udf_call(self, callee: FunctionValue, call: cst.Call, scope: Scope) -> Value:
+        args, kwargs = self.ev_args(call, scope)
+        function = dataclasses.replace(callee.function, role="udf")
+        if function not in self.graph.user_functions:
+            self.graph.user_functions.append(function)
+        this = ColumnCall(function=function.name, span=self.span(call), spec=None, call=call, udf=function)
+        inner = _columns_of([*args, *kwargs.values()])
+        return ColumnValue(ColumnExpr((this, *inner.calls), inner.columns))
+
+    def column_method(self, receiver: ColumnValue, method: str, args, kwargs) -> Value:
+        if method == "over":
+            window = next((a.spec for a in [*args, *kwargs.values()] if isinstance(a, WindowValue)), None)
+            if window is None:
+                # A spec we cannot see: assume it is ordered rather than guess a finding.
+                window = WindowSpecValue(has_partition=True, has_order=True)
+            self.graph.window_specs.append(window)
+            calls = tuple(
+                c if c.window is not None else dataclasses.replace(c, window=window) for c in receiver.expr.calls
+            )
+            return ColumnValue(ColumnExpr(calls, receiver.expr.columns))
+        return ColumnValue(receiver.expr + _columns_of([*args, *kwargs.values()]))
+
+    # ---------------------------------------------------------- literal forms
+
+    def ev_SimpleString(self, expr: cst.SimpleString, scope: Scope) -> Value:
+        value = expr.evaluated_value
+        return StringValue(value, self.span(expr)) if isinstance(value, str) else UNKNOWN
+
+    def ev_ConcatenatedString(self, expr: cst.ConcatenatedString, scope: Scope) -> Value:
+        value = expr.evaluated_value
+        return StringValue(value, self.span(expr)) if isinstance(value, str) else UNKNOWN
+
+    def ev_List(self, expr: cst.List | cst.Tuple | cst.Set, scope: Scope) -> Value:
+        items = []
+        for element in expr.elements:
+            value = self.ev(element.value, scope)
+            if isinstance(element, cst.StarredElement) and isinstance(value, SequenceValue):
+                items.extend(value.items)
+            else:
+                items.append(value)
+        return SequenceValue(tuple(items))
+
+    ev_Tuple = ev_List
+    ev_Set = ev_List
+
+    def ev_Dict(self, expr: cst.Dict, scope: Scope) -> Value:
+        items = []
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                items.append((self.ev(element.key, scope), self.ev(element.value, scope)))
+            else:
+                self.ev(element.value, scope)
+        return DictValue(tuple(items))
+
+    def ev_ListComp(self, expr: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
+        inner = Scope(scope, scope.imports)
+        comprehension = expr.for_in
+        while comprehension is not None:
+            iterated = self.ev(comprehension.iter, inner)
+            item = iterated.items[0] if isinstance(iterated, SequenceValue) and iterated.items else UNKNOWN
+            self.bind(comprehension.target, item, inner)
+            for condition in comprehension.ifs:
+                self.ev(condition.test, inner)
+            comprehension = comprehension.inner_for_in
+        return SequenceValue((self.ev(expr.elt, inner),))
+
+    ev_GeneratorExp = ev_ListComp
+    ev_SetComp = ev_ListComp
+
+    def ev_Lambda(self, expr: cst.Lambda, scope: Scope) -> Value:
+        return FunctionValue(self.user_function(expr, "<lambda>", "", scope), scope)
+
+    def ev_Subscript(self, expr: cst.Subscript, scope: Scope) -> Value:
+        base = self.ev(expr.value, scope)
+        index = None
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Index):
+                index = self.ev(element.slice.value, scope)
+        if isinstance(base, DriverValue):
+            self.graph.node(base.node).indexed = True
+            return UNKNOWN
+        if isinstance(base, SparkValue) and base.kind == "DataFrame":
+            name = index.text if isinstance(index, StringValue) else None
+            return ColumnValue(ColumnExpr(columns=(name,) if name else ()))
+        if isinstance(base, SequenceValue) and base.items:
+            return base.items[0]
+        if isinstance(base, ColumnValue):
+            return base
+        return UNKNOWN
+
+    def ev_BinaryOperation(self, expr, scope: Scope) -> Value:
+        parts = [self.ev(expr.left, scope), self.ev(expr.right, scope)]
+        return _merge_columns(parts)
+
+    ev_BooleanOperation = ev_BinaryOperation
+
+    def ev_UnaryOperation(self, expr: cst.UnaryOperation, scope: Scope) -> Value:
+        return _merge_columns([self.ev(expr.expression, scope)])
+
+    def ev_Comparison(self, expr: cst.Comparison, scope: Scope) -> Value:
+        parts = [self.ev(expr.left, scope)]
+        parts += [self.ev(target.comparator, scope) for target in expr.comparisons]
+        return _merge_columns(parts)
+
+    def ev_IfExp(self, expr: cst.IfExp, scope: Scope) -> Value:
+        self.ev(expr.test, scope)
+        body, orelse = self.ev(expr.body, scope), self.ev(expr.orelse, scope)
+        return body if body is not UNKNOWN else orelse
+
+    def ev_NamedExpr(self, expr: cst.NamedExpr, scope: Scope) -> Value:
+        value = self.ev(expr.value, scope)
+        self.bind(expr.target, value, scope)
+        return value
+
+    def ev_Await(self, expr: cst.Await, scope: Scope) -> Value:
+        return self.ev(expr.expression, scope)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _statements(body: cst.BaseSuite):
+    if isinstance(body, cst.IndentedBlock):
+        return body.body
+    return [cst.SimpleStatementLine(body=body.body)]
+
+
+def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
+    if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+        return []
+    names = []
+    for alias in statement.names:
+        name = alias.asname.name if alias.asname else alias.name
+        while isinstance(name, cst.Attribute):
+            name = name.value
+        if isinstance(name, cst.Name):
+            names.append(name.value)
+    return names
+
+
+def _flatten(values) -> list[Value]:
+    flat = []
+    for value in values:
+        if isinstance(value, SequenceValue):
+            flat.extend(_flatten(value.items))
+        else:
+            flat.append(value)
+    return flat
+
+
+def _key_names(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, ...]:
+    names = []
+    for value in _flatten([*args, *(kwargs[k] for k in ("cols", "subset", "col") if k in kwargs)]):
+        if isinstance(value, StringValue):
+            names.append(value.text)
+        elif isinstance(value, ColumnValue):
+            names.extend(value.expr.columns)
+    return tuple(names)
+
+
+def _columns_of(values) -> ColumnExpr:
+    expr = ColumnExpr()
+    for value in _flatten(values):
+        if isinstance(value, ColumnValue):
+            expr = expr + value.expr
+        elif isinstance(value, DictValue):
+            expr = expr + _agg_dict(value)
+    return expr
+
+
+def _agg_dict(value: DictValue) -> ColumnExpr:
+    """`agg({"v": "first"})`: each value names an aggregate function."""
+    from sparkpar_lint.catalogue import load_catalogue
+
+    functions = load_catalogue().functions
+    calls = []
+    for key, function in value.items:
+        if isinstance(function, StringValue) and function.text in functions:
+            calls.append(
+                ColumnCall(function=function.text, span=function.span, spec=functions[function.text], from_sql=True)
+            )
+    return ColumnExpr(tuple(calls), tuple(k.text for k, _ in value.items if isinstance(k, StringValue)))
+
+
+def _sql_columns(args: list[Value], builder: GraphBuilder) -> ColumnExpr:
+    calls = []
+    for value in args:
+        if isinstance(value, StringValue):
+            calls.extend(sql_text.column_calls(value.text, value.span, builder.catalogue.functions))
+    return ColumnExpr(tuple(calls))
+
+
+def _merge_columns(parts: list[Value]) -> Value:
+    columns = [p for p in parts if isinstance(p, ColumnValue)]
+    if not columns:
+        return UNKNOWN
+    return ColumnValue(_columns_of(columns))
+
+
+def _keyword_texts(call: cst.Call | None, module: cst.Module) -> dict[str, str]:
+    if call is None:
+        return {}
+    return {a.keyword.value: module.code_for_node(a.value) for a in call.args if a.keyword is not None}
+
+
+def _window_step(spec: WindowSpecValue, method: str, args, kwargs) -> WindowSpecValue:
+    names = _key_names(args, kwargs)
+    if method == "partitionBy":
+        return dataclasses.replace(spec, partition_by=spec.partition_by + names, has_partition=True)
+    if method == "orderBy":
+        return dataclasses.replace(spec, order_by=spec.order_by + names, has_order=True)
+    if method in ("rowsBetween", "rangeBetween"):
+        return dataclasses.replace(spec, has_frame=True)
+    return spec
+
+
+def _first_literal(node: StageNode) -> str | None:
+    if node.call is None:
+        return None
+    for arg in node.call.args:
+        if arg.keyword is None and isinstance(arg.value, cst.Integer):
+            return arg.value.value
+        if arg.keyword is None:
+            return None
+    return node.keywords.get("numPartitions")
+
+
+def _order_after(node: StageNode, spec: OperatorSpec) -> Order:
+    effect = spec.order_effect
+    if effect == "preserves":
+        return node.input_order
+    if effect == "establishes-total":
+        return Order("total", by=node.keys, established_by=node.id)
+    if effect == "establishes-per-key":
+        return Order("per-key", keys=node.keys, established_by=node.id)
+    if effect == "sorts-within-partitions":
+        partitioning = node.input_partitioning
+        if partitioning.kind == "hash":
+            return Order("per-key", by=node.keys, keys=partitioning.keys, established_by=node.id)
+        if partitioning.kind == "single":
+            return Order("total", by=node.keys, established_by=node.id)
+        return Order("within-partition", by=node.keys, established_by=node.id)
+    return Order()
+
+
+def _partitioning_after(node: StageNode, spec: OperatorSpec) -> Partitioning:
+    effect = spec.partitioning_effect
+    if effect == "preserves":
+        return node.input_partitioning
+    if effect == "by-args":
+        if node.keys:
+            return Partitioning("hash", node.keys, node.id)
+        return Partitioning("single" if _first_literal(node) == "1" else "round-robin", (), node.id)
+    if effect == "by-count":
+        return Partitioning("single" if _first_literal(node) == "1" else "unknown", (), node.id)
+    if effect == "unless-preserved":
+        if node.keywords.get("preservesPartitioning") == "True":
+            return node.input_partitioning
+        return Partitioning("unknown", (), node.id)
+    keys = node.keys if effect in ("hash", "range") else ()
+    return Partitioning(effect, keys, node.id)

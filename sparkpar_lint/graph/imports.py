@@ -1,0 +1,100 @@
+"""One place that turns local names into dotted names: `F.first`, `fn.first`, `first as f1` and
+`functions.first` all become `pyspark.sql.functions.first`.
+
+A per-scope import table plus the builder's own variable scopes (which shadow it) is the fast path
+CONVENTIONS.md describes; LibCST's QualifiedNameProvider costs about ten parses.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+FUNCTIONS_MODULE = "pyspark.sql.functions"
+
+# Names a star import of these modules brings in, for the explicit star fallback.
+_STAR_EXPORTS = {
+    "pyspark.sql": {"Window", "SparkSession", "DataFrame", "Row", "functions", "Column"},
+    "pyspark.sql.window": {"Window", "WindowSpec"},
+    "pyspark.sql.types": set(),
+}
+
+# Re-exports: where an API is importable from more than one module, one canonical name.
+_CANONICAL = {
+    "pyspark.sql.window.Window": "pyspark.sql.Window",
+    "pyspark.sql.session.SparkSession": "pyspark.sql.SparkSession",
+    "pyspark.sql.dataframe.DataFrame": "pyspark.sql.DataFrame",
+    "pyspark.sql.connect.functions": FUNCTIONS_MODULE,
+    "pyspark.pandas": "pyspark.pandas",
+    "pyspark.context.SparkContext": "pyspark.SparkContext",
+    "pyspark.streaming.context.StreamingContext": "pyspark.streaming.StreamingContext",
+}
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def canonical(qualified: str) -> str:
+    for prefix, replacement in _CANONICAL.items():
+        if qualified == prefix or qualified.startswith(prefix + "."):
+            return replacement + qualified[len(prefix) :]
+    return qualified
+
+
+class ImportTable:
+    def __init__(self, parent: ImportTable | None = None) -> None:
+        self.parent = parent
+        self.names: dict[str, str] = {}
+        self.star_modules: list[str] = []
+
+    def add(self, statement: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(statement, cst.Import):
+            for alias in statement.names:
+                module = dotted_name(alias.name)
+                if module is None:
+                    continue
+                if alias.asname is not None:
+                    self.names[alias.asname.name.value] = canonical(module)
+                else:
+                    # `import pyspark.sql.functions` binds `pyspark`; attribute access finds the rest.
+                    head = module.split(".")[0]
+                    self.names[head] = head
+            return
+        if statement.relative or statement.module is None:
+            return
+        module = dotted_name(statement.module)
+        if module is None:
+            return
+        if isinstance(statement.names, cst.ImportStar):
+            self.star_modules.append(canonical(module))
+            return
+        for alias in statement.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else None
+            if name is None:
+                continue
+            local = alias.asname.name.value if alias.asname is not None else name
+            self.names[local] = canonical(f"{module}.{name}")
+
+    def resolve_name(self, name: str) -> str | None:
+        table: ImportTable | None = self
+        while table is not None:
+            if name in table.names:
+                return table.names[name]
+            for module in table.star_modules:
+                if _star_exports(module, name):
+                    return canonical(f"{module}.{name}")
+            table = table.parent
+        return None
+
+
+def _star_exports(module: str, name: str) -> bool:
+    if module == FUNCTIONS_MODULE:
+        from sparkpar_lint.catalogue import load_catalogue
+
+        return name in load_catalogue().functions
+    return name in _STAR_EXPORTS.get(module, ())

@@ -1,0 +1,212 @@
+"""The stage graph (SPEC §1): operator invocations on Spark values and the data-trace types of the
+edges between them. Lint rules, fixes, the plugin's "likely cause" and the planner all read this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
+from sparkpar_lint.model import Span
+
+UNORDERED = "unordered"
+
+
+@dataclass(frozen=True)
+class Order:
+    """The data-trace type of an edge: unordered (U), per-key (O(K)) or totally ordered.
+
+    `sequence` is the arrival order of a source (the sequential semantics); `within-partition` is
+    a sort whose partitions are not keyed, so it orders nothing a consumer can name.
+    """
+
+    kind: str = UNORDERED  # unordered | sequence | total | per-key | within-partition
+    by: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    established_by: int | None = None  # id of the node that established it
+
+    @property
+    def is_ordered(self) -> bool:
+        return self.kind in ("sequence", "total", "per-key")
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    kind: str = "unknown"  # unknown | round-robin | hash | single | range | source
+    keys: tuple[str, ...] = ()
+    established_by: int | None = None
+
+
+@dataclass(frozen=True)
+class WindowSpecValue:
+    partition_by: tuple[str, ...] = ()
+    order_by: tuple[str, ...] = ()
+    has_partition: bool = False
+    has_order: bool = False
+    has_frame: bool = False
+    span: Span | None = None  # where the spec starts being built
+
+
+@dataclass(frozen=True)
+class UserFunction:
+    """A function Spark runs on executors: a lambda or a def, passed by value or by name."""
+
+    name: str
+    node: cst.Lambda | cst.FunctionDef = field(compare=False, repr=False)
+    span: Span
+    role: str  # the catalogue's function_role, or "udf"/"pandas_udf"
+    # Names bound outside the function at its definition (module globals and enclosing scopes).
+    outer_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ColumnCall:
+    """One application of a column function inside a column expression."""
+
+    function: str  # short name in pyspark.sql.functions, or the UDF's name
+    span: Span
+    spec: FunctionSpec | None
+    enclosing: tuple[str, ...] = ()  # functions wrapping this call, outermost first
+    window: WindowSpecValue | None = None
+    call: cst.Call | None = field(default=None, compare=False, repr=False)
+    udf: UserFunction | None = None
+    from_sql: bool = False  # found in a SQL string (expr, selectExpr, agg dict)
+
+
+@dataclass(frozen=True)
+class ColumnExpr:
+    calls: tuple[ColumnCall, ...] = ()
+    columns: tuple[str, ...] = ()  # column names referenced by literal name
+
+    def __add__(self, other: ColumnExpr) -> ColumnExpr:
+        return ColumnExpr(self.calls + other.calls, self.columns + other.columns)
+
+
+@dataclass
+class StageNode:
+    id: int
+    receiver: str  # DataFrame, GroupedData, RDD, DStream, ...
+    method: str
+    spec: OperatorSpec | None  # None: an API the catalogue does not know (degrades to unknown)
+    span: Span  # from the method name to the end of the call
+    call: cst.Call | None = field(default=None, repr=False)
+    inputs: list[int] = field(default_factory=list)
+    streaming: bool = False
+    keys: tuple[str, ...] = ()  # literal key/sort columns among the arguments
+    columns: ColumnExpr = field(default_factory=ColumnExpr)  # column expressions in the arguments
+    functions: list[UserFunction] = field(default_factory=list)
+    keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text
+    positional_count: int = 0
+    input_order: Order = field(default_factory=Order)
+    output_order: Order = field(default_factory=Order)
+    input_partitioning: Partitioning = field(default_factory=Partitioning)
+    output_partitioning: Partitioning = field(default_factory=Partitioning)
+    has_watermark_upstream: bool = False
+    indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
+
+    @property
+    def api(self) -> str:
+        return f"{self.receiver}.{self.method}"
+
+    @property
+    def state(self) -> str:
+        if self.spec is None:
+            return "unknown"
+        if self.spec.state == "partitioned":
+            return f"partitioned({', '.join(self.keys)})" if self.keys else "partitioned"
+        if self.spec.state == "function":
+            return "unknown" if any(_mutates(f) for f in self.functions) else "stateless"
+        return self.spec.state
+
+    @property
+    def selectivity(self) -> str:
+        if self.spec is None:
+            return "any"
+        if self.spec.selectivity == "function":
+            return "any"
+        if any(c.spec is not None and c.spec.generator for c in self.columns.calls):
+            return "any"
+        return self.spec.selectivity
+
+    @property
+    def forwarding(self) -> str:
+        if self.spec is None:
+            return "unknown"
+        if self.spec.forwarding == "keys" and self.keys:
+            return ", ".join(self.keys)
+        if self.spec.forwarding == "function":
+            return "unknown"
+        return self.spec.forwarding
+
+    @property
+    def order_requirement(self) -> str:
+        if self.spec is None:
+            return "unknown"
+        if any(c.spec is not None and c.spec.order_sensitive for c in self.columns.calls):
+            return "per-key" if self.receiver == "GroupedData" else "total"
+        return self.spec.order_requirement
+
+    @property
+    def order_effect(self) -> str:
+        return "unknown" if self.spec is None else self.spec.order_effect
+
+    @property
+    def is_shuffle(self) -> bool:
+        return self.spec is not None and self.spec.shuffle
+
+
+def _mutates(function: UserFunction) -> bool:
+    from sparkpar_lint.graph.user_functions import mutated_outer_names
+
+    return bool(mutated_outer_names(function))
+
+
+@dataclass
+class StageGraph:
+    path: str
+    nodes: list[StageNode] = field(default_factory=list)
+    # Window specs built anywhere in the module, for rules about specs themselves (SPX401).
+    window_specs: list[WindowSpecValue] = field(default_factory=list)
+    # Every function the module hands to Spark to run on executors.
+    user_functions: list[UserFunction] = field(default_factory=list)
+    # LibCST positions of every CST node, for rules that report inside user functions.
+    positions: Mapping = field(default_factory=dict, repr=False)
+
+    def span_of(self, node: cst.CSTNode) -> Span:
+        code_range = self.positions[node]
+        start, end = code_range.start, code_range.end
+        return Span(start.line, start.column, end.line, end.column)
+
+    def node(self, node_id: int) -> StageNode:
+        return self.nodes[node_id]
+
+    def add(self, node: StageNode) -> StageNode:
+        node.id = len(self.nodes)
+        self.nodes.append(node)
+        return node
+
+    def input_of(self, node: StageNode) -> StageNode | None:
+        return self.nodes[node.inputs[0]] if node.inputs else None
+
+    def upstream(self, node: StageNode) -> Iterator[StageNode]:
+        """The main-input chain above `node`, nearest first."""
+        current = self.input_of(node)
+        seen = set()
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            yield current
+            current = self.input_of(current)
+
+    def consumers(self, node: StageNode) -> list[StageNode]:
+        return [n for n in self.nodes if node.id in n.inputs]
+
+    def downstream(self, node: StageNode) -> Iterator[StageNode]:
+        """Every node reachable from `node`, in creation order."""
+        reached = {node.id}
+        for candidate in self.nodes[node.id + 1 :]:
+            if any(i in reached for i in candidate.inputs):
+                reached.add(candidate.id)
+                yield candidate

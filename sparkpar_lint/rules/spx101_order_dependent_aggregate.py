@@ -1,0 +1,117 @@
+"""SPX101 order-dependent-aggregate: `first`, `collect_list`, ... in an aggregation after a shuffle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
+
+
+class OrderDependentAggregate(Rule):
+    id = "SPX101"
+    name = "order-dependent-aggregate"
+    severity = Severity.ERROR
+    summary = "An aggregate whose result depends on row order runs after a shuffle that loses it."
+    VALID = [
+        Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.min_by("v", "ts"))\n'),
+        Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.sum("v"), F.max("ts"))\n'),
+        Valid(
+            _PRELUDE
+            + 'df = spark.read.parquet("p")\n'
+            + 'df.groupBy("k").agg(F.array_sort(F.collect_list(F.struct("ts", "v"))))\n'
+        ),
+        Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.size(F.collect_list("v")))\n'),
+        # A local function that happens to be called `first` is not Spark's.
+        Valid(
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            "def first(xs):\n    return xs[0]\n"
+            'spark.read.parquet("p").groupBy("k").agg(first(["v"]))\n'
+        ),
+        # pandas, not Spark: a lower-case groupby on a pandas frame.
+        Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE
+            + 'df = spark.read.parquet("events")\n'
+            + 'latest = df.orderBy("ts").groupBy("user").agg(F.first("page"))\n',
+            line=4,
+            column=46,
+            related_lines=(4, 4),
+        ),
+        Invalid(
+            "import pyspark.sql.functions as fn\n"
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'events = spark.readStream.format("kafka").load()\n'
+            'pages = fn.collect_list("page")\n'
+            'events.groupBy("user").agg(pages)\n',
+            line=5,
+            column=8,
+            related_lines=(6,),
+        ),
+        Invalid(
+            "from pyspark.sql.functions import last as final_value\n"
+            "def latest(df):\n"
+            '    return df.groupBy("user").agg(final_value("page"))\n',
+            line=3,
+            column=34,
+            related_lines=(3,),
+        ),
+        Invalid(
+            _PRELUDE
+            + "def sessions(spark):\n"
+            + '    return spark.read.json("e").sort("ts")\n'
+            + 'sessions(spark).groupBy("k").agg({"page": "first"})\n',
+            line=5,
+            column=42,
+            related_lines=(4, 5),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            if node.spec is None or node.spec.column_functions != "aggregate":
+                continue
+            for call in node.columns.calls:
+                if _order_dependent(call):
+                    yield self._finding(ctx, graph, node, call)
+
+    def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
+        shuffle = next((n for n in [node, *graph.upstream(node)] if n.is_shuffle), node)
+        related = []
+        sort = _discarded_sort(graph, node)
+        if sort is not None:
+            related.append(RelatedLocation(sort.span, f"`{sort.method}` orders the rows here ..."))
+        related.append(RelatedLocation(shuffle.span, f"... but `{shuffle.method}` shuffles them"))
+        message = (
+            f"`{call.function}` depends on the order rows reach the aggregation, and "
+            f"`{shuffle.method}` shuffles them"
+            + (f": the `{sort.method}` before it is lost" if sort is not None else "")
+            + "; the result changes with partitioning. Use `min_by`/`max_by` on an ordering column "
+            "or `array_sort` of a `struct(order, value)`"
+        )
+        return self.finding(ctx, call.span, message, related=tuple(related))
+
+
+def _order_dependent(call: ColumnCall) -> bool:
+    if call.spec is None or not call.spec.order_sensitive or call.window is not None:
+        return False
+    from sparkpar_lint.catalogue import load_catalogue
+
+    functions = load_catalogue().functions
+    return not any(functions[name].order_normalizing for name in call.enclosing if name in functions)
+
+
+def _discarded_sort(graph: StageGraph, node: StageNode) -> StageNode | None:
+    """The nearest upstream sort whose order a shuffle between it and `node` throws away."""
+    for upstream in graph.upstream(node):
+        if upstream.order_effect in ("establishes-total", "sorts-within-partitions", "establishes-per-key"):
+            return upstream
+    return None
