@@ -37,6 +37,7 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: Path | Non
             found.files.append(path)
 
     for given in paths:
+        given = os.path.normpath(given)  # "./jobs/a.py" and "jobs//a.py" print as "jobs/a.py"
         if exclude and matches(given, exclude, root):
             continue
         try:
@@ -65,7 +66,7 @@ def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
         return  # a virtualenv, whatever it is called
     chain = [*ancestors, identity]
     for entry in entries:
-        path = entry.path
+        path = os.path.normpath(entry.path)
         if exclude and matches(path, exclude, root):
             continue
         try:

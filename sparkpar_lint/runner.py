@@ -114,7 +114,8 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), None
     try:
-        findings = analyze(path, source, rule_ids)
+        # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
+        findings = [f for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
         return FileResult(path, apply_suppressions(findings, source)), source
     except RecursionError:
         return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), None

@@ -39,7 +39,7 @@ def render(
         _frame(console, lines, finding.span, Text(finding.rule_id, style=_STYLE[finding.severity]))
         for related in finding.related:
             location = f"{finding.path}:{related.span.line}:{related.span.column + 1}"
-            console.print(Text.assemble("  ::: ", (location, "bold"), f" {related.message}"))
+            console.print(Text.assemble("  ::: ", (location, "bold"), f": {related.message}"))
             _frame(console, lines, related.span, Text(related.message, style="blue"))
         console.print()
     console.print(_summary(findings, files_checked))
