@@ -1,0 +1,78 @@
+"""How fast is `sparkpar lint` next to parsing alone?
+
+    python bench/lint_speed.py [--corpus DIR] [--jobs N]
+
+Prints, from one run: files and lines, LibCST parse-only time, cold lint time (fresh empty cache),
+warm lint time (everything cached), and the ratios cold / parse-only (target <= 1.5) and
+warm / cold (target <= 0.1). Parse-only goes through the runner's own `map_in_workers` with the
+same worker count and chunking as the lint run, so both sides pay the same process start-up and
+transfer costs. Figures only: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import libcst
+
+from sparkpar_lint import runner
+from sparkpar_lint.config import Config
+from sparkpar_lint.discovery import discover
+from sparkpar_lint.rules import all_rules
+
+
+def default_corpus() -> Path:
+    import importlib.util
+
+    return Path(importlib.util.find_spec("pyspark").origin).parent
+
+
+def parse_only(path: str) -> int:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if not runner._MENTIONS_SPARK.search(data):
+        return 0  # the linter skips these too, so parse-only must as well
+    libcst.parse_module(runner.decode(data))
+    return 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=None, help="default: installed pyspark")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes")
+    args = parser.parse_args()
+    corpus = args.corpus or default_corpus()
+    files = discover([str(corpus)], root=corpus).files
+    lines = sum(Path(f).read_bytes().count(b"\n") for f in files)
+    rule_ids = {rule.id for rule in all_rules()}
+    config = Config(root=corpus)
+    print(f"corpus: {corpus}")
+    print(f"files: {len(files)}  lines: {lines}  workers: {args.jobs}  cores: {os.cpu_count()}")
+
+    start = time.perf_counter()
+    parsed = sum(runner.map_in_workers(parse_only, files, args.jobs))
+    parse_time = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as cache_dir:
+        start = time.perf_counter()
+        cold = runner.run([str(corpus)], config, rule_ids, cache_dir=Path(cache_dir), jobs=args.jobs)
+        cold_time = time.perf_counter() - start
+        start = time.perf_counter()
+        warm = runner.run([str(corpus)], config, rule_ids, cache_dir=Path(cache_dir), jobs=args.jobs)
+        warm_time = time.perf_counter() - start
+
+    print(f"parse-only:  {parse_time:7.2f} s  ({parsed} files parsed)")
+    print(f"lint cold:   {cold_time:7.2f} s  ({len(cold.findings)} findings, "
+          f"{len(cold.all_errors)} errors)")
+    print(f"lint warm:   {warm_time:7.2f} s  ({warm.cache_hits} cache hits)")
+    print(f"cold / parse-only: {cold_time / parse_time:.2f}  (target <= 1.5)")
+    print(f"warm / cold:       {warm_time / cold_time:.3f} (target <= 0.1)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
