@@ -1,0 +1,75 @@
+"""Runs a fixture job under its sequential semantics and under varied partitionings.
+
+A fixture module defines `INPUTS` (rows per named input), optionally `SCHEMA` and `OUTPUT`
+("bag" or "sequence"), and `job(spark, **inputs)` returning a DataFrame, an RDD or a list.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+from types import ModuleType
+
+from pyspark.sql import DataFrame, Row, SparkSession
+
+
+def load_job(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"fixture_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def is_runnable(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return "INPUTS" in text and "def job(" in text
+
+
+def _plain(value):
+    if isinstance(value, Row):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in value.items()))
+    return value
+
+
+def _collect(result) -> list:
+    if isinstance(result, DataFrame):
+        rows = result.collect()
+    elif hasattr(result, "collect"):
+        rows = result.collect()
+    else:
+        rows = list(result)
+    return [_plain(row) for row in rows]
+
+
+def run(spark: SparkSession, module: ModuleType, seed: int | None) -> list:
+    """One run: seed None is the sequential semantics; otherwise a seeded random interleaving."""
+    schema = getattr(module, "SCHEMA", {})
+    rng = random.Random(seed)
+    if seed is None:
+        shuffle_partitions, input_partitions = 1, 1
+    else:
+        shuffle_partitions, input_partitions = rng.choice([3, 4, 5, 7]), rng.choice([2, 3, 4, 6])
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    frames = {}
+    for name, rows in module.INPUTS.items():
+        rows = list(rows)
+        if seed is not None:
+            rng.shuffle(rows)
+        frame = spark.createDataFrame(rows, schema.get(name))
+        frames[name] = frame.coalesce(1) if seed is None else frame.repartition(input_partitions)
+    output = _collect(module.job(spark, **frames))
+    if getattr(module, "OUTPUT", "bag") == "bag":
+        output.sort(key=repr)
+    return output
+
+
+def outputs_differ(spark: SparkSession, module: ModuleType, runs: int) -> tuple[list, list[list]]:
+    """The sequential output and the outputs of `runs` seeded interleavings."""
+    sequential = run(spark, module, None)
+    return sequential, [run(spark, module, seed) for seed in range(runs)]
