@@ -1,0 +1,65 @@
+"""What a user installs: the wheel's contents, the console script, the hook file, the README's
+newcomer commands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
+        check=True, capture_output=True, timeout=600,
+    )
+    (built,) = out.glob("sparkpar-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
+    names = set(wheel.namelist())
+    for doc in (REPO / "rules" / "docs").glob("*.md"):
+        assert f"sparkpar_lint/ruledata/docs/{doc.name}" in names
+    for module in (REPO / "sparkpar_lint" / "output").glob("*.py"):
+        assert f"sparkpar_lint/output/{module.name}" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    text = wheel.read(entry_points).decode()
+    assert "sparkpar = sparkpar_lint.cli:main" in text
+    assert "sparkpar = pytest_sparkpar.plugin" in text
+
+
+def test_pre_commit_hook_declaration():
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "sparkpar" and hook["entry"] == "sparkpar lint"
+    assert hook["language"] == "python" and hook["types"] == ["python"]
+    assert hook["require_serial"] is False
+
+
+def test_readme_gives_the_two_newcomer_commands_exactly():
+    readme = (REPO / "README.md").read_text()
+    assert (
+        "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/"
+        in readme
+    )
+    assert (
+        "python -m venv .venv && . .venv/bin/activate && pip install '.[test]' && pytest" in readme
+    )
+    for section in ("## CLI", "## Output formats", "## Configuration", "## Suppressions",
+                    "## pre-commit", "## Cache", "## The pytest plugin", "## sparkpar fix",
+                    "## sparkpar plan"):
+        assert f"\n{section}\n" in readme, section
+
+
+def test_ci_script_installs_like_the_readme_and_runs_pytest():
+    script = (REPO / ".ci" / "run").read_text()
+    assert "set -euo pipefail" in script
+    assert "pip install --quiet '.[test]'" in script and "\npytest" in script
