@@ -50,7 +50,7 @@ RECEIVERS = {
     "WindowSpec",
     "functions",
 }
-RETURNS = RECEIVERS - {"functions"} | {"driver", "list", "Broadcast"}
+RETURNS = RECEIVERS - {"functions"} | {"driver", "list", "Broadcast", "Accumulator"}
 
 
 class CatalogueError(ValueError):
@@ -78,6 +78,10 @@ class OperatorSpec:
     column_functions: str = ""
     streaming_stateful: bool = False
     keeps_arbitrary_row: bool = False
+    # The result is one row (a global aggregation): any order of it is the same order.
+    single_row: bool = False
+    # String arguments are SQL expressions (selectExpr): their functions are column calls.
+    sql_columns: bool = False
     partitioning_dependent: bool = False
     produces_order_sensitive_groups: bool = False
     uses_partitioner: bool = False

@@ -204,6 +204,8 @@ class GraphBuilder:
     def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
         if isinstance(target, cst.Name):
             scope.variables[target.value] = value
+            if isinstance(value, SparkValue) and value.kind in ("Broadcast", "Accumulator"):
+                self.graph.shared_variables[target.value] = value.kind
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, SequenceValue) else ()
             for index, element in enumerate(target.elements):
@@ -451,7 +453,7 @@ class GraphBuilder:
             inputs=inputs,
             streaming=streaming,
             keys=receiver.keys + (_key_names(args, kwargs) if spec and spec.keys == "args" else ()),
-            columns=_columns_of([*args, *kwargs.values()]),
+            columns=_columns_of([*args, *kwargs.values()]) + _sql_columns(args if spec and spec.sql_columns else [], self),
             functions=self.functions_of(spec, call, args, kwargs, scope),
             keywords=_keyword_texts(call, self.module),
             positional_count=len(args),

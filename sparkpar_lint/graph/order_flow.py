@@ -1,0 +1,112 @@
+"""Order questions the order rules ask of the stage graph (data-trace types along an edge chain).
+
+Where did an edge lose its order, which sort does a shuffle throw away, does a node see only one
+row: answered here once so SPX102, SPX106 and SPX107 read the graph the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, WindowSpecValue
+
+SORTS = frozenset({"establishes-total", "establishes-per-key", "sorts-within-partitions"})
+# Results the driver or a sink receives in the order Spark produced them: the sort was used.
+_ORDER_KEEPING_RESULTS = frozenset({"driver", "list", "Writer", "StreamWriter"})
+# Functions that see a whole partition (or its index) observe the row order inside it.
+_ORDER_OBSERVING_ROLES = frozenset({"partition", "partition-with-index", "row"})
+
+
+def is_ordered(node: StageNode) -> bool:
+    """The node's output edge is totally ordered (a sort, or a source's arrival order)."""
+    return node.output_order.kind in ("total", "sequence")
+
+
+def unordering_shuffle(graph: StageGraph, node: StageNode) -> StageNode | None:
+    """The shuffle that left `node`'s input without a total order, or None when the input has one.
+
+    None too when a single-row result sits in between: one row has only one order.
+    """
+    for upstream in graph.upstream(node):
+        if is_ordered(upstream) or yields_single_row(graph, upstream):
+            return None
+        if upstream.is_shuffle:
+            return upstream
+    return None
+
+
+def yields_single_row(graph: StageGraph, node: StageNode) -> bool:
+    """A global aggregation: `df.agg(...)`, `df.groupBy().agg(...)`, `select(F.max(...))`."""
+    spec = node.spec
+    if spec is None:
+        return False
+    if spec.single_row:
+        return True
+    if node.receiver == "GroupedData" and spec.state == "partitioned":
+        grouping = graph.input_of(node)
+        # `groupBy()` with no keys is one group.
+        return grouping is not None and grouping.positional_count == 0 and not grouping.keywords
+    if spec.forwarding == "selected":
+        # An aggregate outside any window makes the select a global aggregation.
+        return any(c.spec is not None and c.spec.aggregate and c.window is None for c in node.columns.calls)
+    return False
+
+
+def upstream_sort(graph: StageGraph, node: StageNode) -> StageNode | None:
+    """The nearest sort above `node` on its main input chain."""
+    return next((n for n in graph.upstream(node) if n.order_effect in SORTS), None)
+
+
+def discarding_operation(graph: StageGraph, sort: StageNode) -> StageNode | None:
+    """The operation that throws `sort`'s order away on every path before anything uses it.
+
+    None when some path uses the order (a limit, an action, a sink, a partition function), reaches
+    an operator we cannot judge, or simply ends: only a sort that is always discarded is wasted.
+    """
+    discarders = [_discarder_on_path(graph, sort, consumer) for consumer in graph.consumers(sort)]
+    if not discarders or any(d is None for d in discarders):
+        return None
+    return min(discarders, key=lambda n: n.id)
+
+
+def _discarder_on_path(graph: StageGraph, sort: StageNode, node: StageNode) -> StageNode | None:
+    spec = node.spec
+    if spec is None or _uses_order(node):
+        return None
+    if spec.order_effect in ("establishes-total", "establishes-per-key"):
+        return node  # a later sort re-orders everything; the earlier one did nothing
+    if node.is_shuffle and spec.order_effect == "destroys":
+        return node
+    if spec.order_effect != "preserves":
+        return None  # coalesce, union, sortWithinPartitions: not a discarding shuffle
+    if any(_reshuffles(window, sort) for window in _windows(node)):
+        return node
+    consumers = graph.consumers(node)
+    found = [_discarder_on_path(graph, sort, consumer) for consumer in consumers]
+    if not found or any(f is None for f in found):
+        return None
+    return min(found, key=lambda n: n.id)
+
+
+def _uses_order(node: StageNode) -> bool:
+    spec = node.spec
+    return bool(
+        spec.order_requirement != "none"
+        or spec.returns in _ORDER_KEEPING_RESULTS
+        or spec.partitioning_dependent
+        or spec.function_role in _ORDER_OBSERVING_ROLES
+    )
+
+
+def _windows(node: StageNode) -> Iterator[WindowSpecValue]:
+    for call in node.columns.calls:
+        if call.window is not None and not call.from_sql:
+            yield call.window
+
+
+def _reshuffles(window: WindowSpecValue, sort: StageNode) -> bool:
+    """A window exchanges rows unless the sort's range partitioning already clusters its keys."""
+    if not window.partition_by:
+        # No partitionBy gathers all rows into one partition; a spec we could not read: no claim.
+        return not window.has_partition
+    return not set(sort.keys) <= set(window.partition_by)
