@@ -173,6 +173,31 @@ def model_from_dict(data: object) -> PlanModel:
     )
 
 
+def graph_from_dict(data: dict) -> OperatorGraph:
+    """A stream graph: {"operators": [...], "edges": [[from, to], ...]} (a chain if no edges).
+
+    Operators take the model's keys plus "fused_with" (fusion dependencies, as in SPL pragmas).
+    """
+    ops = data.get("operators")
+    if not isinstance(ops, list) or not ops:
+        raise ModelError("\"operators\" must be a non-empty list")
+    operators = []
+    for index, raw in enumerate(ops):
+        fused = raw.get("fused_with", []) if isinstance(raw, dict) else []
+        plain = {k: v for k, v in raw.items() if k != "fused_with"} if isinstance(raw, dict) else raw
+        op = _operator_from_dict(plain, index)
+        operators.append(Operator(**{**op.__dict__,
+                                     "fused_with": _names(fused, f"{op.name}: \"fused_with\"")}))
+    if "edges" not in data:
+        return OperatorGraph.chain(operators)
+    edges = data["edges"]
+    if not isinstance(edges, list) or not all(
+            isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)
+            for e in edges):
+        raise ModelError("\"edges\" must be a list of [from, to] operator-name pairs")
+    return OperatorGraph(operators, [tuple(e) for e in edges])
+
+
 def _operator_from_dict(raw: object, index: int) -> Operator:
     where = f"operators[{index}]"
     if not isinstance(raw, dict):
