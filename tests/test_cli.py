@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import BAD_COLUMN, BAD_JOB, BAD_LINE, GOOD_JOB
+from tests.conftest import BAD_COLUMN, BAD_JOB, BAD_LINE, GOOD_JOB
 from sparkpar_lint.rules import all_rules
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BAD_JOB
+from tests.conftest import BAD_JOB
 from sparkpar_lint.config import ConfigError, find_config, load_config
 from sparkpar_lint.model import Severity
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BAD_JOB, BAD_LINE, GOOD_JOB
+from tests.conftest import BAD_JOB, BAD_LINE, GOOD_JOB
 from sparkpar_lint import runner
 from sparkpar_lint.config import Config
 from sparkpar_lint.model import ExitStatus

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import BAD_JOB
+from tests.conftest import BAD_JOB
 from sparkpar_lint.model import Finding, Severity, Span
 from sparkpar_lint.suppressions import ALL, apply_suppressions, suppressed_codes
 
