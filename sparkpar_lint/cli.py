@@ -131,7 +131,11 @@ def rules(fmt):
     table = Table("Rule", "Name", "Severity", "Fixable", "Summary", box=None, pad_edge=False)
     for row in rows:
         table.add_row(row["id"], row["name"], row["severity"], row["fix"] or "no", row["summary"])
-    Console(no_color=not _interactive(), soft_wrap=True, width=None if _interactive() else 200).print(table)
+    console = Console(no_color=not _interactive(), width=None if _interactive() else 200)
+    with console.capture() as captured:
+        console.print(table)
+    # Cells are padded to the widest row; trailing blanks only get in the way of grep and diff.
+    click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 @main.command()
