@@ -147,6 +147,8 @@ class GraphBuilder:
         elif isinstance(statement, cst.ClassDef):
             class_scope = Scope(scope, ImportTable(scope.imports))
             self.exec_block(statement.body.body, class_scope)
+            # A module's own class is not Spark: its instances must not be guessed as DataFrames.
+            scope.variables[statement.name.value] = UNKNOWN
         elif isinstance(statement, cst.For):
             iterated = self.ev(statement.iter, scope)
             item = iterated.items[0] if isinstance(iterated, SequenceValue) and iterated.items else UNKNOWN
