@@ -1,0 +1,91 @@
+"""SPX107 sort-discarded: an `orderBy`/`sort` whose order a later shuffle throws away unused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.order_flow import discarding_operation
+from sparkpar_lint.graph.stage_graph import StageNode
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+_PRELUDE = (
+    "from pyspark.sql import SparkSession, Window, functions as F\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    'events = spark.read.parquet("events")\n'
+)
+
+
+class SortDiscarded(Rule):
+    id = "SPX107"
+    name = "sort-discarded"
+    severity = Severity.WARNING
+    summary = "A sort's order is destroyed by a later shuffle before anything uses it."
+    VALID = [
+        # The order reaches a writer, a limit, the driver, or nothing at all.
+        Valid(_PRELUDE + 'events.orderBy("ts").write.parquet("out")\n'),
+        Valid(_PRELUDE + 'events.orderBy(F.desc("ts"), "event_id").limit(10).collect()\n'),
+        Valid(_PRELUDE + 'pdf = events.sort("ts").select("user", "ts").toPandas()\n'
+              'events.orderBy("ts").show()\n'),
+        Valid(_PRELUDE + "def ordered(df):\n    return df.orderBy(\"ts\")\n"),
+        # Sorting after the shuffle is the fix, not the bug.
+        Valid(_PRELUDE + 'events.groupBy("user").count().orderBy("count")\n'),
+        # One branch uses the order, so the sort is not wasted.
+        Valid(_PRELUDE + 'ranked = events.orderBy("ts")\n'
+              'ranked.limit(5).show()\nranked.groupBy("user").count()\n'),
+        # coalesce(1) merges sorted partitions without a shuffle.
+        Valid(_PRELUDE + 'events.orderBy("ts").coalesce(1).write.csv("out")\n'),
+        # pandas: sort_values then groupby keeps order within groups.
+        Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').groupby('user').first()\n"),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE + 'latest = events.orderBy("ts").groupBy("user").agg(F.last("page"))\n',
+            line=4,
+            column=16,
+            related_lines=(4,),
+        ),
+        Invalid(
+            _PRELUDE + 'by_time = events.sort(F.col("ts").desc())\n'
+            'enriched = by_time.withColumn("day", F.to_date("ts"))\n'
+            'users = spark.read.parquet("users")\n'
+            'joined = enriched.join(users, "user_id")\n',
+            line=4,
+            column=17,
+            related_lines=(7,),
+        ),
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\n'
+            'events.orderBy("ts").withColumn("rank", F.row_number().over(w))\n',
+            line=5,
+            column=7,
+            related_lines=(5,),
+        ),
+        Invalid(
+            "from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            'pairs = sc.textFile("logs").map(lambda line: (line[:8], line))\n'
+            "by_key = pairs.sortByKey().repartition(8)\n",
+            line=4,
+            column=15,
+            related_lines=(4,),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            if node.spec is None or node.order_effect != "establishes-total":
+                continue
+            discarder = discarding_operation(graph, node)
+            if discarder is not None:
+                yield self._finding(ctx, node, discarder)
+
+    def _finding(self, ctx: RuleContext, sort: StageNode, discarder: StageNode) -> Finding:
+        message = (
+            f"the order `{sort.method}` establishes is discarded by `{discarder.method}` before "
+            "anything uses it: the sort is wasted work, and any later step that relies on it sees "
+            "rows in arbitrary order; sort after the shuffle or use an ordered window/`min_by`/`max_by`"
+        )
+        related = (RelatedLocation(discarder.span, f"`{discarder.method}` shuffles the sorted rows here"),)
+        return self.finding(ctx, sort.span, message, related=related)
