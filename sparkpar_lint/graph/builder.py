@@ -125,6 +125,7 @@ class GraphBuilder:
                 self.analysed.add(id(function))
                 self.run_function(function, defined_in, [], {})
         self.graph.positions = self.positions
+        self.graph.imports = scope.imports
         return self.graph
 
     def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> Span:

@@ -174,6 +174,12 @@ class StageGraph:
     user_functions: list[UserFunction] = field(default_factory=list)
     # LibCST positions of every CST node, for rules that report inside user functions.
     positions: Mapping = field(default_factory=dict, repr=False)
+    # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
+    # accumulator from a task is the sanctioned way to count, unlike a captured container.
+    shared_variables: dict[str, str] = field(default_factory=dict)
+    # The module-level import table (graph.imports.ImportTable), for rules that resolve names
+    # inside user function bodies (`time.time`, `datetime.now`).
+    imports: object = field(default=None, repr=False)
 
     def span_of(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]

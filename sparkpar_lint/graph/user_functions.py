@@ -129,6 +129,8 @@ def _root_name(node: cst.BaseExpression) -> cst.Name | None:
 
 
 class _Mutations(cst.CSTVisitor):
+    """Writes to names the function does not own: globals, closure variables, captured objects."""
+
     def __init__(self, local: set[str], declared_outer: set[str]) -> None:
         self.local = local
         self.declared_outer = declared_outer
@@ -150,6 +152,8 @@ class _Mutations(cst.CSTVisitor):
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._target(element.value, where)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value, where)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -162,20 +166,57 @@ class _Mutations(cst.CSTVisitor):
         if node.value is not None:
             self._target(node.target, node)
 
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target, node)
+
+    def visit_For(self, node: cst.For) -> None:
+        # `for STATE["last"] in rows` assigns too, rare but real.
+        if not isinstance(node.target, (cst.Name, cst.Tuple, cst.List)):
+            self._target(node.target, node)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
             root = _root_name(func.value)
             if self._outer(root):
                 self.found.append((root.value, node))
+        elif isinstance(func, cst.Name) and func.value == "next" and node.args:
+            # `next(ids)` on a captured itertools.count() or generator advances shared state.
+            argument = node.args[0].value
+            if isinstance(argument, cst.Name) and self._outer(argument):
+                self.found.append((argument.value, node))
+
+    def _nested(self, node: cst.Lambda | cst.FunctionDef) -> None:
+        """A def or lambda inside the function: its own names shadow, `nonlocal` reaches ours."""
+        nested_local, nested_declared = local_names(node)
+        local = (self.local | nested_local) - nested_declared
+        declared = {n for n in nested_declared if n not in self.local} | (self.declared_outer - nested_local)
+        visitor = _Mutations(local, declared)
+        node.body.visit(visitor)
+        self.found.extend(visitor.found)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested def is analysed when Spark is given it
+        self._nested(node)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self._nested(node)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
 
-def mutations(function: UserFunction) -> list[tuple[str, cst.CSTNode]]:
-    """Outer names the function mutates, with the statement or call that mutates each."""
+def mutations(function: UserFunction, receiver_is_captured: bool = False) -> list[tuple[str, cst.CSTNode]]:
+    """Outer names the function mutates, with the statement or call that mutates each.
+
+    `receiver_is_captured`: the function is a bound method handed to Spark (`rdd.map(self.parse)`),
+    so its first parameter is an object pickled into every task, not a value it owns.
+    """
     local, declared_outer = local_names(function.node)
+    names = parameter_names(function.node)
+    if receiver_is_captured and names:
+        local = local - {names[0]}
     visitor = _Mutations(local, declared_outer)
     function.node.body.visit(visitor)
     return visitor.found
@@ -183,3 +224,50 @@ def mutations(function: UserFunction) -> list[tuple[str, cst.CSTNode]]:
 
 def mutated_outer_names(function: UserFunction) -> set[str]:
     return {name for name, _ in mutations(function)}
+
+
+# Roles whose function runs on the driver (foreachBatch, DStream.transform/foreachRDD, DataFrame
+# transform): plain Python there, not replicated.
+DRIVER_ROLES = frozenset({"dataframe", "batch", "rdd"})
+
+
+def executor_functions(graph) -> list[tuple[UserFunction, bool]]:
+    """Every function the module hands to Spark to run in tasks, once each, with whether it is a
+    bound method of the enclosing class (`rdd.map(self.parse)`: `self` is pickled into tasks)."""
+    found: dict[int, tuple[UserFunction, bool]] = {}
+    for function in graph.user_functions:
+        if function.role not in DRIVER_ROLES:
+            found.setdefault(id(function.node), (function, False))
+    for function in _bound_methods(graph):
+        found.setdefault(id(function.node), (function, True))
+    return list(found.values())
+
+
+def _bound_methods(graph) -> list[UserFunction]:
+    """`self.method` passed where the catalogue expects a function, resolved in its class."""
+    candidates = []
+    for node in graph.nodes:
+        if node.spec is None or node.call is None or not node.spec.functions:
+            continue
+        if node.spec.function_role in DRIVER_ROLES:
+            continue
+        positional = [a.value for a in node.call.args if a.keyword is None]
+        for index in node.spec.functions:
+            arg = positional[index] if index < len(positional) else None
+            if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self":
+                candidates.append((node, arg.attr.value))
+    if not candidates:
+        return []
+    classes = [c for c in graph.positions if isinstance(c, cst.ClassDef)]
+    methods = []
+    for node, name in candidates:
+        for class_def in classes:
+            where = graph.span_of(class_def)
+            if not (where.line <= node.span.line <= where.end_line):
+                continue
+            for statement in class_def.body.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+                    methods.append(
+                        UserFunction(name, statement, graph.span_of(statement.name), node.spec.function_role)
+                    )
+    return methods

@@ -1,0 +1,144 @@
+"""SPX201 hidden-mutable-state: a function Spark runs in tasks writes to state it does not own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.user_functions import executor_functions, mutations
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
+
+
+class HiddenMutableState(Rule):
+    id = "SPX201"
+    name = "hidden-mutable-state"
+    severity = Severity.ERROR
+    summary = "A function Spark runs on executors mutates a global, a closure variable or a captured object."
+    VALID = [
+        # A container created inside the function is its own.
+        Valid(
+            _PRELUDE
+            + "def tokens(line):\n    seen = set()\n    out = []\n"
+            + "    for word in line.split():\n        if word not in seen:\n            seen.add(word)\n"
+            + "            out.append(word)\n    return out\n"
+            + 'spark.sparkContext.textFile("t").flatMap(tokens)\n'
+        ),
+        # Reading a broadcast lookup table is clean.
+        Valid(
+            _PRELUDE
+            + "sc = spark.sparkContext\n"
+            + 'names = sc.broadcast({"a": 1})\n'
+            + 'sc.textFile("t").map(lambda w: names.value.get(w, 0))\n'
+        ),
+        # Accumulators are Spark's sanctioned shared counters.
+        Valid(
+            _PRELUDE
+            + "sc = spark.sparkContext\n"
+            + "bad_rows = sc.accumulator(0)\n"
+            + "def parse(line):\n    if not line:\n        bad_rows.add(1)\n    return line.split(',')\n"
+            + 'sc.textFile("t").map(parse)\n'
+        ),
+        # foreachBatch runs on the driver: plain Python state is fine there.
+        Valid(
+            _PRELUDE
+            + "batches = []\n"
+            + "def remember(batch_df, batch_id):\n    batches.append(batch_id)\n"
+            + 'spark.readStream.format("rate").load().writeStream.foreachBatch(remember).start()\n'
+        ),
+        # A combiner that mutates its own accumulator argument.
+        Valid(
+            _PRELUDE
+            + "def merge(acc, value):\n    acc.append(value)\n    return acc\n"
+            + 'spark.sparkContext.textFile("t").map(lambda l: (l, [l])).reduceByKey(merge)\n'
+        ),
+        # A global mutated by a driver-side helper that Spark never runs.
+        Valid(
+            _PRELUDE
+            + "SEEN = []\n"
+            + "def note(path):\n    SEEN.append(path)\n    return spark.read.parquet(path)\n"
+            + 'note("p").select("a")\n'
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE
+            + "visits = {}\n"
+            + "@F.udf('int')\n"
+            + "def visit_number(user):\n"
+            + "    visits[user] = visits.get(user, 0) + 1\n"
+            + "    return visits[user]\n"
+            + 'spark.read.parquet("e").withColumn("n", visit_number("user"))\n',
+            line=6,
+            column=4,
+            related_lines=(5,),
+        ),
+        Invalid(
+            _PRELUDE
+            + "counter = 0\n"
+            + "def number(row):\n"
+            + "    global counter\n"
+            + "    counter += 1\n"
+            + "    return (counter, row)\n"
+            + 'spark.read.parquet("e").rdd.map(number)\n',
+            line=6,
+            column=4,
+        ),
+        Invalid(
+            _PRELUDE
+            + "errors = []\n"
+            + 'spark.sparkContext.textFile("t").foreach(lambda line: errors.append(line))\n',
+            line=4,
+            column=54,
+        ),
+        Invalid(
+            _PRELUDE
+            + "import itertools\n"
+            + "ids = itertools.count()\n"
+            + 'spark.sparkContext.textFile("t").map(lambda line: (next(ids), line))\n',
+            line=5,
+            column=51,
+        ),
+        Invalid(
+            _PRELUDE
+            + "class Parser:\n"
+            + "    def __init__(self):\n        self.lines = 0\n"
+            + "    def parse(self, line):\n        self.lines += 1\n        return line.split(',')\n"
+            + "    def run(self, sc):\n        return sc.textFile('t').map(self.parse)\n",
+            line=7,
+            column=8,
+        ),
+        Invalid(
+            "import pandas as pd\n"
+            "from pyspark.sql.functions import pandas_udf\n"
+            "stats = {'batches': 0}\n"
+            "@pandas_udf('double')\n"
+            "def scaled(v: pd.Series) -> pd.Series:\n"
+            "    stats['batches'] += 1\n"
+            "    return v / stats['batches']\n"
+            "def job(df):\n"
+            "    return df.select(scaled('v'))\n",
+            line=6,
+            column=4,
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for function, is_method in executor_functions(graph):
+            for name, where in mutations(function, receiver_is_captured=is_method):
+                if graph.shared_variables.get(name) == "Accumulator":
+                    continue
+                yield self._finding(ctx, function, name, where)
+
+    def _finding(self, ctx: RuleContext, function, name: str, where) -> Finding:
+        label = "`self`" if name == "self" else f"`{name}`"
+        message = (
+            f"`{function.name}` runs in Spark tasks and mutates {label}, which it does not own: "
+            "every executor process updates its own copy, so the result depends on how rows are "
+            "partitioned and the driver never sees the updates. Keep per-key state in an "
+            "aggregation or a state API, or count with an accumulator"
+        )
+        related = (RelatedLocation(function.span, f"`{function.name}` is defined here and Spark runs it in tasks"),)
+        return self.finding(ctx, ctx.graph.span_of(where), message, related=related)
