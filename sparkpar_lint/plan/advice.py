@@ -1,0 +1,164 @@
+"""From a chosen configuration to a report: regions in Spark terms and concrete advice.
+
+Mapping to Spark: a replicated region is a set of `replicas` concurrent tasks; a keyed
+(partitioned) region is a hash exchange on its key, i.e. `repartition(n, *key)` or the exchange a
+`groupBy(key)` inserts, with n taken from `spark.sql.shuffle.partitions`; a region that cannot be
+replicated is a serial stretch (`coalesce(1)`, a global sort, a stateful driver-side step, a UDF
+with hidden state) that caps the whole job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sparkpar_lint.plan.heuristic import Plan
+from sparkpar_lint.plan.operators import OperatorGraph, PlanModel
+from sparkpar_lint.plan.regions import (
+    NOT_PARALLEL,
+    form_regions,
+    ordering_strategy,
+    region_key,
+    region_selectivity_class,
+    region_state,
+)
+from sparkpar_lint.plan.throughput import ChainModel
+
+
+@dataclass(frozen=True)
+class RegionRow:
+    operators: tuple[str, ...]
+    pipelines: tuple[tuple[str, ...], ...]
+    state: str
+    key: tuple[str, ...]
+    strategy: str
+    replicas: int
+    capacity: float  # source rows per time unit this region sustains on its own
+    bottleneck: bool
+    serial_reason: str = ""
+
+    def to_dict(self) -> dict:
+        return {"operators": list(self.operators), "pipelines": [list(p) for p in self.pipelines],
+                "state": self.state, "key": list(self.key), "strategy": self.strategy,
+                "replicas": self.replicas, "capacity": _finite(self.capacity),
+                "bottleneck": self.bottleneck, "serial_reason": self.serial_reason}
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    source: str
+    cores: int
+    method: str
+    throughput: float
+    sequential_throughput: float
+    utilization: float
+    threads: int
+    regions: tuple[RegionRow, ...]
+    shuffle_partitions: int
+    advice: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def speedup(self) -> float:
+        return self.throughput / self.sequential_throughput
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "cores": self.cores, "method": self.method,
+                "throughput": _finite(self.throughput),
+                "sequential_throughput": _finite(self.sequential_throughput),
+                "speedup": _finite(self.speedup), "utilization": self.utilization,
+                "threads": self.threads, "shuffle_partitions": self.shuffle_partitions,
+                "regions": [r.to_dict() for r in self.regions], "advice": list(self.advice),
+                "notes": list(self.notes)}
+
+
+def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = True,
+                 notes: tuple[str, ...] = ()) -> PlanReport:
+    chain = ChainModel(model)
+    ops = model.operators
+    serial_reasons = {s.name: s.reason for s in form_regions(OperatorGraph.chain(ops)).serial}
+    rows = []
+    for i, rc in enumerate(plan.config.regions):
+        members = ops[rc.start:rc.end]
+        safe = chain.can_replicate(rc.start, rc.end)
+        state = region_state(members)
+        strategy = (ordering_strategy(state, region_selectivity_class(members)) if safe
+                    else NOT_PARALLEL)
+        reason = "" if safe else _serial_reason(members, serial_reasons)
+        rows.append(RegionRow(
+            operators=tuple(op.name for op in members),
+            pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
+            state=state, key=region_key(members) if safe else (), strategy=strategy,
+            replicas=rc.replicas, capacity=plan.estimate.region_capacity[i],
+            bottleneck=i == plan.estimate.bottleneck, serial_reason=reason))
+    keyed = [r.replicas for r in rows if r.state == "partitioned" and r.key]
+    partitions = max(keyed) if keyed else max((r.replicas for r in rows), default=1)
+    return PlanReport(
+        source=source, cores=model.cores, method=plan.method,
+        throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
+        utilization=plan.estimate.utilization, threads=plan.config.threads, regions=tuple(rows),
+        shuffle_partitions=partitions, advice=tuple(_advice(rows, partitions, model, spark)),
+        notes=notes)
+
+
+def _serial_reason(members, serial_reasons) -> str:
+    for op in members:
+        if op.name in serial_reasons:
+            return f"{op.name}: {serial_reasons[op.name]}"
+    return "keys incompatible or not forwarded within the region"
+
+
+_GROUPING = ("groupBy", "groupby", "groupByKey", "rollup", "cube", "partitionBy")
+
+
+def _keyed_entry(row: RegionRow, ops_by_name) -> str:
+    """Where the hash split belongs: before the first keyed operator (or its groupBy)."""
+    names = list(row.operators)
+    for k, name in enumerate(names):
+        if ops_by_name[name].kind == "partitioned":
+            if k and names[k - 1].split(":")[0] in _GROUPING:
+                return names[k - 1]
+            return name
+    return names[0]
+
+
+def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: bool) -> list[str]:
+    advice = []
+    ops_by_name = {op.name: op for op in model.operators}
+    for index, row in enumerate(rows):
+        first = row.operators[0]
+        if row.replicas > 1 and row.key:
+            cols = ", ".join(repr(k) for k in row.key)
+            after = rows[index - 1] if index else None
+            if after is not None and after.replicas > 1 and after.key and after.key != row.key:
+                where = f"a shuffle between `{after.operators[-1]}` and `{first}` (keys " \
+                        f"{_set(after.key)} and {_set(row.key)} are incompatible)"
+            else:
+                where = f"before `{_keyed_entry(row, ops_by_name)}`"
+            advice.append(f"{where}: `.repartition({row.replicas}, {cols})` — "
+                          f"{', '.join(row.operators)} then share one hash partitioning "
+                          f"({row.replicas} tasks, ordering: {row.strategy}).")
+        elif row.replicas > 1:
+            advice.append(f"`{first}`..`{row.operators[-1]}` are stateless: run them as "
+                          f"{row.replicas} tasks (`.repartition({row.replicas})` or "
+                          f"{row.replicas} input partitions; ordering: {row.strategy}).")
+        if row.serial_reason and (row.bottleneck or row.capacity < 1.5 * min(
+                r.capacity for r in rows)):
+            advice.append(f"serial region {', '.join(row.operators)} blocks parallelism "
+                          f"({row.serial_reason}); it caps the job at "
+                          f"{row.capacity:.4g} rows per time unit.")
+    if spark:
+        advice.append(f"set `spark.sql.shuffle.partitions={partitions}` (for {model.cores} "
+                      f"cores; Spark's default of 200 adds per-task overhead on a job this size).")
+    bottleneck = next((r for r in rows if r.bottleneck), None)
+    if bottleneck is not None and bottleneck.serial_reason:
+        advice.append(f"the bottleneck is serial: {bottleneck.serial_reason}; keyed state "
+                      f"(`groupBy(key)`, `applyInPandas`) instead would let it scale.")
+    return advice
+
+
+def _set(key) -> str:
+    return "{" + ", ".join(key) + "}"
+
+
+def _finite(value: float):
+    return value if value != float("inf") else None

@@ -1,0 +1,119 @@
+"""`sparkpar plan`: parallelism advice from the cost model (SPEC §5).
+
+Two inputs: `--model CHAIN.json`, an abstract chain (the model alone, pipelines included), or a
+PySpark job FILE, read into the stage graph and costed by `--profile` (fission only: Spark runs
+the stages of one chain one after another, so there is no pipeline parallelism to plan).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model
+from sparkpar_lint.plan.render import FORMATS, render
+
+BRUTE_FORCE_LIMIT = 12  # operators; the exhaustive search grows exponentially beyond
+
+
+class PlanError(Exception):
+    pass
+
+
+@click.command("plan")
+@click.argument("file", required=False, type=click.Path(path_type=Path))
+@click.option("--model", "model_path", type=click.Path(path_type=Path),
+              help="Plan an abstract operator chain written as JSON instead of a job file.")
+@click.option("--profile", "profile_path", type=click.Path(path_type=Path),
+              help="Per-operator rows and seconds from a real run (JSON).")
+@click.option("--cores", type=click.IntRange(min=1),
+              help="Cores to plan for (default: the model's, else this machine's).")
+@click.option("--brute-force", is_flag=True,
+              help=f"Search every configuration exhaustively (chains up to {BRUTE_FORCE_LIMIT}).")
+@click.option("--thread-switch-cost", type=click.FloatRange(min=0),
+              help="delta: cost per row crossing a thread boundary (overrides the model).")
+@click.option("--replication-cost", type=click.FloatRange(min=0),
+              help="c_p: per-row ordering cost, times log2(replicas) (overrides the model).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True)
+def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
+         replication_cost, fmt):
+    """Advise on parallelism: regions, ordering, replicas, repartition and shuffle partitions."""
+    try:
+        report = _plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
+                       replication_cost)
+    except (ModelError, PlanError) as error:
+        _fail(str(error))
+    except Exception as error:  # a bug of ours: one line naming it, never a traceback
+        _fail(f"internal error: {type(error).__name__}: {error}")
+    color = fmt == "rich" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    click.echo(render(report, fmt, color=color), nl=False)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"sparkpar: error: {message}", err=True)
+    sys.exit(ExitStatus.ERROR)
+
+
+def _plan(file, model_path, profile_path, cores, brute, delta, cp):
+    from sparkpar_lint.plan.advice import build_report
+    from sparkpar_lint.plan.heuristic import plan_chain
+
+    if (file is None) == (model_path is None):
+        raise PlanError("give a job FILE or --model CHAIN.json (exactly one)")
+    if model_path is not None:
+        if profile_path is not None:
+            raise PlanError("--profile applies to a job FILE; a --model chain carries its costs")
+        model = load_model(model_path)
+        source, notes, spark = str(model_path), (), False
+    else:
+        model, notes = _model_from_job(file, profile_path, cores)
+        source, spark = str(file), True
+    model = PlanModel(model.operators, cores or model.cores,
+                      model.thread_switch_cost if delta is None else delta,
+                      model.replication_cost if cp is None else cp, model.max_threads)
+    if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
+        raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
+                        f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
+    result = plan_chain(model, brute=brute, pipelining=not spark)
+    return build_report(model, result, source, spark=spark, notes=notes)
+
+
+def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:
+    import libcst as cst
+
+    from sparkpar_lint.plan.from_graph import from_stage_graph
+
+    try:
+        from sparkpar_lint.graph.builder import build_graph
+    except ImportError as error:
+        raise PlanError(f"planning a job file needs the stage graph, which is not available in "
+                        f"this build ({error}); use --model") from None
+    try:
+        source = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise PlanError(f"{file}: cannot read: {error}") from None
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        raise PlanError(f"{file}: cannot parse: {str(error).splitlines()[0]}") from None
+    operators, notes = from_stage_graph(build_graph(module, str(file)))
+    if not operators:
+        raise PlanError(f"{file}: no Spark operators found to plan")
+    if profile_path is not None:
+        from sparkpar_lint.plan.profile import apply_profile, load_profile
+
+        operators, more = apply_profile(operators, load_profile(profile_path))
+        notes += more
+    else:
+        notes += ("no --profile: every operator costs 1 and filters keep half their rows; "
+                  "record a profile for real numbers",)
+    mean_cost = sum(op.cost for op in operators) / len(operators) or 1.0
+    # Overheads relative to the operators' own cost, so seconds-per-row profiles work unscaled.
+    return PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost,
+                     0.01 * mean_cost), notes

@@ -1,0 +1,206 @@
+"""Profiles of real runs: per-operator rows in, rows out and seconds, for `sparkpar plan --profile`.
+
+Format (JSON, version 1)::
+
+    {
+      "sparkpar_profile": 1,
+      "job": "jobs/daily.py",                      # optional, free text
+      "spark": {"version": "4.1.0", "master": "local[1]"},   # optional
+      "operators": [
+        {"name": "filter:8", "stage_id": 2, "rows_in": 300000, "rows_out": 150000,
+         "seconds": 0.21},
+        ...
+      ]
+    }
+
+Each row names its operator by `name` (the planner's operator name, `method:line` for operators
+from a job file) and/or `stage_id` (the stage-graph node id); at least one is required. `seconds`
+is the operator's own processing time for all `rows_in` rows on one core, so its cost per row is
+seconds / rows_in and its selectivity rows_out / rows_in. The pytest plugin's sequential run
+(one partition, one shuffle partition) is the intended recorder; `record_profile` below is a
+self-contained stand-in that needs only a local SparkSession.
+
+How `record_profile` measures (Spark's per-operator metrics are not reachable from Python without
+a JVM listener): it builds each cumulative prefix of the chain — source, source+step1, ... — and
+times a `noop` write of it (best of `repeats`), then counts its rows. An operator's seconds are
+the difference between its prefix and the previous one (clamped at zero); its rows in and out are
+the two prefixes' counts. Run it on `local[1]` with `spark.sql.shuffle.partitions=1`, the
+sequential semantics, so the seconds are single-core time; fixed per-job overhead cancels out in
+the differences.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sparkpar_lint.plan.operators import ModelError, Operator
+
+PROFILE_VERSION = 1
+_ROW_KEYS = {"name", "stage_id", "rows_in", "rows_out", "seconds"}
+_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators"}
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    name: str | None
+    stage_id: int | None
+    rows_in: int
+    rows_out: int
+    seconds: float
+
+    @property
+    def cost(self) -> float:
+        return self.seconds / self.rows_in if self.rows_in else 0.0
+
+    @property
+    def selectivity(self) -> float:
+        return self.rows_out / self.rows_in if self.rows_in else 1.0
+
+    def to_dict(self) -> dict:
+        found = {"name": self.name, "stage_id": self.stage_id, "rows_in": self.rows_in,
+                 "rows_out": self.rows_out, "seconds": self.seconds}
+        return {k: v for k, v in found.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Profile:
+    rows: tuple[ProfileRow, ...]
+    job: str = ""
+    spark: dict | None = None
+
+    def to_dict(self) -> dict:
+        data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job,
+                "operators": [r.to_dict() for r in self.rows]}
+        if self.spark:
+            data["spark"] = self.spark
+        return data
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def load_profile(path: str | Path) -> Profile:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelError(f"{path}: no such profile") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ModelError(f"{path}: cannot read: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ModelError(f"{path}: not valid JSON: {error.msg} at line {error.lineno}") from None
+    try:
+        return profile_from_dict(data)
+    except ModelError as error:
+        raise ModelError(f"{path}: {error}") from None
+
+
+def profile_from_dict(data: object) -> Profile:
+    if not isinstance(data, dict) or not isinstance(data.get("operators"), list):
+        raise ModelError("a profile is a JSON object with an \"operators\" list")
+    if data.get("sparkpar_profile", PROFILE_VERSION) != PROFILE_VERSION:
+        raise ModelError(f"unsupported profile version {data.get('sparkpar_profile')!r}; "
+                         f"this sparkpar reads version {PROFILE_VERSION}")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ModelError(f"unknown key(s) {', '.join(sorted(unknown))}")
+    rows = tuple(_row(raw, index) for index, raw in enumerate(data["operators"]))
+    spark = data.get("spark")
+    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None)
+
+
+def _row(raw: object, index: int) -> ProfileRow:
+    where = f"operators[{index}]"
+    if not isinstance(raw, dict):
+        raise ModelError(f"{where} must be an object")
+    unknown = set(raw) - _ROW_KEYS
+    if unknown:
+        raise ModelError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    name, stage_id = raw.get("name"), raw.get("stage_id")
+    if name is None and stage_id is None:
+        raise ModelError(f"{where}: needs a \"name\" or a \"stage_id\"")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ModelError(f"{where}: \"name\" must be a non-empty string")
+    if stage_id is not None and (isinstance(stage_id, bool) or not isinstance(stage_id, int)):
+        raise ModelError(f"{where}: \"stage_id\" must be an integer")
+    counts = {}
+    for key in ("rows_in", "rows_out"):
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ModelError(f"{where}: \"{key}\" must be a whole number >= 0, not {value!r}")
+        counts[key] = value
+    seconds = raw.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(
+            seconds) or seconds < 0:
+        raise ModelError(f"{where}: \"seconds\" must be a number >= 0, not {seconds!r}")
+    return ProfileRow(name, stage_id, counts["rows_in"], counts["rows_out"], float(seconds))
+
+
+def apply_profile(operators: Sequence[Operator], profile: Profile
+                  ) -> tuple[tuple[Operator, ...], tuple[str, ...]]:
+    """Operators with measured cost and selectivity; notes name what did not match."""
+    by_name = {r.name: r for r in profile.rows if r.name}
+    by_stage = {r.stage_id: r for r in profile.rows if r.stage_id is not None}
+    used, result, missing = set(), [], []
+    for op in operators:
+        row = by_name.get(op.name)
+        if row is None and op.origin.isdigit():
+            row = by_stage.get(int(op.origin))
+        if row is None:
+            missing.append(op.name)
+            result.append(op)
+            continue
+        used.add(id(row))
+        selectivity = max(row.selectivity, 1e-9)
+        # A measured selectivity refines the number, never the static class (Table 1 is about
+        # what the operator may do, not what it did on this input).
+        result.append(replace(op, cost=row.cost, selectivity=selectivity))
+    notes = []
+    if missing:
+        notes.append(f"no profile row for {', '.join(missing)}: static defaults used")
+    unused = [r.name or f"stage {r.stage_id}" for r in profile.rows if id(r) not in used]
+    if unused:
+        notes.append(f"profile rows matching no operator: {', '.join(unused)}")
+    return tuple(result), tuple(notes)
+
+
+def record_profile(source: Callable, steps: Sequence[tuple[str, Callable]], *,
+                   repeats: int = 3, job: str = "") -> Profile:
+    """Time each cumulative prefix of `source() -> step1 -> step2 ...` on the active session.
+
+    `source` is a no-argument callable returning a DataFrame (the source operator, named
+    "source"); each step is (name, DataFrame -> DataFrame). See the module docstring for why
+    prefixes and for the session to use.
+    """
+    prefixes = [("source", source)]
+    for name, step in steps:
+        previous = prefixes[-1][1]
+        prefixes.append((name, (lambda prev, fn: lambda: fn(prev()))(previous, step)))
+    timings, counts = [], []
+    for _, build in prefixes:
+        best = math.inf
+        for _ in range(repeats):
+            frame = build()
+            started = time.perf_counter()
+            frame.write.format("noop").mode("overwrite").save()
+            best = min(best, time.perf_counter() - started)
+        timings.append(best)
+        counts.append(build().count())
+    rows = []
+    for k, (name, _) in enumerate(prefixes):
+        rows_in = counts[k - 1] if k else counts[0]
+        seconds = timings[k] - (timings[k - 1] if k else 0.0)
+        rows.append(ProfileRow(name, None, rows_in, counts[k], max(seconds, 0.0)))
+    spark = None
+    try:
+        session = prefixes[0][1]().sparkSession
+        spark = {"version": session.version,
+                 "master": session.sparkContext.master}
+    except Exception:  # best effort: the metadata is informative only
+        pass
+    return Profile(tuple(rows), job, spark)
