@@ -19,6 +19,13 @@ def analyze(path: str, source: str, rule_ids: Collection[str] | None = None) -> 
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         return [unparsable_finding(path, source, error)]
+    return analyze_module(path, source, module, rule_ids)
+
+
+def analyze_module(
+    path: str, source: str, module: cst.Module, rule_ids: Collection[str] | None = None
+) -> list[Finding]:
+    """Findings on an already parsed module; their fixes replace nodes of this very module."""
     ctx = RuleContext(path=path, source=source, graph=build_graph(module, path))
     findings: dict[tuple, Finding] = {}
     for rule_class in all_rules():

@@ -44,6 +44,8 @@ class Finding:
     related: tuple[RelatedLocation, ...] = ()
     # "safe", "unsafe" or None when the rule has no automatic fix for this finding.
     fix_safety: str | None = None
+    # The rewrite itself (sparkpar_lint.fixes.model.Fix); only in-process, never cached or rendered.
+    fix: object = field(default=None, compare=False, repr=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span, self.rule_id)

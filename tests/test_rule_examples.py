@@ -32,6 +32,18 @@ def test_invalid_example_is_flagged_at_its_span(rule, example):
         assert tuple(r.span.line for r in finding.related) == example.related_lines
 
 
+@pytest.mark.parametrize(("rule", "example"), [c for c in _cases("INVALID") if c.values[0].fix_safety])
+def test_fix_of_invalid_example(rule, example):
+    from sparkpar_lint.fixes.engine import fix_source
+
+    outcome = fix_source("example.py", example.code, {rule.id}, unsafe=True)
+    assert outcome.fixed == (example.expected_fix or example.code)
+    if example.expected_fix is not None:
+        again = fix_source("example.py", outcome.fixed, {rule.id}, unsafe=True)
+        assert again.fixed == outcome.fixed, "a second fix pass must change nothing"
+        assert [f for f in analyze("example.py", outcome.fixed) if f.rule_id == rule.id] == []
+
+
 def test_every_rule_has_examples_of_both_kinds():
     for rule in RULES:
         assert rule.VALID and rule.INVALID, rule.id

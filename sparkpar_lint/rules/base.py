@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 
 if TYPE_CHECKING:
+    from sparkpar_lint.fixes.model import Fix
     from sparkpar_lint.graph.stage_graph import StageGraph
 
 
@@ -31,7 +32,7 @@ class Invalid:
     column: int
     related_lines: tuple[int, ...] = ()
     severity: Severity | None = None
-    # The code after the rule's fix, when the rule has one.
+    # The code after `sparkpar fix --unsafe-fixes --select <this rule>`; None: no fix applies.
     expected_fix: str | None = None
 
 
@@ -48,7 +49,8 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     summary: ClassVar[str]
-    # "safe", "unsafe" or None: whether `sparkpar fix` can rewrite what this rule finds.
+    # "safe", "unsafe" or None: the best fix `sparkpar fix` has for this rule's findings (each
+    # finding says whether it got one: a fix needs facts, such as a sort column, not always there).
     fix_safety: ClassVar[str | None] = None
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
@@ -71,7 +73,7 @@ class Rule:
         *,
         severity: Severity | None = None,
         related: tuple[RelatedLocation, ...] = (),
-        fixable: bool = True,
+        fix: Fix | None = None,
     ) -> Finding:
         return Finding(
             rule_id=self.id,
@@ -80,5 +82,6 @@ class Rule:
             path=ctx.path,
             span=span,
             related=related,
-            fix_safety=self.fix_safety if fixable else None,
+            fix_safety=fix.safety if fix is not None else None,
+            fix=fix,
         )

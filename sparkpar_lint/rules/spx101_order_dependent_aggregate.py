@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from sparkpar_lint.fixes.edits import column_function, column_name, string
+from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -16,6 +20,7 @@ class OrderDependentAggregate(Rule):
     name = "order-dependent-aggregate"
     severity = Severity.ERROR
     summary = "An aggregate whose result depends on row order runs after a shuffle that loses it."
+    fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.min_by("v", "ts"))\n'),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.sum("v"), F.max("ts"))\n'),
@@ -43,6 +48,9 @@ class OrderDependentAggregate(Rule):
             line=4,
             column=46,
             related_lines=(4, 4),
+            expected_fix=_PRELUDE
+            + 'df = spark.read.parquet("events")\n'
+            + 'latest = df.orderBy("ts").groupBy("user").agg(F.min_by("page", F.struct("ts", "page")))\n',
         ),
         Invalid(
             "import pyspark.sql.functions as fn\n"
@@ -54,6 +62,8 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=8,
             related_lines=(6,),
+            # No sort to read the order from: no automatic fix.
+            expected_fix=None,
         ),
         Invalid(
             "from pyspark.sql.functions import last as final_value\n"
@@ -71,6 +81,21 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=42,
             related_lines=(4, 5),
+            # The aggregate is a string in a dict: nothing to replace it with.
+            expected_fix=None,
+        ),
+        Invalid(
+            "from pyspark.sql.functions import collect_list\n"
+            "def pages(df):\n"
+            '    ordered = df.orderBy("ts")\n'
+            '    return ordered.groupBy("user").agg(collect_list("page").alias("pages"))\n',
+            line=4,
+            column=39,
+            related_lines=(3, 4),
+            expected_fix="from pyspark.sql.functions import array_sort, struct, collect_list\n"
+            "def pages(df):\n"
+            '    ordered = df.orderBy("ts")\n'
+            '    return ordered.groupBy("user").agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n',
         ),
     ]
 
@@ -97,7 +122,48 @@ class OrderDependentAggregate(Rule):
             + "; the result changes with partitioning. Use `min_by`/`max_by` on an ordering column "
             "or `array_sort` of a `struct(order, value)`"
         )
-        return self.finding(ctx, call.span, message, related=tuple(related))
+        fix = _fix(call, sort) if sort is not None else None
+        return self.finding(ctx, call.span, message, related=tuple(related), fix=fix)
+
+
+_FIRST = {"first", "first_value", "any_value"}
+_LAST = {"last", "last_value"}
+_LISTS = {"collect_list", "array_agg"}
+
+
+def _fix(call: ColumnCall, sort: StageNode) -> Fix | None:
+    """Replace the aggregate with one that reads the sort column instead of the arrival order.
+
+    The value itself ends the struct, so even rows tied on the sort columns give one answer.
+    """
+    if call.call is None or not sort.keys or _descending(sort) or len(call.call.args) != 1:
+        return None
+    value = call.call.args[0].value
+    name = column_name(value)
+    if name is None:
+        return None
+    keys = [string(k) for k in sort.keys]
+    struct, imports = column_function(call.call, "struct", [*keys, value.deep_clone()])
+    if call.function in _FIRST | _LAST:
+        chooser = "min_by" if call.function in _FIRST else "max_by"
+        replacement, more = column_function(call.call, chooser, [value, struct])
+        what = f"`{call.function}` → `{chooser}` over ({', '.join(sort.keys)}, {name})"
+    elif call.function in _LISTS:
+        collected, more = column_function(call.call, "collect_list", [struct])
+        ordered, sort_imports = column_function(call.call, "array_sort", [collected])
+        more += sort_imports
+        replacement = cst.Call(
+            func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(name))]
+        )
+        what = f"`{call.function}` → `array_sort` of `struct({', '.join(sort.keys)}, {name})`"
+    else:
+        return None
+    return Fix(SAFE, what, ((call.call, replacement),), imports + more)
+
+
+def _descending(sort: StageNode) -> bool:
+    code = cst.Module([]).code_for_node(sort.call) if sort.call is not None else ""
+    return "desc" in code or "ascending" in code
 
 
 def _order_dependent(call: ColumnCall) -> bool:

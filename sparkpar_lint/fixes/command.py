@@ -1,0 +1,97 @@
+"""`sparkpar fix`: apply the fixes attached to findings, safely by default."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+import click
+
+from sparkpar_lint.model import ExitStatus
+
+
+def _comma_list(_ctx, _param, value):
+    if value is None:
+        return None
+    return tuple(part.strip().upper() for part in value.split(",") if part.strip())
+
+
+@click.command("fix")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that make a choice (a key, a delay).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
+@click.option("--select", callback=_comma_list, help="Comma list of rule ids or prefixes to fix.")
+@click.option("--ignore", callback=_comma_list, help="Comma list of rule ids or prefixes not to fix.")
+@click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a Markdown summary for a pull-request body.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
+def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, config_path):
+    """Rewrite PATHS so their results no longer depend on partitioning."""
+    from sparkpar_lint.cli import _fail, _load_config, _rule_classes
+    from sparkpar_lint.config import check_prefixes
+    from sparkpar_lint.discovery import discover
+    from sparkpar_lint.fixes.engine import fix_source
+    from sparkpar_lint.fixes.files import encoding_of, write_atomically
+    from sparkpar_lint.fixes.summary import render_summary
+    from sparkpar_lint.runner import effective_rules
+
+    rules = {rule.id: rule for rule in _rule_classes()}
+    config = _load_config(config_path, list(rules))
+    for option, values in (("--select", select), ("--ignore", ignore)):
+        bad = check_prefixes(values or (), list(rules), allow_all=option == "--select")
+        if bad is not None:
+            raise click.BadParameter(f"unknown rule id or prefix {bad!r}", param_hint=option)
+    rule_ids = effective_rules(config, rules, select, ignore or ())
+    found = discover(paths, config.exclude, config.root)
+    errors = list(found.errors)
+    outcomes = []
+    for path in found.files:
+        try:
+            data = Path(path).read_bytes()
+            encoding = encoding_of(data)
+            source = data.decode(encoding)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            errors.append(f"{path}: cannot read: {error}")
+            continue
+        if "spark" not in source.lower():
+            continue
+        try:
+            outcome = fix_source(path, source, rule_ids, unsafe=unsafe_fixes)
+        except Exception as error:  # one file's internal error must not stop the others
+            errors.append(f"{path}: internal error: {type(error).__name__}: {error}")
+            continue
+        outcomes.append(outcome)
+        if not outcome.changed:
+            continue
+        if show_diff:
+            click.echo(_diff(outcome), nl=False)
+        elif not check:
+            try:
+                write_atomically(path, outcome.fixed, encoding)
+            except OSError as error:
+                errors.append(f"{path}: cannot write: {error}")
+    changed = [o for o in outcomes if o.changed]
+    for message in errors:
+        click.echo(f"sparkpar: error: {message}", err=True)
+    fixes = sum(len(o.applied) for o in changed)
+    verb = "Would fix" if (check or show_diff) else "Fixed"
+    click.echo(f"{verb} {fixes} finding{'s' if fixes != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.", err=True)
+    if summary_path is not None:
+        summary_path.write_text(render_summary(outcomes, rules), encoding="utf-8")
+    if errors:
+        sys.exit(ExitStatus.ERROR)
+    sys.exit(ExitStatus.FINDINGS if check and changed else ExitStatus.CLEAN)
+
+
+def _diff(outcome) -> str:
+    return "".join(
+        difflib.unified_diff(
+            outcome.original.splitlines(keepends=True),
+            outcome.fixed.splitlines(keepends=True),
+            fromfile=f"a/{outcome.path}",
+            tofile=f"b/{outcome.path}",
+        )
+    )

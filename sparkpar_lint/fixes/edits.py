@@ -1,0 +1,42 @@
+"""Small builders of replacement code that speak the module's own dialect of imports."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
+
+
+def string(text: str) -> cst.SimpleString:
+    return cst.SimpleString(repr(text).replace("'", '"') if '"' not in text else repr(text))
+
+
+def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:
+    """A call of functions.`name`, written the way `like` calls its function (`F.x`, `fn.x`, `x`).
+
+    Returns the call and the imports it needs: none when `like` goes through a module alias.
+    """
+    if isinstance(like.func, cst.Attribute):
+        func = like.func.with_changes(attr=cst.Name(name))
+        imports = ()
+    else:
+        func = cst.Name(name)
+        imports = ((FUNCTIONS_MODULE, name),)
+    return cst.Call(func=func, args=[cst.Arg(a) for a in args]), imports
+
+
+def positional_values(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def column_name(expr: cst.BaseExpression) -> str | None:
+    """The column a literal name or `col("x")`/`F.col("x")` refers to."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        if name in ("col", "column"):
+            return column_name(expr.args[0].value)
+    return None

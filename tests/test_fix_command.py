@@ -1,0 +1,117 @@
+"""`sparkpar fix` through the real CLI on real files: writes, diffs, checks, summaries, safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sparkpar_lint.cli import main
+
+BAD = (
+    "# -*- coding: latin-1 -*-\n"
+    "# Caf\xe9 orders: latest status per order.\n"
+    "from pyspark.sql import functions as F  # the usual alias\n"
+    "\n"
+    "def latest(orders):\n"
+    "    ordered = orders.orderBy(\"ts\")\n"
+    "    return ordered.groupBy(\"order\").agg(\n"
+    "        F.last(\"status\"),  # keep this comment\n"
+    "    )\n"
+)
+FIXED = BAD.replace('F.last("status")', 'F.max_by("status", F.struct("ts", "status"))')
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    path = tmp_path / "job.py"
+    path.write_bytes(BAD.encode("latin-1"))
+    return path
+
+
+def test_fix_rewrites_in_place_keeping_encoding_comments_and_layout(job: Path):
+    result = run("fix", str(job))
+    assert result.exit_code == 0
+    assert job.read_bytes() == FIXED.encode("latin-1")
+    assert "Fixed 1 finding in 1 file." in result.stderr
+
+
+def test_fix_keeps_windows_line_endings(tmp_path: Path):
+    path = tmp_path / "job.py"
+    path.write_bytes(BAD.replace("\n", "\r\n").encode("latin-1"))
+    assert run("fix", str(path)).exit_code == 0
+    assert path.read_bytes() == FIXED.replace("\n", "\r\n").encode("latin-1")
+
+
+def test_second_run_changes_nothing(job: Path):
+    run("fix", str(job))
+    result = run("fix", "--check", str(job))
+    assert result.exit_code == 0
+    assert "Would fix 0 findings in 0 files." in result.stderr
+
+
+def test_diff_prints_and_writes_nothing(job: Path):
+    result = run("fix", "--diff", str(job))
+    assert result.exit_code == 0
+    assert f"--- a/{job}" in result.stdout
+    assert '-        F.last("status"),  # keep this comment' in result.stdout
+    assert '+        F.max_by("status", F.struct("ts", "status")),  # keep this comment' in result.stdout
+    assert job.read_bytes() == BAD.encode("latin-1")
+
+
+def test_check_exits_1_when_something_would_change(job: Path):
+    result = run("fix", "--check", str(job))
+    assert result.exit_code == 1
+    assert job.read_bytes() == BAD.encode("latin-1")
+
+
+def test_select_and_ignore_limit_what_is_fixed(job: Path):
+    assert run("fix", "--ignore", "SPX101", str(job)).exit_code == 0
+    assert job.read_bytes() == BAD.encode("latin-1")
+    assert run("fix", "--select", "SPX1", str(job)).exit_code == 0
+    assert job.read_bytes() == FIXED.encode("latin-1")
+
+
+def test_suppressed_findings_are_not_fixed(tmp_path: Path):
+    path = tmp_path / "job.py"
+    source = BAD.replace("# keep this comment", "# noqa: SPX101")
+    path.write_bytes(source.encode("latin-1"))
+    assert run("fix", str(path)).exit_code == 0
+    assert path.read_bytes() == source.encode("latin-1")
+
+
+def test_summary_is_markdown_for_a_pull_request(job: Path, tmp_path: Path):
+    summary = tmp_path / "summary.md"
+    assert run("fix", "--summary", str(summary), str(job)).exit_code == 0
+    text = summary.read_text()
+    assert text.startswith("# sparkpar fix\n")
+    assert "## SPX101 order-dependent-aggregate" in text
+    assert f"- `{job}:8`: `last` → `max_by` over (ts, status)" in text
+
+
+def test_bad_inputs_are_reported_and_the_rest_still_fixed(job: Path, tmp_path: Path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import pyspark\ndef f(:\n")
+    result = run("fix", str(tmp_path), str(tmp_path / "missing.py"))
+    assert result.exit_code == 2
+    assert "missing.py" in result.stderr
+    assert broken.read_text() == "import pyspark\ndef f(:\n"
+    assert job.read_bytes() == FIXED.encode("latin-1")
+
+
+def test_unknown_rule_is_a_usage_error(job: Path):
+    result = CliRunner().invoke(main, ["fix", "--select", "SPX999", str(job)])
+    assert result.exit_code == 2
+    assert "SPX999" in result.output
+
+
+def test_file_mode_is_kept(job: Path):
+    os.chmod(job, 0o640)
+    run("fix", str(job))
+    assert (job.stat().st_mode & 0o777) == 0o640
