@@ -83,6 +83,11 @@ class OperatorSpec:
     # String arguments are SQL expressions (selectExpr): their functions are column calls.
     sql_columns: bool = False
     partitioning_dependent: bool = False
+    # Adds an index or id derived from the partition layout (zipWithIndex): SPX105.
+    assigns_ids: bool = False
+    # Per entry of `functions`: "merge" (must be a commutative monoid), "seq" (folds one value into
+    # an accumulator), "create" (unary) or "inverse" (reduceByKeyAndWindow's invFunc). Empty: all merge.
+    combiner_kinds: tuple[str, ...] = ()
     produces_order_sensitive_groups: bool = False
     uses_partitioner: bool = False
     watermark: bool = False
@@ -147,7 +152,7 @@ def _operator(receiver: str, method: str, entry: dict, where: str) -> OperatorSp
             raise CatalogueError(f"{where}: {key} = {value!r} is not one of {sorted(_ENUMS[key])}")
     values = dict(entry)
     values.setdefault("returns", receiver)
-    for key in ("functions", "data_args"):
+    for key in ("functions", "data_args", "combiner_kinds"):
         values[key] = tuple(values.get(key, ()))
     if values["functions"] and not values.get("function_role"):
         raise CatalogueError(f"{where}: functions given without function_role")

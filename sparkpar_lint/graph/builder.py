@@ -460,6 +460,7 @@ class GraphBuilder:
             functions=self.functions_of(spec, call, args, kwargs, scope),
             keywords=_keyword_texts(call, self.module),
             positional_count=len(args),
+            callables=_callable_names(spec, args, kwargs),
         )
         if spec is not None and spec.keys == "pair-key":
             node.keys = ("[0]",)
@@ -753,6 +754,19 @@ def _window_step(spec: WindowSpecValue, method: str, args, kwargs) -> WindowSpec
     if method in ("rowsBetween", "rangeBetween"):
         return dataclasses.replace(spec, has_frame=True)
     return spec
+
+
+def _callable_names(spec, args, kwargs) -> dict[int | str, str]:
+    """Imported or builtin callables (`operator.add`, `max`) in the spec's function positions."""
+    if spec is None or not spec.functions:
+        return {}
+    named: dict[int | str, str] = {}
+    for where, value in [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]:
+        if isinstance(value, QualifiedName):
+            named[where] = value.name
+        elif isinstance(value, MaybeSparkValue) and value.name.isidentifier():
+            named[where] = value.name  # an unshadowed builtin such as max
+    return named
 
 
 def _first_literal(node: StageNode) -> str | None:

@@ -100,6 +100,9 @@ class StageNode:
     functions: list[UserFunction] = field(default_factory=list)
     keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text
     positional_count: int = 0
+    # Library callables passed where the catalogue expects a function, by argument position or
+    # keyword: `reduceByKey(operator.add)` -> {0: "operator.add"}, `reduce(max)` -> {0: "max"}.
+    callables: dict[int | str, str] = field(default_factory=dict)
     input_order: Order = field(default_factory=Order)
     output_order: Order = field(default_factory=Order)
     input_partitioning: Partitioning = field(default_factory=Partitioning)
