@@ -1,0 +1,101 @@
+"""SPX302 key-changed-after-partitioning: a DataFrame hash-partitioned by K, then K rewritten or
+dropped, then a partition-local function that relies on K's rows being together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.forwarding import stale_partitioning
+from sparkpar_lint.graph.partition_state import keyed_state
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
+
+_PRELUDE = (
+    "from pyspark.sql import SparkSession, functions as F\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    "def per_user(batches):\n"
+    "    for pdf in batches:\n"
+    '        yield pdf.groupby("user", as_index=False)["amount"].sum()\n'
+    'orders = spark.read.parquet("orders")\n'
+)
+_SCHEMA = '"user string, amount double"'
+
+
+class KeyChangedAfterPartitioning(Rule):
+    id = "SPX302"
+    name = "key-changed-after-partitioning"
+    severity = Severity.ERROR
+    summary = "The partition key is rewritten after a hash repartition that a partition-local function relies on."
+    VALID = [
+        # The repartition comes after the change: rows are grouped by the new values.
+        Valid(
+            _PRELUDE
+            + 'orders.withColumn("user", F.lower("user")).repartition(8, "user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n"
+        ),
+        # Other columns change; the key is forwarded unchanged.
+        Valid(
+            _PRELUDE
+            + 'orders.repartition(8, "user").withColumn("amount", F.col("amount") * 2)'
+            + '.select("user", "amount").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n"
+        ),
+        # Spark's own keyed operators re-shuffle after the change: no partition-local function here.
+        Valid(
+            _PRELUDE
+            + 'orders.repartition(8, "user").withColumn("user", F.lower("user")).groupBy("user").sum("amount")\n'
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE
+            + "normalised = (\n"
+            + '    orders.repartition(8, "user")\n'
+            + '    .withColumn("user", F.lower(F.trim("user")))\n'
+            + ")\n"
+            + "normalised.mapInPandas(per_user, "
+            + _SCHEMA
+            + ")\n",
+            line=9,
+            column=5,
+            related_lines=(8, 11),
+        ),
+        Invalid(
+            _PRELUDE
+            + 'by_user = orders.repartition(8, "user")\n'
+            + 'by_user.select(F.col("user_id").alias("user"), "amount").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
+            line=8,
+            column=8,
+            related_lines=(7, 8),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            functions = [f for f in node.functions if f.role in PARTITION_ROLES]
+            if not functions:
+                continue
+            stale = stale_partitioning(graph, node)
+            if stale is None:
+                continue
+            partitioner, breaker, keys = stale
+            relied = {s.key for f in functions for s in keyed_state(f)} & set(keys)
+            if not relied:
+                continue
+            key = sorted(relied)[0]
+            related = (
+                RelatedLocation(partitioner.span, f"`{partitioner.method}` hash-partitions by `{key}` here"),
+                RelatedLocation(node.span, f"`{node.method}` relies on every `{key}` being in one partition"),
+            )
+            message = (
+                f"`{breaker.method}` rewrites `{key}` after the rows were hash-partitioned by it: rows "
+                f"with equal new `{key}` values sit in different partitions, and `{node.method}` keeps "
+                f"per-`{key}` state inside each partition. Move the `repartition` after the change"
+            )
+            yield self.finding(ctx, breaker.span, message, related=related)

@@ -1,0 +1,107 @@
+"""SPX402 serial-region: `coalesce(1)`/`repartition(1)` in front of work that needs only per-key
+co-location and order, so one task does what one task per key group could."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sparkpar_lint.graph.partition_state import keyed_state
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
+
+_PRELUDE = (
+    "from pyspark.sql import SparkSession\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    "def sessions(batches):\n"
+    "    last = {}\n"
+    "    for pdf in batches:\n"
+    "        for row in pdf.itertuples():\n"
+    "            last[row.user] = row.ts\n"
+    "        yield pdf\n"
+    'clicks = spark.read.parquet("clicks")\n'
+)
+_SCHEMA = '"user string, ts long"'
+_SERIALISING = frozenset({"by-count", "by-args"})
+
+
+def serial_point(node: StageNode) -> bool:
+    """The node itself squeezes the data into one partition."""
+    return (
+        node.spec is not None
+        and node.spec.partitioning_effect in _SERIALISING
+        and node.output_partitioning.kind == "single"
+        and node.output_partitioning.established_by == node.id
+    )
+
+
+def per_key_consumer(graph: StageGraph, node: StageNode) -> tuple[StageNode, str] | None:
+    """The first later stage in the serial region that only needs rows grouped by a key."""
+    for later in graph.downstream(node):
+        if later.input_partitioning.established_by != node.id:
+            continue  # another shuffle ended the serial region
+        for function in later.functions:
+            if function.role in PARTITION_ROLES:
+                state = keyed_state(function)
+                if state:
+                    return later, state[0].key
+    return None
+
+
+class SerialRegion(Rule):
+    id = "SPX402"
+    name = "serial-region"
+    severity = Severity.INFO
+    summary = "`coalesce(1)`/`repartition(1)` before work that only needs per-key order: the region could be parallel."
+    VALID = [
+        # One output file at the end of the job: nothing runs after it.
+        Valid(_PRELUDE + 'clicks.coalesce(1).write.csv("out")\n'),
+        Valid(
+            _PRELUDE
+            + 'clicks.repartition(16, "user").sortWithinPartitions("user", "ts").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n"
+        ),
+        # coalesce(8) keeps parallelism.
+        Valid(_PRELUDE + "clicks.coalesce(8).mapInPandas(sessions, " + _SCHEMA + ")\n"),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE + 'clicks.orderBy("ts").coalesce(1).mapInPandas(sessions, ' + _SCHEMA + ")\n",
+            line=10,
+            column=21,
+            related_lines=(10, 10),
+        ),
+        Invalid(
+            _PRELUDE
+            + "single = clicks.repartition(1)\n"
+            + 'single.sortWithinPartitions("ts").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n",
+            line=10,
+            column=16,
+            related_lines=(11,),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            if not serial_point(node):
+                continue
+            found = per_key_consumer(graph, node)
+            if found is None:
+                continue
+            consumer, key = found
+            related = []
+            sort = next((u for u in graph.upstream(node) if u.order_effect == "establishes-total"), None)
+            if sort is not None and sort is graph.input_of(node):
+                related.append(RelatedLocation(sort.span, f"a global `{sort.method}` feeds the serial region"))
+            related.append(RelatedLocation(consumer.span, f"`{consumer.method}` only needs rows grouped by `{key}`"))
+            message = (
+                f"`{node.method}` squeezes every row into one partition, but `{consumer.method}` only "
+                f"needs each `{key}`'s rows together (and in order): the region runs on one core. Use "
+                f'`repartition(n, "{key}").sortWithinPartitions("{key}", <order>)` instead'
+            )
+            yield self.finding(ctx, node.span, message, related=tuple(related))
