@@ -15,7 +15,7 @@ RUNS = 6
 
 pyspark = pytest.importorskip("pyspark")
 
-from tests.spark_harness import is_runnable, load_job, outputs_differ  # noqa: E402
+from spark_harness import is_runnable, load_job, outputs_differ  # noqa: E402
 
 BAD = sorted(p for p in FIXTURES.rglob("bad_*.py") if is_runnable(p))
 FIXED = sorted(p for p in FIXTURES.rglob("fixed_*.py") if is_runnable(p))
