@@ -1,0 +1,614 @@
+"""Does a grouped or per-partition function depend on the order of its rows?
+
+Spark hands `applyInPandas`, `mapInPandas`, `mapPartitions`, `groupByKey().mapValues` ... their
+rows in whatever order the shuffle delivered them. A body that reads rows by position (`iloc[0]`,
+`shift`, `ffill`, `next(it)`) or carries a value from one row to the next in a loop computes a
+different answer for each arrival order, unless it first sorts by a deterministic key (the SORT
+before an ordered stage of the data-trace-types paper). Positional reads of the group's key columns
+are fine: they are constant within a group.
+
+The analysis walks the body in statement order, tracking which names hold the rows (a pandas frame
+or series, an iterator of rows, an iterator of frames) and whether they are sorted yet. The lint
+rule, the pytest plugin's "likely cause" and the fixer all use `find_order_dependence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from sparkpar_lint.graph.user_functions import parameter_names
+
+FRAME = "frame"  # a pandas DataFrame or Arrow table: the group's rows
+SERIES = "series"  # one column of it
+ROWS = "rows"  # a Python iterable of rows or values
+FRAMES = "frames"  # an iterator of frames (mapInPandas, applyInPandasWithState)
+PAIR = "pair"  # (key, rows) from groupByKey
+GROUPS = "groups"  # a tuple of row iterables (RDD cogroup values)
+KEY = "key"  # the group key, or a column of it: constant within the group
+
+# Methods that read rows by position or in sequence.
+POSITIONAL_METHODS = frozenset(
+    {
+        "head", "tail", "shift", "diff", "cumsum", "cumprod", "cummax", "cummin", "cumcount",
+        "pct_change", "interpolate", "ffill", "bfill", "pad", "backfill", "rolling", "expanding",
+        "ewm", "first_valid_index", "last_valid_index", "nth", "first", "last", "take", "slice",
+    }
+)
+POSITIONAL_INDEXERS = frozenset({"iloc", "iat"})
+SORT_METHODS = frozenset({"sort_values", "sort_index", "sort_by", "sort"})
+# Conversions that keep the rows (and their order) in a Python iterable.
+ROW_CONVERSIONS = frozenset(
+    {"tolist", "to_list", "to_numpy", "to_pylist", "itertuples", "iterrows", "to_dict", "to_records", "to_pydict"}
+)
+ROW_ATTRIBUTES = frozenset({"values", "array"})
+ROW_WRAPPERS = frozenset({"list", "tuple", "iter", "reversed", "enumerate"})
+FILL_METHODS = frozenset({"ffill", "bfill", "pad", "backfill"})
+_ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+_FOLD_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.BitOrAssign, cst.BitAndAssign)
+_FOLD_BIN = (cst.Add, cst.Subtract, cst.Multiply, cst.BitOr, cst.BitAnd)
+MAX_HELPER_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Data:
+    kind: str
+    sorted: bool = False
+    inner: str = ROWS  # PAIR: the kind of element [1]
+
+
+@dataclass(frozen=True)
+class OrderDependence:
+    node: cst.CSTNode  # where the order-dependent operation starts
+    operation: str  # what it is, for the message
+    helper: str | None = None  # the helper function it is in, when not the function itself
+
+
+class _Found(Exception):
+    def __init__(self, dependence: OrderDependence) -> None:
+        self.dependence = dependence
+
+
+def parameter_kinds(function: cst.Lambda | cst.FunctionDef, role: str, receiver: str) -> dict[str, Data]:
+    """What each parameter of a function Spark calls holds, by the catalogue's function role."""
+    names = parameter_names(function)
+    count = len(names)
+    if role == "group":
+        kinds = [KEY, FRAME][-count:] if count <= 2 else []
+    elif role == "cogroup":
+        kinds = [KEY, FRAME, FRAME][-count:] if count <= 3 else []
+    elif role == "stateful-group":
+        kinds = [KEY, FRAMES, KEY] if receiver == "GroupedData" else [ROWS, KEY]
+    elif role == "stateful-processor":
+        kinds = [KEY, FRAMES]
+    elif role == "partition":
+        kinds = [FRAMES] if receiver == "DataFrame" and count == 1 else [ROWS]
+    elif role == "partition-with-index":
+        kinds = [KEY, ROWS]
+    elif role == "value":
+        kinds = [ROWS]
+    elif role == "cogroup-value":
+        kinds = [GROUPS]
+    elif role == "grouped-row":
+        kinds = [PAIR]
+    else:
+        kinds = []
+    return {name: Data(kind) for name, kind in zip(names, kinds) if kind != KEY} | {
+        name: Data(KEY) for name, kind in zip(names, kinds) if kind == KEY
+    }
+
+
+def find_order_dependence(
+    function: cst.Lambda | cst.FunctionDef,
+    kinds: Mapping[str, Data],
+    key_columns: tuple[str, ...] = (),
+    helpers: Mapping[str, cst.FunctionDef] | None = None,
+) -> OrderDependence | None:
+    """The first order-dependent operation in the body, or None when it is order-insensitive."""
+    analysis = _Analysis(dict(kinds), set(key_columns), dict(helpers or {}), depth=0)
+    try:
+        if isinstance(function, cst.Lambda):
+            analysis.value(function.body)
+        else:
+            analysis.block(_statements(function.body))
+    except _Found as found:
+        return found.dependence
+    return None
+
+
+def _statements(body: cst.BaseSuite) -> list:
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    return [cst.SimpleStatementLine(body=body.body)]
+
+
+def _literal_strings(node: cst.CSTNode | None) -> list[str] | None:
+    """The string literals of `"a"` or `["a", "b"]`; None when anything else is there."""
+    if isinstance(node, cst.SimpleString):
+        return [node.evaluated_value]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        values = [_literal_strings(e.value) for e in node.elements]
+        return None if any(v is None for v in values) else [s for v in values for s in v]
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _literal_int_index(node: cst.Subscript) -> bool:
+    """`[0]`, `[-1]`, `[:5]`, `[1:]`: a position, not a label or a column name."""
+    if len(node.slice) != 1:
+        return False
+    element = node.slice[0].slice
+    if isinstance(element, cst.Index):
+        value = element.value
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        return isinstance(value, cst.Integer)
+    if isinstance(element, cst.Slice):
+        bounds = [b for b in (element.lower, element.upper) if b is not None]
+        return bool(bounds) and all(
+            isinstance(b.expression if isinstance(b, cst.UnaryOperation) else b, cst.Integer) for b in bounds
+        )
+    return False
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Lambda(self, _node) -> bool:
+            return False
+
+    node.visit(_Visitor())
+    return found
+
+
+class _Analysis:
+    def __init__(self, env: dict[str, Data], keys: set[str], helpers: dict, depth: int) -> None:
+        self.env = env
+        self.keys = keys
+        self.helpers = helpers
+        self.depth = depth
+
+    def report(self, node: cst.CSTNode, operation: str) -> None:
+        raise _Found(OrderDependence(node, operation))
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, statements) -> None:
+        for index, statement in enumerate(statements):
+            if isinstance(statement, cst.For):
+                self.loop(statement, statements[index + 1 :])
+            else:
+                self.statement(statement)
+
+    def statement(self, statement) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.small(small)
+        elif isinstance(statement, cst.FunctionDef):
+            self.helpers[statement.name.value] = statement  # analysed where it is called
+        elif isinstance(statement, cst.For):
+            self.loop(statement, [])
+        elif isinstance(statement, (cst.If, cst.While)):
+            self.value(statement.test)
+            self.block(statement.body.body)
+            orelse = statement.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    self.value(orelse.test)
+                self.block(orelse.body.body)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                data = self.value(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, data)
+            self.block(statement.body.body)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self.block(statement.body.body)
+            for handler in statement.handlers:
+                self.block(handler.body.body)
+            for extra in (statement.orelse, statement.finalbody):
+                if extra is not None:
+                    self.block(extra.body.body)
+
+    def small(self, small) -> None:
+        if isinstance(small, cst.Assign):
+            data = self.value(small.value)
+            for target in small.targets:
+                self.bind(target.target, data)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self.bind(small.target, self.value(small.value))
+        elif isinstance(small, cst.AugAssign):
+            self.value(small.value)
+        elif isinstance(small, (cst.Expr, cst.Return)) and small.value is not None:
+            self.value(small.value)
+
+    def bind(self, target, data: Data | None) -> None:
+        if isinstance(target, cst.Name):
+            if data is None:
+                self.env.pop(target.value, None)
+            else:
+                self.env[target.value] = data
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            parts: list[Data | None] = [None] * len(target.elements)
+            if data is not None and data.kind == PAIR and len(parts) == 2:
+                parts = [Data(KEY), Data(data.inner, data.sorted)]
+            elif data is not None and data.kind == GROUPS:
+                parts = [Data(ROWS, data.sorted)] * len(parts)
+            for element, part in zip(target.elements, parts):
+                self.bind(element.value, part)
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self.value(target.value)
+
+    # ------------------------------------------------------------------ loops
+
+    def loop(self, loop: cst.For, rest: list) -> None:
+        iterated = self.value(loop.iter)
+        if iterated is not None and iterated.kind in (ROWS, SERIES, FRAMES) and not iterated.sorted:
+            carried = _carried_value(loop, rest)
+            if carried is not None:
+                self.report(*carried)
+        item = None
+        if iterated is not None and iterated.kind == FRAMES:
+            item = Data(FRAME)
+        elif iterated is not None and iterated.kind == GROUPS:
+            item = Data(ROWS, iterated.sorted)
+        self.bind(loop.target, item)
+        self.block(loop.body.body)
+        if loop.orelse is not None:
+            self.block(loop.orelse.body.body)
+
+    # ------------------------------------------------------------------ expressions
+
+    def value(self, expr) -> Data | None:
+        method = getattr(self, f"value_{type(expr).__name__}", None)
+        if method is not None:
+            return method(expr)
+        found = None
+        for child in expr.children:
+            if isinstance(child, cst.BaseExpression):
+                found = self.value(child) or found
+            elif isinstance(child, cst.CSTNode):
+                for grandchild in child.children:
+                    if isinstance(grandchild, cst.BaseExpression):
+                        found = self.value(grandchild) or found
+        return Data(found.kind, found.sorted) if found is not None and found.kind in (FRAME, SERIES) else None
+
+    def value_Name(self, expr: cst.Name) -> Data | None:
+        return self.env.get(expr.value)
+
+    def value_Lambda(self, expr: cst.Lambda) -> None:
+        return None  # its parameters shadow; a lambda applied per group (`apply`) sees one group
+
+    def value_Attribute(self, expr: cst.Attribute) -> Data | None:
+        base = self.value(expr.value)
+        if base is None or base.kind == KEY:
+            return base
+        attr = expr.attr.value
+        if base.kind in (FRAME, SERIES):
+            if attr in POSITIONAL_INDEXERS:
+                if not base.sorted:
+                    self.report(expr, f"`.{attr}`")
+                return Data(KEY)  # the row it selects is no longer the rows
+            if attr in ROW_ATTRIBUTES:
+                return Data(ROWS, base.sorted)
+            if base.kind == FRAME and attr in self.keys:
+                return Data(KEY)
+            return Data(SERIES, base.sorted) if base.kind == FRAME else base
+        return None
+
+    def value_Subscript(self, expr: cst.Subscript) -> Data | None:
+        base = self.value(expr.value)
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Index):
+                self.value(element.slice.value)
+        if base is None or base.kind == KEY:
+            return base
+        positional = _literal_int_index(expr)
+        if base.kind == FRAME:
+            names = _literal_strings(expr.slice[0].slice.value) if isinstance(expr.slice[0].slice, cst.Index) else None
+            if names and set(names) <= self.keys:
+                return Data(KEY)
+            return Data(SERIES if names and len(names) == 1 else FRAME, base.sorted)
+        if base.kind == PAIR and positional:
+            index = expr.slice[0].slice.value
+            return Data(base.inner, base.sorted) if isinstance(index, cst.Integer) and index.value == "1" else Data(KEY)
+        if base.kind == GROUPS:
+            return Data(ROWS, base.sorted)
+        if base.kind in (ROWS, SERIES, FRAMES) and positional:
+            if not base.sorted:
+                self.report(expr, f"`{'[' + cst.Module([]).code_for_node(expr.slice[0]) + ']'}` on rows in arrival order")
+            return None
+        return None
+
+    def value_Call(self, expr: cst.Call) -> Data | None:
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            return self.method_call(expr, func)
+        args = [self.value(a.value) for a in expr.args]
+        if not isinstance(func, cst.Name):
+            self.value(func)
+            return None
+        name = func.value
+        if name in self.env:
+            return None
+        first = args[0] if args else None
+        if name == "sorted":
+            return Data(ROWS, True) if first is not None else None
+        if name in ROW_WRAPPERS:
+            return Data(ROWS, first.sorted) if first is not None and first.kind != KEY else None
+        if name == "next":
+            if first is not None and first.kind in (ROWS, FRAMES, SERIES) and not first.sorted:
+                self.report(expr, "`next(...)` takes whichever row arrives first")
+            return Data(FRAME) if first is not None and first.kind == FRAMES else None
+        if name in self.helpers and self.depth < MAX_HELPER_DEPTH:
+            self.call_helper(name, expr, args)
+        return None
+
+    def method_call(self, expr: cst.Call, func: cst.Attribute) -> Data | None:
+        base = self.value(func.value)
+        args = [self.value(a.value) for a in expr.args]
+        method = func.attr.value
+        if base is None:
+            if method == "join" and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+                if args and args[0] is not None and args[0].kind in (ROWS, SERIES) and not args[0].sorted:
+                    self.report(expr, "`str.join` over rows in arrival order")
+            if method in ("concat", "DataFrame", "from_pandas", "concat_tables"):
+                if any(a is not None and a.kind in (ROWS, FRAMES, FRAME) for a in args):
+                    return Data(FRAME)
+            return None
+        if base.kind == KEY:
+            return base
+        if base.kind not in (FRAME, SERIES, ROWS, FRAMES):
+            return None
+        if method in SORT_METHODS:
+            sorted_now = self._sorts_by_data(expr)
+            inplace = _keyword(expr, "inplace")
+            in_place = method == "sort" or (isinstance(inplace, cst.Name) and inplace.value == "True")
+            if sorted_now and in_place and isinstance(func.value, cst.Name):
+                self.env[func.value.value] = replace(base, sorted=True)
+            return replace(base, sorted=base.sorted or sorted_now)
+        if base.kind in (FRAME, SERIES) and not base.sorted:
+            self.check_method(expr, method)
+        if method in ROW_CONVERSIONS:
+            return Data(ROWS, base.sorted)
+        if base.kind in (FRAME, SERIES):
+            return base
+        return None
+
+    def check_method(self, expr: cst.Call, method: str) -> None:
+        if method in POSITIONAL_METHODS:
+            self.report(expr, f"`.{method}()`")
+        if method in ("drop_duplicates", "duplicated"):
+            keep = _keyword(expr, "keep")
+            has_subset = bool(expr.args) and (expr.args[0].keyword is None or _keyword(expr, "subset") is not None)
+            if not (isinstance(keep, cst.Name) and keep.value == "False") and (has_subset or keep is not None):
+                self.report(expr, f"`.{method}()` keeping the first/last row")
+        if method == "fillna":
+            fill = _keyword(expr, "method")
+            if isinstance(fill, cst.SimpleString) and fill.evaluated_value in FILL_METHODS:
+                self.report(expr, f"`.fillna(method={fill.value})`")
+
+    def _sorts_by_data(self, call: cst.Call) -> bool:
+        """A sort orders the rows unless it sorts only by the group key, constant in the group."""
+        by = _keyword(call, "by") or (call.args[0].value if call.args and call.args[0].keyword is None else None)
+        names = _literal_strings(by) if by is not None else None
+        return not (names and set(names) <= self.keys)
+
+    def call_helper(self, name: str, call: cst.Call, args: list[Data | None]) -> None:
+        helper = self.helpers[name]
+        params = parameter_names(helper)
+        env = {p: a for p, a in zip(params, args) if a is not None}
+        if not env:
+            return
+        nested = _Analysis(env, self.keys, self.helpers, self.depth + 1)
+        try:
+            nested.block(_statements(helper.body))
+        except _Found as found:
+            raise _Found(replace(found.dependence, helper=found.dependence.helper or name)) from None
+
+    def value_ListComp(self, expr) -> Data | None:
+        comprehension = expr.for_in
+        iterated = self.value(comprehension.iter)
+        saved = dict(self.env)
+        self.bind(comprehension.target, Data(FRAME) if iterated is not None and iterated.kind == FRAMES else None)
+        element = getattr(expr, "elt", None)
+        if element is not None:
+            self.value(element)
+        self.env = saved
+        if iterated is None or iterated.kind == KEY:
+            return None
+        return Data(ROWS, iterated.sorted)
+
+    value_GeneratorExp = value_ListComp
+    value_SetComp = value_ListComp
+
+
+# ---------------------------------------------------------------------- values carried by loops
+
+
+def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
+    """A value one iteration leaves for the next (`prev = r.ts`), a running total emitted per row,
+    the last row kept (`last = r`), or a first match returned from inside the loop."""
+    events = _LoopEvents(_names_in(loop.target))
+    events.block(loop.body.body)
+    assigns: dict[str, list[str]] = {}
+    for kind, name, _, detail in events.events:
+        if kind == "assign":
+            assigns.setdefault(name, []).append(detail)
+    after: set[str] = set()
+    for statement in rest:
+        after |= _names_in(statement)
+    for kind, name, node, detail in events.events:
+        if kind == "return":
+            return node, "a `return` inside the loop keeps whichever matching row comes first"
+        if kind == "read" and name in assigns:
+            if all(d == "fold" for d in assigns[name]):
+                return node, f"`{name}` is a running value emitted row by row"
+            if detail == "compared" and all(d == "guarded" for d in assigns[name]):
+                continue  # arg-max: `if best is None or r.ts > best.ts: best = r`
+            if events.assigned_before_read(name, node):
+                continue
+            return node, f"`{name}` carries a value from the previous row"
+        if kind == "assign" and detail == "sequence":
+            return node, f"`{name}` is built up row by row in arrival order"
+        if kind == "assign" and detail == "last" and name in after:
+            return node, f"`{name}` keeps whichever row comes last"
+        if kind == "subassign" and detail == "last":
+            return node, f"`{name}[...]` keeps whichever row comes last for each key"
+    return None
+
+
+class _LoopEvents:
+    """Reads and writes inside a loop body, in execution order, with the guard they sit under."""
+
+    def __init__(self, loop_names: set[str]) -> None:
+        self.loop_names = loop_names
+        self.events: list[tuple[str, str, cst.CSTNode, str]] = []
+        self.guards: list[set[str]] = []  # names compared with <, >, `is` in enclosing `if` tests
+        self.local: set[str] = set()
+
+    def assigned_before_read(self, name: str, read: cst.CSTNode) -> bool:
+        for kind, event_name, node, _ in self.events:
+            if node is read:
+                return False
+            if kind == "assign" and event_name == name:
+                return True
+        return False
+
+    def guarded(self) -> bool:
+        return any(self.guards)
+
+    def reads(self, expr: cst.CSTNode | None, skip: str | None = None) -> None:
+        if expr is None:
+            return
+        events = self.events
+
+        def ordering(node: cst.Comparison) -> bool:
+            return any(isinstance(t.operator, _ORDERING + (cst.Is, cst.IsNot)) for t in node.comparisons)
+
+        class _Visitor(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.in_ordering = 0
+
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                self.in_ordering += ordering(node)
+
+            def leave_Comparison(self, node: cst.Comparison) -> None:
+                self.in_ordering -= ordering(node)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value != skip:
+                    events.append(("read", node.value, node, "compared" if self.in_ordering else ""))
+
+            def visit_Lambda(self, node) -> bool:
+                return False
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+        expr.visit(_Visitor())
+
+    def block(self, statements) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self.small(small)
+            elif isinstance(statement, cst.If):
+                self.branch(statement)
+            elif isinstance(statement, (cst.For, cst.While)):
+                self.reads(statement.iter if isinstance(statement, cst.For) else statement.test)
+                self.block(statement.body.body)
+            elif isinstance(statement, (cst.With, cst.Try)):
+                self.block(statement.body.body)
+
+    def branch(self, statement: cst.If) -> None:
+        start = len(self.events)
+        self.reads(statement.test)
+        compared = {n for k, n, _, d in self.events[start:] if k == "read" and d == "compared"}
+        self.guards.append(compared - self.loop_names)
+        self.block(statement.body.body)
+        self.guards.pop()
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            self.branch(orelse)
+        elif orelse is not None:
+            self.block(orelse.body.body)
+
+    def small(self, small) -> None:
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+            own = targets[0].value if len(targets) == 1 and isinstance(targets[0], cst.Name) else None
+            self.reads(small.value, skip=own if own and _is_fold(own, small.value) else None)
+            for target in targets:
+                self.assign(target, small.value, small)
+        elif isinstance(small, cst.AugAssign):
+            self.reads(small.value)
+            if isinstance(small.target, cst.Name):
+                name = small.target.value
+                fold = isinstance(small.operator, _FOLD_AUG) and not _evidently_sequence(small.value)
+                self.local.add(name)
+                self.events.append(("assign", name, small, "fold" if fold else "sequence"))
+        elif isinstance(small, cst.Return):
+            if small.value is not None and _names_in(small.value) & (self.loop_names | self.local):
+                self.events.append(("return", "", small, ""))
+        elif isinstance(small, cst.Expr):
+            self.reads(small.value)
+
+    def assign(self, target, value, where) -> None:
+        from_row = bool(_names_in(value) & (self.loop_names | self.local))
+        if isinstance(target, cst.Name):
+            name = target.value
+            if _is_fold(name, value):
+                detail = "fold"
+            elif self.guarded():
+                detail = "guarded"
+            else:
+                detail = "last" if from_row else ""
+            self.local.add(name)
+            self.events.append(("assign", name, where, detail))
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            root = target.value.value
+            index = target.slice[0].slice
+            self.reads(index.value if isinstance(index, cst.Index) else None)
+            last = from_row and root not in _names_in(value) and not self.guarded()
+            if root not in self.local and root not in self.loop_names:
+                self.events.append(("subassign", root, where, "last" if last else ""))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element.value, cst.Name):
+                    self.local.add(element.value.value)
+
+
+def _is_fold(name: str, value: cst.BaseExpression) -> bool:
+    """`n = n + x`, `n = max(n, x)`: an order-free accumulation (when nothing else reads `n`)."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _FOLD_BIN):
+        sides = (value.left, value.right)
+        own = [s for s in sides if isinstance(s, cst.Name) and s.value == name]
+        other = [s for s in sides if s not in own]
+        return len(own) == 1 and name not in _names_in(other[0]) and not _evidently_sequence(other[0])
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("max", "min"):
+        return any(isinstance(a.value, cst.Name) and a.value.value == name for a in value.args)
+    return False
+
+
+def _evidently_sequence(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.ListComp)):
+        return True
+    if isinstance(expr, cst.Tuple):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("str", "list", "tuple"):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _evidently_sequence(expr.left) or _evidently_sequence(expr.right)
+    return False

@@ -1,0 +1,192 @@
+"""SPX105 partitioning-dependent-value: ids and random values that depend on how rows are split
+into partitions (`monotonically_increasing_id`, `spark_partition_id`, `rand`, `zipWithIndex`, ...).
+
+"Used as a key or id" (error) means: the value is itself a key of the operator it appears in
+(`groupBy(spark_partition_id())`, `orderBy(rand())`), or the column it is stored in is later a key
+(join, groupBy, repartition/partitionBy, dropDuplicates subset, window partitionBy/orderBy), or the
+column is named like an id (`id`, `*_id`, `*Id`, `*_key`, `*_sk`) and the rows were shuffled before
+it was assigned. For `zipWithIndex`/`zipWithUniqueId`: a shuffle before or after the index.
+Anything else is a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
+_NAMING_METHODS = frozenset({"alias", "name", "as_"})
+_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
+
+
+class PartitioningDependentValue(Rule):
+    id = "SPX105"
+    name = "partitioning-dependent-value"
+    severity = Severity.ERROR
+    summary = "A value that depends on the partitioning (row ids, partition ids, random numbers)."
+    VALID = [
+        Valid(
+            _PRELUDE
+            + 'users = spark.read.parquet("events").select("user").distinct()\n'
+            + 'dim = users.select("user", F.xxhash64("user").alias("user_sk"))\n'
+            + 'spark.read.parquet("events").join(dim, "user")\n'
+        ),
+        # A local function that happens to be called `rand` is not Spark's.
+        Valid(_PRELUDE + "def rand():\n    return 4\n" + 'spark.read.parquet("e").withColumn("r", F.lit(rand()))\n'),
+        Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE
+            + 'users = spark.read.parquet("events").select("user").distinct()\n'
+            + 'dim = users.withColumn("user_sk", F.monotonically_increasing_id())\n'
+            + 'spark.read.parquet("events").join(dim, "user")\n',
+            line=4,
+            column=34,
+        ),
+        Invalid(
+            _PRELUDE
+            + 'events = spark.read.parquet("events")\n'
+            + 'sample = events.withColumn("r", F.rand(seed=7)).filter("r < 0.1")\n',
+            line=4,
+            column=32,
+            severity=Severity.WARNING,
+        ),
+        Invalid(
+            "from pyspark.sql.functions import monotonically_increasing_id as row_id\n"
+            "def with_ids(df):\n"
+            '    ids = df.withColumn("event_id", row_id())\n'
+            '    return ids.join(ids.groupBy("event_id").count(), "event_id")\n',
+            line=3,
+            column=36,
+        ),
+        Invalid(
+            _PRELUDE
+            + 'lines = spark.sparkContext.textFile("t").distinct()\n'
+            + "numbered = lines.zipWithIndex()\n",
+            line=4,
+            column=17,
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            for call in node.columns.calls:
+                if call.spec is not None and call.spec.partitioning_dependent and not call.from_sql:
+                    yield self._column_finding(ctx, graph, node, call)
+            if node.spec is not None and node.spec.assigns_ids:
+                yield self._operator_finding(ctx, graph, node)
+
+    def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
+        name = _bound_name(node, call)
+        key_user = None
+        if _is_key_operator(node):
+            key_user = node
+        elif name is not None:
+            key_user = next((d for d in graph.downstream(node) if name in _key_columns(d)), None)
+        shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
+        id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
+        related = ()
+        if key_user is not None:
+            reason = f"and `{key_user.method}` uses it as a key"
+            related = (RelatedLocation(key_user.span, f"`{key_user.method}` keys on it"),)
+        elif id_like:
+            reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
+            related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
+        else:
+            reason = "so results built on it change from run to run"
+        message = (
+            f"`{call.function}` depends on how rows are split into partitions, {reason}; derive ids "
+            "from the data (hash the key columns, or `row_number` over a deterministic order)"
+        )
+        severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
+        return self.finding(ctx, call.span, message, severity=severity, related=related)
+
+    def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
+        shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
+        shuffle = shuffle or next((d for d in graph.downstream(node) if d.is_shuffle), None)
+        message = (
+            f"`{node.method}` numbers rows by partition and position, which change with the "
+            "partitioning" + (f" (`{shuffle.method}` shuffles them)" if shuffle else "")
+            + "; key rows by their data instead"
+        )
+        related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles"),) if shuffle else ()
+        severity = Severity.ERROR if shuffle is not None else Severity.WARNING
+        return self.finding(ctx, node.span, message, severity=severity, related=related)
+
+
+def _is_key_operator(node: StageNode) -> bool:
+    spec = node.spec
+    return spec is not None and (spec.keys == "args" or spec.shuffle) and spec.column_functions != "aggregate"
+
+
+def _key_columns(node: StageNode) -> set[str]:
+    """Column names `node` keys on: its literal keys, join conditions and window specs."""
+    if node.spec is None:
+        return set()
+    names: set[str] = set()
+    if _is_key_operator(node):
+        names |= set(node.keys) | set(node.columns.columns)
+        if node.call is not None:
+            for arg in node.call.args:
+                names |= set(_literals(arg.value))
+    for call in node.columns.calls:
+        if call.window is not None:
+            names |= set(call.window.partition_by) | set(call.window.order_by)
+    return names
+
+
+def _literals(expr) -> list[str]:
+    if isinstance(expr, cst.SimpleString):
+        return [expr.evaluated_value]
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [s for e in expr.elements for s in _literals(e.value)]
+    return []
+
+
+def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
+    """The column the value is stored in: `withColumn("id", ...)` or `(...).alias("id")`."""
+    if node.call is None or call.call is None:
+        return None
+    args = node.call.args
+    if node.method == "withColumn" and args and isinstance(args[0].value, cst.SimpleString):
+        if _contains(args[1].value if len(args) > 1 else None, call.call):
+            return args[0].value.evaluated_value
+    for arg in args:
+        expr = arg.value
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement) and _contains(element.value, call.call):
+                    return element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+        if _contains(expr, call.call):
+            return _alias_of(expr)
+    return None
+
+
+def _alias_of(expr) -> str | None:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _NAMING_METHODS:
+        if expr.args and isinstance(expr.args[0].value, cst.SimpleString):
+            return expr.args[0].value.evaluated_value
+    return None
+
+
+def _contains(tree, target: cst.CSTNode) -> bool:
+    if tree is None:
+        return False
+    found = []
+
+    class _Visitor(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is target:
+                found.append(node)
+            return not found
+
+    tree.visit(_Visitor())
+    return bool(found)

@@ -1,0 +1,197 @@
+"""SPX108 non-commutative-combiner: a combine function Spark applies in arbitrary order and grouping
+that is not a commutative monoid operation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from sparkpar_lint.graph import combiners
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
+from sparkpar_lint.model import Finding, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+# PySpark's keyword names for combine functions, by the kind of fold they do.
+KEYWORD_KINDS = {
+    "func": "merge", "f": "merge", "op": "merge", "combOp": "merge", "combFunc": "merge",
+    "mergeCombiners": "merge", "seqOp": "seq", "seqFunc": "seq", "mergeValue": "seq",
+}
+_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+_PAIRS = 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))\n'
+
+
+class NonCommutativeCombiner(Rule):
+    id = "SPX108"
+    name = "non-commutative-combiner"
+    severity = Severity.ERROR
+    summary = "A combiner that Spark applies in arbitrary order is not associative and commutative."
+    VALID = [
+        Valid(_PRELUDE + _PAIRS + "totals = pairs.reduceByKey(lambda a, b: a + b)\n"),
+        Valid(_PRELUDE + "import operator\n" + _PAIRS + "pairs.reduceByKey(operator.add).values().reduce(max)\n"),
+        Valid(
+            _PRELUDE
+            + 'stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (float(l[4:]), 1)))\n'
+            + "stats.reduceByKey(lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
+        ),
+        Valid(_PRELUDE + _PAIRS + "pairs.aggregateByKey(0, lambda acc, v: acc - v, lambda a, b: a + b)\n"),
+        Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: {l}).reduce(lambda a, b: a | b)\n'),
+        Valid(
+            _PRELUDE
+            + 'paths = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [(int(l[4:8]), l[8:])]))\n'
+            + "paths.reduceByKey(lambda a, b: sorted(a + b))\n"
+        ),
+        # Python's own reduce on the driver is not a Spark combiner.
+        Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
+    ]
+    INVALID = [
+        Invalid(_PRELUDE + _PAIRS + "net = pairs.reduceByKey(lambda a, b: a - b)\n", line=4, column=24),
+        Invalid(
+            _PRELUDE
+            + 'clicks = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l[4:]))\n'
+            + 'paths = clicks.reduceByKey(lambda a, b: a + " > " + b)\n',
+            line=4,
+            column=27,
+        ),
+        Invalid(
+            _PRELUDE
+            + 'pages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [l[4:]]))\n'
+            + "pages.reduceByKey(lambda a, b: a + b)\n",
+            line=4,
+            column=18,
+        ),
+        Invalid(
+            _PRELUDE
+            + "def merge_profiles(a, b):\n"
+            + "    a.update(b)\n"
+            + "    return a\n"
+            + 'spark.sparkContext.textFile("t").map(lambda l: (l[:4], {"v": l})).reduceByKey(merge_profiles)\n',
+            line=6,
+            column=78,
+        ),
+        Invalid(_PRELUDE + _PAIRS + "pairs.values().fold(0, lambda a, b: (a + b) / 2)\n", line=4, column=23),
+        Invalid(
+            _PRELUDE + _PAIRS + "pairs.reduceByKey(lambda a, b: merge_sessions(a, b))\n",
+            line=4,
+            column=18,
+            severity=Severity.INFO,
+        ),
+        Invalid(
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'pages = F.collect_list("page")\n'
+            'spark.read.parquet("c").groupBy("user").agg(\n'
+            '    F.aggregate(pages, F.lit(""), lambda acc, x: F.concat(acc, x)).alias("path"))\n',
+            line=5,
+            column=34,
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            if node.spec is not None and node.spec.function_role == "combiner" and node.call is not None:
+                yield from self._combiners(ctx, graph, node)
+            yield from self._sql_folds(ctx, graph, node)
+
+    def _combiners(self, ctx, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
+        spec = node.spec
+        kinds = spec.combiner_kinds or ("merge",) * len(spec.functions)
+        positional = [a for a in node.call.args if a.keyword is None]
+        slots = [(index, kind, positional[index].value) for index, kind in zip(spec.functions, kinds)
+                 if index < len(positional)]
+        slots += [(a.keyword.value, KEYWORD_KINDS.get(a.keyword.value, ""), a.value)
+                  for a in node.call.args if a.keyword is not None]
+        for where, kind, expr in slots:
+            if kind not in (combiners.MERGE, combiners.SEQ):
+                continue
+            verdict = self._verdict(graph, node, where, kind, expr)
+            if verdict is not None and verdict.kind != combiners.SAFE:
+                yield self._finding(ctx, graph, node.method, expr, verdict)
+
+    def _verdict(self, graph, node: StageNode, where, kind: str, expr) -> combiners.Verdict | None:
+        if where in node.callables:
+            return combiners.classify_named(node.callables[where])
+        function = _function_for(node, expr)
+        if function is None:
+            return None  # a value we cannot see (a parameter, an attribute): nothing to judge
+        shape = _value_shape(graph, node) if kind == combiners.MERGE else None
+        return combiners.classify(function.node, kind, shape)
+
+    def _sql_folds(self, ctx, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
+        for call in node.columns.calls:
+            if call.spec is None or not call.spec.higher_order_fold or call.call is None:
+                continue
+            args = [a.value for a in call.call.args]
+            if len(args) < 3 or not isinstance(args[2], cst.Lambda) or not _unordered_array(node, call.function):
+                continue
+            verdict = combiners.classify(args[2], combiners.SEQ)
+            if verdict.kind != combiners.SAFE:
+                yield self._finding(ctx, graph, call.function, args[2], verdict)
+
+    def _finding(self, ctx, graph, method: str, expr, verdict: combiners.Verdict) -> Finding:
+        span = graph.span_of(expr)
+        if verdict.kind == combiners.UNSAFE:
+            message = (
+                f"`{method}` applies this combiner in arbitrary order and grouping, but it is {verdict.proof}; "
+                "use an associative and commutative combiner (sum, max, set union, tuple-wise sums) "
+                "or carry an order key and sort"
+            )
+            return self.finding(ctx, span, message)
+        message = (
+            f"cannot prove the combiner of `{method}` associative and commutative; "
+            "property-test it with sparkpar.check_combiner"
+        )
+        return self.finding(ctx, span, message, severity=Severity.INFO)
+
+
+def _function_for(node: StageNode, expr) -> UserFunction | None:
+    for function in node.functions:
+        if function.node is expr:
+            return function
+        if isinstance(expr, cst.Name) and function.name == expr.value:
+            return function
+    return None
+
+
+def _value_shape(graph: StageGraph, node: StageNode) -> str | None:
+    """What the nearest upstream function emits as values: `(k, [v])` makes `a + b` a concatenation."""
+    for upstream in graph.upstream(node):
+        if not upstream.functions:
+            if upstream.is_shuffle:
+                return None
+            continue
+        function = upstream.functions[0]
+        body = _returned(function.node)
+        if function.role == "row" and isinstance(body, cst.Tuple) and len(body.elements) == 2:
+            keyed = node.spec is not None and node.spec.forwarding == "keys"  # a ...ByKey combiner
+            return combiners.shape_of_value(body.elements[1].value if keyed else body)
+        if function.role == "value":
+            return combiners.shape_of_value(body)
+        return combiners.shape_of_value(body) if function.role == "row" else None
+    return None
+
+
+def _returned(function) -> cst.BaseExpression | None:
+    if isinstance(function, cst.Lambda):
+        return function.body
+    statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return):
+        return last.body[0].value
+    return None
+
+
+def _unordered_array(node: StageNode, fold: str) -> bool:
+    """The folded array is built by an order-sensitive collect (`collect_list`) in the same
+    expression, with no `array_sort` in between."""
+    from sparkpar_lint.catalogue import load_catalogue
+
+    functions = load_catalogue().functions
+    for call in node.columns.calls:
+        if call.spec is None or not call.spec.order_sensitive or fold not in call.enclosing:
+            continue
+        inner = call.enclosing[call.enclosing.index(fold) + 1 :]
+        if not any(functions[n].order_normalizing for n in inner if n in functions):
+            return True
+    return False
