@@ -189,3 +189,13 @@ def test_bad_models_name_the_file_and_the_problem(tmp_path, text, problem):
     with pytest.raises(ModelError) as info:
         load_model(path)
     assert str(info.value).startswith(str(path)) and problem in str(info.value)
+
+
+def test_fission_only_never_cuts_pipelines():
+    rng = random.Random(13)
+    for _ in range(30):
+        chain = ChainModel(_random_model(rng, rng.randint(1, 10), cores=rng.randint(1, 16)))
+        for config in (pipelined_fission(chain, pipelining=False),
+                       brute_force(chain, pipelining=False) if len(chain) <= 6 else None):
+            if config is not None:
+                assert all(rc.cuts == () for rc in config.regions)

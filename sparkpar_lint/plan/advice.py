@@ -56,6 +56,7 @@ class PlanReport:
     shuffle_partitions: int
     advice: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    unit: str = "rows/unit"  # rows/s when the costs are a profile's seconds
 
     @property
     def speedup(self) -> float:
@@ -68,11 +69,11 @@ class PlanReport:
                 "speedup": _finite(self.speedup), "utilization": self.utilization,
                 "threads": self.threads, "shuffle_partitions": self.shuffle_partitions,
                 "regions": [r.to_dict() for r in self.regions], "advice": list(self.advice),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "unit": self.unit}
 
 
 def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = True,
-                 notes: tuple[str, ...] = ()) -> PlanReport:
+                 notes: tuple[str, ...] = (), unit: str = "rows/unit") -> PlanReport:
     chain = ChainModel(model)
     ops = model.operators
     serial_reasons = {s.name: s.reason for s in form_regions(OperatorGraph.chain(ops)).serial}
@@ -97,7 +98,7 @@ def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = Tru
         throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
         utilization=plan.estimate.utilization, threads=plan.config.threads, regions=tuple(rows),
         shuffle_partitions=partitions, advice=tuple(_advice(rows, partitions, model, spark)),
-        notes=notes)
+        notes=notes, unit=unit)
 
 
 def _serial_reason(members, serial_reasons) -> str:
@@ -145,7 +146,7 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
                 r.capacity for r in rows)):
             advice.append(f"serial region {', '.join(row.operators)} blocks parallelism "
                           f"({row.serial_reason}); it caps the job at "
-                          f"{row.capacity:.4g} rows per time unit.")
+                          f"{row.capacity:.4g} source rows per time unit.")
     if spark:
         advice.append(f"set `spark.sql.shuffle.partitions={partitions}` (for {model.cores} "
                       f"cores; Spark's default of 200 adds per-task overhead on a job this size).")

@@ -79,7 +79,8 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp):
         raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
                         f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
     result = plan_chain(model, brute=brute, pipelining=not spark)
-    return build_report(model, result, source, spark=spark, notes=notes)
+    unit = "rows/s" if profile_path is not None else "rows/unit"
+    return build_report(model, result, source, spark=spark, notes=notes, unit=unit)
 
 
 def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:

@@ -184,10 +184,11 @@ def pipelined_fission(chain: ChainModel, *, pipelining: bool = True) -> Configur
             config, estimate = configure_replicas(chain, pipelined)
             if best is None or estimate.throughput > best[1].throughput:
                 best = (config, estimate)
-    return refine(chain, best[0])
+    return refine(chain, best[0], pipelining=pipelining)
 
 
-def refine(chain: ChainModel, config: Configuration) -> Configuration:
+def refine(chain: ChainModel, config: Configuration, *, pipelining: bool = True
+           ) -> Configuration:
     """Hill-climb from the heuristic's answer, one move at a time, on bounded throughput.
 
     Moves: a channel more or a new pipeline cut in the bottleneck region (Algorithms 3 and 4 do
@@ -199,7 +200,7 @@ def refine(chain: ChainModel, config: Configuration) -> Configuration:
     current = state.estimate()
     for _ in range(4 * len(chain) + 4 * chain.model.thread_budget):
         best = None
-        for i, candidate in _moves(chain, state, current.bottleneck):
+        for i, candidate in _moves(chain, state, current.bottleneck, pipelining):
             estimate, stat = state.trial(i, candidate)
             if best is None or estimate.throughput > best[0].throughput:
                 best = (estimate, i, candidate, stat)
@@ -210,13 +211,13 @@ def refine(chain: ChainModel, config: Configuration) -> Configuration:
     return state.config()
 
 
-def _moves(chain: ChainModel, state: _State, bottleneck: int):
+def _moves(chain: ChainModel, state: _State, bottleneck: int, pipelining: bool):
     rc = state.regions[bottleneck]
     if chain.can_replicate(rc.start, rc.end) and chain.scalability(
             rc.start, rc.end, rc.replicas + 1) > chain.scalability(rc.start, rc.end, rc.replicas):
         yield bottleneck, replace(rc, replicas=rc.replicas + 1)
     for k in range(rc.start + 1, rc.end):
-        if k not in rc.cuts:
+        if pipelining and k not in rc.cuts:
             yield bottleneck, replace(rc, cuts=tuple(sorted((*rc.cuts, k))))
         # Split the region in two and give one side a channel more (or the other one less).
         left = RegionConfig(rc.start, k, tuple(c for c in rc.cuts if c < k), rc.replicas)

@@ -22,7 +22,8 @@ self-contained stand-in that needs only a local SparkSession.
 
 How `record_profile` measures (Spark's per-operator metrics are not reachable from Python without
 a JVM listener): it builds each cumulative prefix of the chain — source, source+step1, ... — and
-times a `noop` write of it (best of `repeats`), then counts its rows. An operator's seconds are
+times a `noop` write of it (best of `repeats`, after one untimed warm-up run that pays for
+code generation), then counts its rows. An operator's seconds are
 the difference between its prefix and the previous one (clamped at zero); its rows in and out are
 the two prefixes' counts. Run it on `local[1]` with `spark.sql.shuffle.partitions=1`, the
 sequential semantics, so the seconds are single-core time; fixed per-job overhead cancels out in
@@ -183,6 +184,7 @@ def record_profile(source: Callable, steps: Sequence[tuple[str, Callable]], *,
         prefixes.append((name, (lambda prev, fn: lambda: fn(prev()))(previous, step)))
     timings, counts = [], []
     for _, build in prefixes:
+        build().write.format("noop").mode("overwrite").save()  # warm-up: codegen, JIT
         best = math.inf
         for _ in range(repeats):
             frame = build()

@@ -19,7 +19,7 @@ def render(report: PlanReport, fmt: str, *, color: bool = False) -> str:
 
 
 def _summary(report: PlanReport) -> str:
-    return (f"predicted throughput {report.throughput:.4g} rows/unit "
+    return (f"predicted throughput {report.throughput:.4g} {report.unit} "
             f"({report.speedup:.2f}x sequential) on {report.cores} cores, {report.threads} "
             f"threads, utilization {report.utilization:.2f} [{report.method}]")
 
