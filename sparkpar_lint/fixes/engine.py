@@ -83,7 +83,8 @@ class _Replace(cst.CSTTransformer):
         self.replacements = replacements
 
     def on_leave(self, original_node, updated_node):
-        return self.replacements.get(id(original_node), updated_node)
+        replacement = self.replacements.get(id(original_node), updated_node)
+        return replacement(updated_node) if callable(replacement) else replacement
 
 
 def _apply(module: cst.Module, fixes: list[Fix]) -> str:

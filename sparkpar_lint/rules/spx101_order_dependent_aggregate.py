@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_function, column_name, string
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -85,6 +86,21 @@ class OrderDependentAggregate(Rule):
             expected_fix=None,
         ),
         Invalid(
+            "from pyspark.sql import functions as F\n"
+            "def first_page(spark):\n"
+            '    visits = spark.read.parquet("visits").select("user", "page")\n'
+            '    return visits.groupBy("user").agg(F.first("page"))\n',
+            line=4,
+            column=38,
+            related_lines=(4,),
+            # No sort: arrival order becomes a sequence number taken at the source (unsafe).
+            expected_fix="from pyspark.sql import functions as F\n"
+            "def first_page(spark):\n"
+            '    visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())'
+            '.select("user", "page", "_sparkpar_seq")\n'
+            '    return visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n',
+        ),
+        Invalid(
             "from pyspark.sql.functions import collect_list\n"
             "def pages(df):\n"
             '    ordered = df.orderBy("ts")\n'
@@ -122,7 +138,7 @@ class OrderDependentAggregate(Rule):
             + "; the result changes with partitioning. Use `min_by`/`max_by` on an ordering column "
             "or `array_sort` of a `struct(order, value)`"
         )
-        fix = _fix(call, sort) if sort is not None else None
+        fix = _fix(graph, node, call, sort)
         return self.finding(ctx, call.span, message, related=tuple(related), fix=fix)
 
 
@@ -131,34 +147,50 @@ _LAST = {"last", "last_value"}
 _LISTS = {"collect_list", "array_agg"}
 
 
-def _fix(call: ColumnCall, sort: StageNode) -> Fix | None:
-    """Replace the aggregate with one that reads the sort column instead of the arrival order.
+def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode | None) -> Fix | None:
+    """Replace the aggregate with one that reads an order column instead of the arrival order.
 
-    The value itself ends the struct, so even rows tied on the sort columns give one answer.
+    The order is the upstream sort's columns (safe) or, with no sort, a sequence number added at
+    the source (unsafe: arrival order is a choice). The value itself ends the struct, so even
+    rows tied on the order columns give one answer.
     """
-    if call.call is None or not sort.keys or _descending(sort) or len(call.call.args) != 1:
+    if call.call is None or len(call.call.args) != 1:
         return None
+    if sort is not None:
+        if not sort.keys or _descending(sort):
+            return None
+        keys, safety, extra, imports = sort.keys, SAFE, (), ()
+    else:
+        parts = sequence_parts(graph, node, call.call)
+        if parts is None:
+            return None
+        keys, safety, (extra, imports) = (SEQUENCE_COLUMN,), UNSAFE, parts
+    replacement = _ordered_aggregate(call, keys)
+    if replacement is None:
+        return None
+    new_call, more, what = replacement
+    return Fix(safety, what, ((call.call, new_call), *extra), imports + more)
+
+
+def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
     value = call.call.args[0].value
     name = column_name(value)
     if name is None:
         return None
-    keys = [string(k) for k in sort.keys]
-    struct, imports = column_function(call.call, "struct", [*keys, value.deep_clone()])
+    struct, imports = column_function(call.call, "struct", [*(string(k) for k in keys), value.deep_clone()])
     if call.function in _FIRST | _LAST:
         chooser = "min_by" if call.function in _FIRST else "max_by"
         replacement, more = column_function(call.call, chooser, [value, struct])
-        what = f"`{call.function}` → `{chooser}` over ({', '.join(sort.keys)}, {name})"
-    elif call.function in _LISTS:
+        return replacement, imports + more, f"`{call.function}` → `{chooser}` over ({', '.join(keys)}, {name})"
+    if call.function in _LISTS:
         collected, more = column_function(call.call, "collect_list", [struct])
         ordered, sort_imports = column_function(call.call, "array_sort", [collected])
-        more += sort_imports
         replacement = cst.Call(
             func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(name))]
         )
-        what = f"`{call.function}` → `array_sort` of `struct({', '.join(sort.keys)}, {name})`"
-    else:
-        return None
-    return Fix(SAFE, what, ((call.call, replacement),), imports + more)
+        what = f"`{call.function}` → `array_sort` of `struct({', '.join(keys)}, {name})`"
+        return replacement, imports + more + sort_imports, what
+    return None
 
 
 def _descending(sort: StageNode) -> bool:
