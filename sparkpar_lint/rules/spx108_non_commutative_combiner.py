@@ -133,7 +133,7 @@ class NonCommutativeCombiner(Rule):
         span = graph.span_of(expr)
         if verdict.kind == combiners.UNSAFE:
             message = (
-                f"`{method}` applies this combiner in arbitrary order and grouping, but it is {verdict.proof}; "
+                f"`{method}` applies this combiner in arbitrary order and grouping, and its result depends on that ({verdict.proof}); "
                 "use an associative and commutative combiner (sum, max, set union, tuple-wise sums) "
                 "or carry an order key and sort"
             )
