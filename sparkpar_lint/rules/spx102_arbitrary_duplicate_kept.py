@@ -29,8 +29,8 @@ class ArbitraryDuplicateKept(Rule):
         Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
         Valid(
             _PRELUDE
-            + 'w = Window.partitionBy("user", "url").orderBy(F.col("ts").desc(), "click_id")\n'
-            + 'latest = clicks.withColumn("rn", F.row_number().over(w)).filter("rn = 1").drop("rn")\n'
+            + 'newest_first = Window.partitionBy("user").orderBy(F.col("ts").desc(), "click_id")\n'
+            + 'latest = clicks.withColumn("rn", F.row_number().over(newest_first)).filter("rn = 1").drop("rn")\n'
         ),
         # Only the subset columns survive: every duplicate gives the same row.
         Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),

@@ -22,8 +22,8 @@ class UnorderedWindow(Rule):
     severity = Severity.ERROR
     summary = "An order-sensitive window function runs over a window with no orderBy."
     VALID = [
-        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("ts", "event_id")\n'
-              'events.withColumn("entry", F.first("page").over(w))\n'),
+        Valid(_PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
+              'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'),
         # Order-insensitive functions need no order.
         Valid(_PRELUDE + 'w = Window.partitionBy("user")\n'
               'events.withColumn("n", F.count("page").over(w)).withColumn("m", F.max("ts").over(w))\n'),

@@ -15,6 +15,11 @@ _PRELUDE = (
     'events = spark.read.parquet("events")\n'
 )
 
+_FIX_BY_RECEIVER = {
+    "DataFrame": "add `orderBy(<sort column>, <tie-breaker>)` before it",
+    "RDD": "use `takeOrdered(n, key=...)` or `sortBy(...)` before it",
+}
+
 
 class UnorderedLimit(Rule):
     id = "SPX106"
@@ -22,7 +27,7 @@ class UnorderedLimit(Rule):
     severity = Severity.ERROR
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
     VALID = [
-        Valid(_PRELUDE + 'top = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
+        Valid(_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
         Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
               'ranked = counts.sort("count", "page")\n'
               'ranked.select("page").take(5)\n'),
@@ -85,9 +90,10 @@ class UnorderedLimit(Rule):
 
     def _finding(self, ctx: RuleContext, node: StageNode, shuffle: StageNode) -> Finding:
         what = f"`{node.method}()[...]`" if node.indexed else f"`{node.method}`"
+        fix = _FIX_BY_RECEIVER.get(node.receiver, _FIX_BY_RECEIVER["DataFrame"])
         message = (
             f"{what} keeps whichever rows come first, and `{shuffle.method}` left them in an order "
-            "that changes with partitioning; add `orderBy(<sort column>, <tie-breaker>)` before it"
+            f"that changes with partitioning; {fix}"
         )
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows here"),)
         return self.finding(ctx, node.span, message, related=related)

@@ -22,6 +22,7 @@ class SortDiscarded(Rule):
     severity = Severity.WARNING
     summary = "A sort's order is destroyed by a later shuffle before anything uses it."
     VALID = [
+        Valid(_PRELUDE + 'latest = events.groupBy("user").agg(F.max_by("page", "ts"))\n'),
         # The order reaches a writer, a limit, the driver, or nothing at all.
         Valid(_PRELUDE + 'events.orderBy("ts").write.parquet("out")\n'),
         Valid(_PRELUDE + 'events.orderBy(F.desc("ts"), "event_id").limit(10).collect()\n'),
