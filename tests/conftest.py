@@ -45,3 +45,16 @@ def sparkpar_cli(tmp_path, monkeypatch):
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture
+def pinned_cli(sparkpar_cli):
+    """`sparkpar_cli` with `lint` pinned to SPX101 and SPX901 unless the test selects rules itself:
+    the CLI tests check exact output for samples.BAD_JOB, which newer rules also flag."""
+
+    def invoke(*args: str):
+        if args and args[0] == "lint" and "--select" not in args:
+            args = (*args, "--select", "SPX101,SPX901")
+        return sparkpar_cli(*args)
+
+    return invoke

@@ -80,22 +80,22 @@ def test_nearest_pyproject_with_a_sparkpar_table_wins(tmp_path):
     assert find_config(inner) == nearer
 
 
-def test_cli_config_error_exits_2_with_the_key(sparkpar_cli, tmp_path):
+def test_cli_config_error_exits_2_with_the_key(pinned_cli, tmp_path):
     write_pyproject(tmp_path, 'select = ["SPX1"]\nbogus = 1\n')
     (tmp_path / "job.py").write_text(BAD_JOB)
-    result = sparkpar_cli("lint", "job.py")
+    result = pinned_cli("lint", "job.py")
     assert result.exit_code == 2
     assert "pyproject.toml: [tool.sparkpar] bogus: unknown key" in result.stderr
     assert "Traceback" not in result.output
 
 
-def test_cli_missing_config_file_exits_2(sparkpar_cli, tmp_path):
+def test_cli_missing_config_file_exits_2(pinned_cli, tmp_path):
     (tmp_path / "job.py").write_text(BAD_JOB)
-    result = sparkpar_cli("lint", "job.py", "--config", "nope.toml")
+    result = pinned_cli("lint", "job.py", "--config", "nope.toml")
     assert result.exit_code == 2 and "nope.toml" in result.stderr
 
 
-def test_per_file_ignores_severity_and_exclude_apply(sparkpar_cli, tmp_path):
+def test_per_file_ignores_severity_and_exclude_apply(pinned_cli, tmp_path):
     for name in ("jobs/a.py", "tests/test_a.py", "legacy/old.py"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(BAD_JOB)
@@ -104,12 +104,12 @@ exclude = ["legacy"]
 per-file-ignores = {"tests/*" = ["SPX1"]}
 severity = {SPX101 = "info"}
 """)
-    data = json.loads(sparkpar_cli("lint", ".", "--format", "json").stdout)
+    data = json.loads(pinned_cli("lint", ".", "--format", "json").stdout)
     assert [(d["path"], d["severity"]) for d in data] == [("jobs/a.py", "info")]
 
 
-def test_explicit_config_file_may_hold_the_keys_at_top_level(sparkpar_cli, tmp_path):
+def test_explicit_config_file_may_hold_the_keys_at_top_level(pinned_cli, tmp_path):
     (tmp_path / "job.py").write_text(BAD_JOB)
     (tmp_path / "sparkpar.toml").write_text('ignore = ["SPX101"]\n')
-    assert sparkpar_cli("lint", "job.py", "--config", "sparkpar.toml").exit_code == 0
-    assert sparkpar_cli("lint", "job.py").exit_code == 1
+    assert pinned_cli("lint", "job.py", "--config", "sparkpar.toml").exit_code == 0
+    assert pinned_cli("lint", "job.py").exit_code == 1

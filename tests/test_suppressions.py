@@ -57,12 +57,12 @@ def _suppress_bad_line(comment: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_end_to_end_both_syntaxes(sparkpar_cli, tmp_path):
+def test_end_to_end_both_syntaxes(pinned_cli, tmp_path):
     (tmp_path / "noqa.py").write_text(_suppress_bad_line("  # noqa: SPX101"))
     (tmp_path / "ignore.py").write_text(_suppress_bad_line("  # sparkpar: ignore[SPX101]"))
     (tmp_path / "other.py").write_text(_suppress_bad_line("  # noqa: SPX102"))
     (tmp_path / "string.py").write_text(_suppress_bad_line('; note = "# noqa: SPX101"'))
-    result = sparkpar_cli("lint", ".", "--format", "concise")
+    result = pinned_cli("lint", ".", "--format", "concise")
     assert sorted(line.split(":")[0] for line in result.stdout.splitlines()) == [
         "other.py", "string.py",
     ]
