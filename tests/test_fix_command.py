@@ -115,3 +115,20 @@ def test_file_mode_is_kept(job: Path):
     os.chmod(job, 0o640)
     run("fix", str(job))
     assert (job.stat().st_mode & 0o777) == 0o640
+
+
+def test_lint_marks_which_findings_are_fixable_and_how_safely(tmp_path: Path):
+    safe = tmp_path / "safe.py"
+    safe.write_text(BAD.encode("latin-1").decode("latin-1"), encoding="latin-1")
+    unsafe = tmp_path / "unsafe.py"
+    unsafe.write_text(
+        "from pyspark.sql import functions as F\n"
+        "def first_page(spark):\n"
+        '    return spark.read.parquet("v").groupBy("user").agg(F.first("page"))\n'
+    )
+    result = run("lint", "--no-cache", "--select", "SPX101", str(tmp_path))
+    assert result.exit_code == 1
+    assert "SPX101 [error] [*] `last`" in result.stdout
+    assert "SPX101 [error] [*unsafe] `first`" in result.stdout
+    assert "[*] 1 fixable with `sparkpar fix`." in result.stdout
+    assert "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`." in result.stdout

@@ -52,8 +52,18 @@ def _headline(f: Finding) -> Text:
         ": ",
         (f.rule_id, _STYLE[f.severity]),
         f" [{f.severity.value}] ",
+        *_fixable(f),
         f.message,
     )
+
+
+def _fixable(f: Finding) -> tuple:
+    """ruff's marker: [*] a safe fix exists, [*unsafe] one needs --unsafe-fixes."""
+    if f.fix_safety == "safe":
+        return (("[*] ", "bold green"),)
+    if f.fix_safety == "unsafe":
+        return (("[*unsafe] ", "yellow"),)
+    return ()
 
 
 def _frame(console: Console, lines: list[str], span: Span, label: Text) -> None:
@@ -85,6 +95,11 @@ def _summary(findings: Sequence[Finding], files_checked: int | None) -> Text:
         if by_severity[s]
     ]
     count = len(findings)
-    return Text(
-        f"Found {count} finding{'s' * (count != 1)} ({', '.join(parts)}){checked}.", style="bold"
-    )
+    text = Text(f"Found {count} finding{'s' * (count != 1)} ({', '.join(parts)}){checked}.", style="bold")
+    safe = sum(f.fix_safety == "safe" for f in findings)
+    unsafe = sum(f.fix_safety == "unsafe" for f in findings)
+    if safe:
+        text.append(f"\n[*] {safe} fixable with `sparkpar fix`.")
+    if unsafe:
+        text.append(f"\n[*unsafe] {unsafe} more with `sparkpar fix --unsafe-fixes`.")
+    return text
