@@ -65,6 +65,7 @@ class _Outputs(cst.CSTVisitor):
     def __init__(self, aliases: _PairAliases) -> None:
         self.aliases = aliases
         self.emitted: list[cst.BaseExpression] = []
+        self.yielded: list[cst.BaseExpression] = []  # one element each, never a collection
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -84,7 +85,7 @@ class _Outputs(cst.CSTVisitor):
 
     def visit_Yield(self, node: cst.Yield) -> None:
         if isinstance(node.value, cst.BaseExpression):
-            self.emitted.append(node.value)
+            self.yielded.append(node.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -139,9 +140,10 @@ def key_forwarding(function: UserFunction, many: bool = False) -> str:
     else:
         function.node.body.visit(visitor)
         emitted = visitor.emitted
-    if not emitted:
+    if not emitted and not visitor.yielded:
         return UNKNOWN
     verdicts = [v for expr in emitted for v in _classify(expr, aliases, many or iterator)]
+    verdicts += [v for expr in visitor.yielded for v in _classify(expr, aliases, False)]
     if CHANGED in verdicts:
         return CHANGED
     return KEPT if verdicts and all(v == KEPT for v in verdicts) else UNKNOWN
