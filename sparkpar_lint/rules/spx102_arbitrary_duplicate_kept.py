@@ -16,6 +16,9 @@ _PRELUDE = (
     "spark = SparkSession.builder.getOrCreate()\n"
     'clicks = spark.read.parquet("clicks")\n'
 )
+_BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sort, tie-breaker)` == 1"
+# Streaming queries have no row_number: aggregate the other columns by an order column instead.
+_STREAMING_FIX = "; aggregate instead: `groupBy(subset).agg(F.max_by(column, event_time), ...)`"
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
 
@@ -35,6 +38,7 @@ class ArbitraryDuplicateKept(Rule):
         # Only the subset columns survive: every duplicate gives the same row.
         Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),
         Valid(_PRELUDE + 'n = clicks.dropDuplicates(["user"]).count()\n'),
+        Valid(_PRELUDE + 'pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])\n'),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
         Valid("import pandas as pd\npdf = pd.read_csv('c.csv')\npdf.sort_values('ts').drop_duplicates(['user'])\n"),
         # A local class with the same method name.
@@ -79,7 +83,7 @@ class ArbitraryDuplicateKept(Rule):
         for node in graph.nodes:
             if node.spec is None or not node.spec.keeps_arbitrary_row or not _has_subset(node):
                 continue
-            if _only_subset_used(graph, node):
+            if _only_subset_used(graph, node) or _only_subset_present(graph, node):
                 continue
             yield self._finding(ctx, node, upstream_sort(graph, node))
 
@@ -93,7 +97,7 @@ class ArbitraryDuplicateKept(Rule):
         if sort is not None:
             message += f", not the one `{sort.method}` put first (the shuffle discards that order)"
             related = (RelatedLocation(sort.span, f"`{sort.method}` orders the rows here ..."),)
-        message += "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sort, tie-breaker)` == 1"
+        message += _STREAMING_FIX if node.streaming else _BATCH_FIX
         severity = Severity.ERROR if sort is not None else Severity.WARNING
         return self.finding(ctx, node.span, message, severity=severity, related=related)
 
@@ -108,6 +112,12 @@ def _only_subset_used(graph: StageGraph, node: StageNode) -> bool:
     if not consumers or not node.keys:
         return False
     return all(_reads_only(consumer, set(node.keys)) for consumer in consumers)
+
+
+def _only_subset_present(graph: StageGraph, node: StageNode) -> bool:
+    """`select("user", "url").dropDuplicates(["user", "url"])`: the subset is every column."""
+    source = graph.input_of(node)
+    return source is not None and node.keys != () and _reads_only(source, set(node.keys))
 
 
 def _reads_only(consumer: StageNode, subset: set[str]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sparkpar_lint.graph.order_flow import unordering_shuffle
-from sparkpar_lint.graph.stage_graph import StageNode
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -15,6 +15,8 @@ _PRELUDE = (
     'events = spark.read.parquet("events")\n'
 )
 
+# Driver actions that display or count rows: which rows a limit kept changes nothing there.
+_PREVIEWS = frozenset({"show", "count", "isEmpty"})
 _FIX_BY_RECEIVER = {
     "DataFrame": "add `orderBy(<sort column>, <tie-breaker>)` before it",
     "RDD": "use `takeOrdered(n, key=...)` or `sortBy(...)` before it",
@@ -37,6 +39,8 @@ class UnorderedLimit(Rule):
               'm = events.select(F.max("ts")).head()\n'),
         # No shuffle upstream (a source read in order) and whole results are not SPX106's concern.
         Valid(_PRELUDE + 'events.limit(20).show()\nevents.groupBy("page").count().collect()\n'),
+        # A preview for a person, not a result.
+        Valid(_PRELUDE + 'events.join(spark.read.parquet("users"), "user").limit(5).show()\n'),
         Valid(_PRELUDE + 'events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b)'
               '.takeOrdered(5, key=lambda kv: -kv[1])\n'),
         # pandas head after a pandas groupby.
@@ -82,7 +86,7 @@ class UnorderedLimit(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
-            if not _picks_rows_by_position(node):
+            if not _picks_rows_by_position(node) or _only_previewed(graph, node):
                 continue
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
@@ -97,6 +101,12 @@ class UnorderedLimit(Rule):
         )
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows here"),)
         return self.finding(ctx, node.span, message, related=related)
+
+
+def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
+    """`limit(n).show()`: a person glances at some rows; nothing is computed from which ones."""
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(c.method in _PREVIEWS for c in consumers)
 
 
 def _picks_rows_by_position(node: StageNode) -> bool:

@@ -14,6 +14,10 @@ _PRELUDE = (
     "spark = SparkSession.builder.getOrCreate()\n"
     'events = spark.read.parquet("events")\n'
 )
+_FIX_BY_RECEIVER = {
+    "DataFrame": "sort after the shuffle, or use an ordered window, `min_by`/`max_by`",
+    "RDD": "sort after the shuffle (`sortBy`/`sortByKey`), or `takeOrdered`",
+}
 
 
 class SortDiscarded(Rule):
@@ -86,7 +90,7 @@ class SortDiscarded(Rule):
         message = (
             f"the order `{sort.method}` establishes is discarded by `{discarder.method}` before "
             "anything uses it: the sort is wasted work, and any later step that relies on it sees "
-            "rows in arbitrary order; sort after the shuffle or use an ordered window/`min_by`/`max_by`"
+            "rows in arbitrary order; " + _FIX_BY_RECEIVER.get(sort.receiver, _FIX_BY_RECEIVER["DataFrame"])
         )
         related = (RelatedLocation(discarder.span, f"`{discarder.method}` shuffles the sorted rows here"),)
         return self.finding(ctx, sort.span, message, related=related)
