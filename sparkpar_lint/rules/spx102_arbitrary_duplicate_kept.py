@@ -33,16 +33,23 @@ class ArbitraryDuplicateKept(Rule):
         Valid(
             _PRELUDE
             + 'newest_first = Window.partitionBy("user").orderBy(F.col("ts").desc(), "click_id")\n'
-            + 'latest = clicks.withColumn("rn", F.row_number().over(newest_first)).filter("rn = 1").drop("rn")\n'
+            + 'latest = clicks.withColumn("rn", F.row_number().over(newest_first))'
+            + '.filter("rn = 1").drop("rn")\n'
         ),
         # Only the subset columns survive: every duplicate gives the same row.
         Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),
         Valid(_PRELUDE + 'n = clicks.dropDuplicates(["user"]).count()\n'),
         Valid(_PRELUDE + 'pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])\n'),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
-        Valid("import pandas as pd\npdf = pd.read_csv('c.csv')\npdf.sort_values('ts').drop_duplicates(['user'])\n"),
+        Valid(
+            "import pandas as pd\npdf = pd.read_csv('c.csv')\n"
+            "pdf.sort_values('ts').drop_duplicates(['user'])\n"
+        ),
         # A local class with the same method name.
-        Valid("class Log:\n    def dropDuplicates(self, cols):\n        return self\nLog().dropDuplicates(['user'])\n"),
+        Valid(
+            "class Log:\n    def dropDuplicates(self, cols):\n        return self\n"
+            "Log().dropDuplicates(['user'])\n"
+        ),
     ]
     INVALID = [
         Invalid(

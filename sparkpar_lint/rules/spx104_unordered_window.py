@@ -30,7 +30,10 @@ class UnorderedWindow(Rule):
         # Sorting the collected list removes the dependence on arrival order.
         Valid(_PRELUDE + 'w = Window.partitionBy("user")\n'
               'events.select(F.array_sort(F.collect_list("page").over(w)).alias("pages"))\n'),
-        Valid(_PRELUDE + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'),
+        Valid(
+            _PRELUDE
+            + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'
+        ),
         # The spec comes from a helper that orders it.
         Valid(_PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
               'events.withColumn("last_page", F.first("page").over(by_user()))\n'),

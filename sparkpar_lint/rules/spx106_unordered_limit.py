@@ -29,7 +29,10 @@ class UnorderedLimit(Rule):
     severity = Severity.ERROR
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
     VALID = [
-        Valid(_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
+        Valid(
+            _PRELUDE
+            + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'
+        ),
         Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
               'ranked = counts.sort("count", "page")\n'
               'ranked.select("page").take(5)\n'),
