@@ -30,6 +30,7 @@ class ArbitraryDuplicateKept(Rule):
     summary = "dropDuplicates on a subset keeps an arbitrary row of each duplicate group."
     VALID = [
         Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
+        Valid(_PRELUDE + "clicks.dropDuplicates(None)\nclicks.drop_duplicates(subset=None)\n"),
         Valid(
             _PRELUDE
             + 'newest_first = Window.partitionBy("user").orderBy(F.col("ts").desc(), "click_id")\n'
@@ -110,7 +111,11 @@ class ArbitraryDuplicateKept(Rule):
 
 
 def _has_subset(node: StageNode) -> bool:
-    return node.positional_count > 0 or "subset" in node.keywords
+    """A subset was passed and is not `None` (which means every column)."""
+    if node.call is None:
+        return False
+    subset = next((a.value for a in node.call.args if a.keyword is None or a.keyword.value == "subset"), None)
+    return subset is not None and not (isinstance(subset, cst.Name) and subset.value == "None")
 
 
 def _only_subset_used(graph: StageGraph, node: StageNode) -> bool:
