@@ -90,7 +90,10 @@ SPARK_SHOWN = [
 @pytest.mark.parametrize("name", SPARK_SHOWN)
 def test_bad_job_differs_between_one_and_several_partitions(cluster_spark, name):
     pytest.importorskip("pyspark")
-    from tests.spark_harness import load_job, run
+    try:
+        from tests.spark_harness import load_job, run
+    except ModuleNotFoundError:  # tests/ is on sys.path itself when it is not a package
+        from spark_harness import load_job, run
 
     bad = load_job(FIXTURES / name)
     sequential = run(cluster_spark, bad, None)  # one partition, original order
