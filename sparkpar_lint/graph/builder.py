@@ -157,7 +157,9 @@ class GraphBuilder:
             self.exec_block(statement.body.body, scope)
             if statement.orelse:
                 self.exec_block(statement.orelse.body.body, scope)
-        elif isinstance(statement, (cst.If, cst.While)):
+        elif isinstance(statement, cst.If):
+            self.exec_branches(statement, scope)
+        elif isinstance(statement, cst.While):
             self.ev(statement.test, scope)
             self.exec_block(statement.body.body, scope)
             orelse = statement.orelse
@@ -183,6 +185,23 @@ class GraphBuilder:
             self.ev(statement.subject, scope)
             for case in statement.cases:
                 self.exec_block(case.body.body, scope)
+
+    def exec_branches(self, statement: cst.If, scope: Scope) -> None:
+        """Only one branch of an if/elif/else runs: each starts from the state before the `if`, and
+        afterwards a name holds what the last branch assigning it gave it (branches never chain)."""
+        before = dict(scope.variables)
+        merged = dict(before)
+        branch: cst.If | cst.Else | None = statement
+        while branch is not None:
+            scope.variables.clear()
+            scope.variables.update(before)
+            if isinstance(branch, cst.If):
+                self.ev(branch.test, scope)
+            self.exec_block(branch.body.body, scope)
+            merged.update({name: v for name, v in scope.variables.items() if before.get(name) is not v})
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        scope.variables.clear()
+        scope.variables.update(merged)
 
     def exec_small(self, small: cst.BaseSmallStatement, scope: Scope) -> None:
         if isinstance(small, cst.Assign):
