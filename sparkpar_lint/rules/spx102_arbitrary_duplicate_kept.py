@@ -96,9 +96,9 @@ class ArbitraryDuplicateKept(Rule):
             yield self._finding(ctx, node, upstream_sort(graph, node))
 
     def _finding(self, ctx: RuleContext, node: StageNode, sort: StageNode | None) -> Finding:
-        subset = ", ".join(node.keys) or "the subset"
+        subset = f"({', '.join(node.keys)})" if node.keys else "subset value"
         message = (
-            f"`{node.method}` keeps one arbitrary row per ({subset}): the other columns come from "
+            f"`{node.method}` keeps one arbitrary row per {subset}: the other columns come from "
             "whichever duplicate a partition reaches first"
         )
         related = ()

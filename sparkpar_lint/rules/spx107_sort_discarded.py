@@ -38,6 +38,14 @@ class SortDiscarded(Rule):
         # One branch uses the order, so the sort is not wasted.
         Valid(_PRELUDE + 'ranked = events.orderBy("ts")\n'
               'ranked.limit(5).show()\nranked.groupBy("user").count()\n'),
+        # Only one branch of an if/else sorts: the sorts do not follow one another.
+        Valid(
+            _PRELUDE
+            + 'counts = events.groupBy("page").count()\n'
+            + 'if ascending:\n    ranked = counts.orderBy("count")\n'
+            + 'else:\n    ranked = counts.orderBy(F.desc("count"))\n'
+            + "ranked.show()\n"
+        ),
         # coalesce(1) merges sorted partitions without a shuffle.
         Valid(_PRELUDE + 'events.orderBy("ts").coalesce(1).write.csv("out")\n'),
         # pandas: sort_values then groupby keeps order within groups.
