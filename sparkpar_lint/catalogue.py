@@ -21,6 +21,7 @@ ORDER_EFFECTS = {
     "establishes-total",
     "establishes-per-key",
     "sorts-within-partitions",
+    "by-count",  # coalesce: coalesce(1) concatenates partitions in order; more merge them freely
 }
 PARTITIONING_EFFECTS = {
     "preserves",

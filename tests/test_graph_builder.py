@@ -263,3 +263,9 @@ def test_render_formats(fmt):
         assert text.startswith("digraph stages {") and 'n1 -> n2 [label="total(by ts)"]' in text
     else:
         assert "GroupedData.agg" in text and "state=partitioned(k)" in text
+
+
+def test_coalesce_to_one_partition_keeps_a_total_order():
+    graph = graph_of('df = spark.read.parquet("p").orderBy("ts")\ndf.coalesce(1)\ndf.coalesce(4)\n')
+    one, four = [n for n in graph.nodes if n.method == "coalesce"]
+    assert one.output_order.kind == "total" and four.output_order.kind == "unordered"

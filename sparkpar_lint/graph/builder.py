@@ -801,7 +801,7 @@ def _first_literal(node: StageNode) -> str | None:
 
 def _order_after(node: StageNode, spec: OperatorSpec) -> Order:
     effect = spec.order_effect
-    if effect == "preserves":
+    if effect == "preserves" or (effect == "by-count" and _first_literal(node) == "1"):
         return node.input_order
     if effect == "establishes-total":
         return Order("total", by=node.keys, established_by=node.id)
