@@ -1,1 +1,129 @@
-"""pytest plugin entry point (placeholder until the plugin lands)."""
+"""pytest-sparkpar: prove a PySpark job gives the same output under every interleaving.
+
+Registered through the `pytest11` entry point; `-p no:sparkpar` disables it. This module imports
+nothing heavy at load time (no pyspark, no hypothesis), so `pytest --help` stays fast.
+
+Options (each with an ini key of the same name, dashes as underscores, `sparkpar_` prefix):
+  --sparkpar-determinism   also run permuted interleavings in `sparkpar.check`
+  --sparkpar-runs N        interleavings per check (default 20)
+  --sparkpar-seed S        seed for the interleaving choices (default: random, printed in the header)
+  --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
+                           --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+
+import pytest
+
+DEFAULT_RUNS = 20
+SEED_KEY = pytest.StashKey[int]()
+SESSION_KEY = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sparkpar", "sparkpar: determinism of PySpark jobs under parallelism")
+    group.addoption("--sparkpar-determinism", action="store_true", default=None,
+                    help="run permuted interleavings in sparkpar.check and fail when outputs differ")
+    group.addoption("--sparkpar-runs", type=int, default=None, metavar="N",
+                    help=f"permuted interleavings per check (default {DEFAULT_RUNS})")
+    group.addoption("--sparkpar-seed", type=int, default=None, metavar="S",
+                    help="seed of the interleaving choices (default: random, shown in the header)")
+    group.addoption("--sparkpar-master", default=None, metavar="URL",
+                    help="Spark master (default local[2]; local-cluster[2,1,1024] with "
+                         "--sparkpar-determinism); an sc:// URL uses Spark Connect")
+    parser.addini("sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False)
+    parser.addini("sparkpar_runs", f"permuted interleavings per check (default {DEFAULT_RUNS})", default=str(DEFAULT_RUNS))
+    parser.addini("sparkpar_seed", "seed of the interleaving choices (default random)", default="")
+    parser.addini("sparkpar_master", "Spark master URL (see --sparkpar-master)", default="")
+
+
+def _option(config: pytest.Config, name: str):
+    value = config.getoption(f"sparkpar_{name}")
+    return value if value is not None else config.getini(f"sparkpar_{name}")
+
+
+def determinism(config: pytest.Config) -> bool:
+    return bool(_option(config, "determinism"))
+
+
+def runs(config: pytest.Config) -> int:
+    return int(_option(config, "runs") or DEFAULT_RUNS)
+
+
+def master(config: pytest.Config) -> str:
+    from pytest_sparkpar.session import DETERMINISM_MASTER, FAST_MASTER
+
+    chosen = _option(config, "master")
+    return chosen or (DETERMINISM_MASTER if determinism(config) else FAST_MASTER)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sparkpar(runs=N): a determinism check of a PySpark job; `runs` overrides "
+        "--sparkpar-runs for this test (select them with -m sparkpar)",
+    )
+    seed = _option(config, "seed")
+    config.stash[SEED_KEY] = int(seed) if seed not in (None, "") else random.Random().getrandbits(32)
+    config.stash[SESSION_KEY] = {}
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    mode = f"on, {runs(config)} runs per check" if determinism(config) else "off (sequential runs only)"
+    return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
+
+
+def replay_command(config: pytest.Config, nodeid: str) -> str:
+    args = ["pytest", nodeid, "--sparkpar-determinism", f"--sparkpar-seed={config.stash[SEED_KEY]}"]
+    if runs(config) != DEFAULT_RUNS:
+        args.append(f"--sparkpar-runs={runs(config)}")
+    if _option(config, "master"):
+        args.append(f"--sparkpar-master={_option(config, 'master')}")
+    return shlex.join(args)
+
+
+@pytest.fixture(scope="session")
+def spark(pytestconfig: pytest.Config):
+    """The test session's one SparkSession (see pytest_sparkpar.session for the master chosen).
+
+    Tuned for small fast jobs: 4 shuffle partitions, UI off, 1 GB driver, Python workers warmed.
+    """
+    from pytest_sparkpar.session import SparkStartError, start
+
+    try:
+        session = start(master(pytestconfig))
+    except SparkStartError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def sparkpar(request: pytest.FixtureRequest):
+    """Determinism checks: `check(job, inputs, input_order, output, streaming=False)`,
+    `check_combiner(fn, values)`, and the order types `bag()`, `per_key(key, by)`, `sequence()`.
+    Spark starts only when `check` first needs it."""
+    from pytest_sparkpar.api import Sparkpar
+    from pytest_sparkpar.check import Settings
+
+    config = request.config
+    marker = request.node.get_closest_marker("sparkpar")
+    settings = Settings(
+        determinism=determinism(config), runs=runs(config), seed=config.stash[SEED_KEY],
+        master=master(config), nodeid=request.node.nodeid,
+        replay=replay_command(config, request.node.nodeid),
+    )
+    return Sparkpar(settings, lambda: request.getfixturevalue("spark"),
+                    runs_override=marker.kwargs.get("runs") if marker else None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if call.excinfo is not None and report.failed and type(call.excinfo.value).__name__ == "SparkparFailure":
+        # The report is the whole story; the plugin's own frames would only hide it.
+        report.longrepr = call.excinfo.value.report
+    return report

@@ -1,0 +1,142 @@
+"""The `sparkpar` fixture object: `check`, `check_combiner` and the order types."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pytest_sparkpar import orders
+from pytest_sparkpar.orders import OrderType
+
+
+class Sparkpar:
+    bag = staticmethod(orders.bag)
+    per_key = staticmethod(orders.per_key)
+    sequence = staticmethod(orders.sequence)
+
+    def __init__(self, settings, get_spark: Callable[[], Any], runs_override: int | None = None):
+        self.settings = settings
+        self._get_spark = get_spark
+        self._calls = 0
+        if runs_override:
+            self.settings.runs = runs_override
+
+    def check(self, job: Callable, inputs: Any, input_order: OrderType | dict[str, OrderType] | None = None,
+              output: OrderType | None = None, streaming: bool = False, *, output_mode: str = "append",
+              tolerance: float | None = None, schema: Any = None) -> list:
+        """Run `job` under its sequential semantics and, with --sparkpar-determinism, under
+        permuted interleavings; fail with a shrunk counterexample when outputs differ.
+
+        `inputs` maps input names (the job's parameter names) to rows, `(rows, schema)`, a
+        DataFrame or a hypothesis strategy of row lists; a single non-dict value is one input.
+        Returns the sequential output as a list of Rows.
+        """
+        __tracebackhide__ = True
+        from pytest_sparkpar.check import Checker, derive_seed, is_strategy, normalise
+        from pytest_sparkpar.report import SparkparFailure, failure_report
+
+        named = inputs if isinstance(inputs, dict) else {"input": inputs}
+        schemas = schema if isinstance(schema, dict) else {n: schema for n in named}
+        order_of = input_order if isinstance(input_order, dict) else {n: input_order for n in named}
+        order_of = {n: order_of.get(n) or orders.bag() for n in named}
+        seed = derive_seed(self.settings.seed, self.settings.nodeid, self._calls)
+        self._calls += 1
+        spark = self._get_spark()
+        checker = Checker(spark, self.settings, job, order_of, output or orders.bag(), streaming, output_mode, tolerance)
+
+        strategies = {n: v for n, v in named.items() if is_strategy(v)}
+        if strategies:
+            if len(strategies) != len(named):
+                raise TypeError("sparkpar: give every input as a hypothesis strategy, or none")
+            return self._check_strategies(checker, strategies, schemas, spark, seed)
+
+        datasets = {n: normalise(spark, v, schemas.get(n)) for n, v in named.items()}
+        sequential = checker.sequential(datasets)
+        if not self.settings.determinism:
+            return _as_rows(sequential)
+        mismatch = checker.search(datasets, sequential, seed)
+        if mismatch is None:
+            return _as_rows(sequential)
+        mismatch = checker.coarse(datasets, mismatch, seed)
+        shrunk = checker.shrink(mismatch.inputs, seed)
+        best = shrunk or mismatch
+        sizes = {n: len(d.rows) for n, d in datasets.items()}
+        raise SparkparFailure(failure_report(job, best, checker.output, tolerance, self.settings, sizes, best.inputs != datasets))
+
+    def _check_strategies(self, checker, strategies, schemas, spark, seed) -> list:
+        __tracebackhide__ = True
+        from hypothesis import HealthCheck, given, settings, strategies as st
+        from hypothesis import seed as fix_seed
+
+        from pytest_sparkpar.check import normalise
+        from pytest_sparkpar.report import SparkparFailure, failure_report
+
+        if not self.settings.determinism:
+            # One seeded draw, sequential run only.
+            drawn: dict = {}
+
+            @fix_seed(seed)
+            @settings(database=None, max_examples=1, deadline=None, suppress_health_check=list(HealthCheck))
+            @given(st.fixed_dictionaries(strategies))
+            def one(rows):
+                drawn.update(rows)
+
+            one()
+            datasets = {n: normalise(spark, drawn[n], schemas.get(n)) for n in strategies}
+            return _as_rows(checker.sequential(datasets))
+        mismatch = checker.strategy_search(strategies, schemas, spark, seed)
+        if mismatch is None:
+            return []
+        raise SparkparFailure(failure_report(checker.job, mismatch, checker.output, checker.tolerance, self.settings, {}, True))
+
+    def check_combiner(self, fn: Callable[[Any, Any], Any], values: Any, *, commutative: bool = True,
+                       tolerance: float | None = None, max_examples: int = 200) -> None:
+        """Property-test that `fn` is associative (and commutative unless told otherwise), as a
+        combine function run on partial aggregates must be; fails with a minimal counterexample."""
+        __tracebackhide__ = True
+        from hypothesis import HealthCheck, given, settings, strategies as st
+        from hypothesis import seed as fix_seed
+
+        from pytest_sparkpar.check import derive_seed
+        from pytest_sparkpar.orders import values_equal
+        from pytest_sparkpar.report import SparkparFailure, section
+
+        strategy = values if type(values).__module__.startswith("hypothesis") else st.sampled_from(list(values))
+        found: dict[str, str] = {}
+        name = getattr(fn, "__qualname__", repr(fn))
+
+        class NotAMonoid(AssertionError):
+            pass
+
+        @fix_seed(derive_seed(self.settings.seed, self.settings.nodeid, self._calls))
+        @settings(database=None, deadline=None, max_examples=max_examples, suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @given(strategy, strategy, strategy)
+        def law(a, b, c):
+            left, right = fn(fn(a, b), c), fn(a, fn(b, c))
+            if not values_equal(left, right, tolerance):
+                found["law"] = "associativity: fn(fn(a, b), c) == fn(a, fn(b, c))"
+                found["detail"] = f"a = {a!r}\nb = {b!r}\nc = {c!r}\nfn(fn(a, b), c) = {left!r}\nfn(a, fn(b, c)) = {right!r}"
+                raise NotAMonoid()
+            if commutative:
+                ab, ba = fn(a, b), fn(b, a)
+                if not values_equal(ab, ba, tolerance):
+                    found["law"] = "commutativity: fn(a, b) == fn(b, a)"
+                    found["detail"] = f"a = {a!r}\nb = {b!r}\nfn(a, b) = {ab!r}\nfn(b, a) = {ba!r}"
+                    raise NotAMonoid()
+
+        self._calls += 1
+        try:
+            law()
+        except NotAMonoid:
+            raise SparkparFailure(
+                f"sparkpar: combiner `{name}` breaks {found['law']}, so Spark's partial aggregation"
+                " can change the result with the partitioning.\n\n"
+                + section("minimal counterexample (shrunk by hypothesis)", found["detail"])
+                + "\n" + section("reproduce", f"seed: {self.settings.seed}\n{self.settings.replay}")
+            ) from None
+
+
+def _as_rows(output) -> list:
+    from pyspark.sql import Row
+
+    make = Row(*output.columns)
+    return [make(*row) for row in output.rows]

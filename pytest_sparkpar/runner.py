@@ -1,0 +1,184 @@
+"""Running a job under one interleaving, on real Spark, with the rows exactly where it says.
+
+Batch inputs: every row is tagged with its target partition and its position, then
+`repartitionById(n, part).sortWithinPartitions(pos)` puts exactly those rows, in exactly that
+order, in each partition (Spark 4.1+), and the tags are dropped.
+
+Streaming inputs: the file source. Each micro-batch is written as one Parquet file per input
+partition, modification times strictly increasing, and read with `maxFilesPerTrigger` = partitions
+and `trigger(availableNow=True)`, so micro-batch b is exactly the files of batch b; a huge
+`spark.sql.files.openCostInBytes` keeps every file in its own partition. `foreachBatch` captures
+each batch's output by batch id. Every run gets a fresh checkpoint directory, and queries are
+stopped and directories removed even when the job raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pytest_sparkpar.interleaving import Interleaving
+
+PART, POS = "__sparkpar_part", "__sparkpar_pos"
+
+
+@dataclass
+class Dataset:
+    """One input after normalisation: plain tuples plus the Spark schema they were built with."""
+
+    rows: list[tuple]
+    schema: Any  # pyspark StructType
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.schema.names)
+
+
+@dataclass
+class Output:
+    rows: list[tuple]
+    columns: list[str]
+    batches: dict[int, int] | None = None  # streaming: batch id -> rows emitted
+
+
+class SessionPool:
+    """Gives each variant a session with its own SQL conf over the one shared SparkContext.
+
+    `newSession()` shares the SparkContext (and its executors) but not SQL confs, so threads can
+    run differently configured variants at once. Spark Connect sessions run serially instead.
+    """
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.lock = threading.Lock()
+        self.shared = not hasattr(spark, "sparkContext") or _is_connect(spark)
+
+    def session(self, confs: dict[str, str]):
+        session = self.spark if self.shared else self.spark.newSession()
+        for key, value in confs.items():
+            session.conf.set(key, value)
+        return session
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def call_job(job: Callable, frames: dict[str, Any]):
+    __tracebackhide__ = True
+    try:
+        params = inspect.signature(job).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if frames.keys() <= params.keys():
+        return job(**frames)
+    return job(*frames.values())
+
+
+def to_rows(frame) -> list[tuple]:
+    from pytest_sparkpar.orders import plain
+
+    return [plain(tuple(r)) for r in frame.collect()]
+
+
+def _placed_frame(session, data: Dataset, placement):
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    tagged_schema = StructType(list(data.schema.fields) + [StructField(PART, IntegerType(), False), StructField(POS, IntegerType(), False)])
+    tagged = [data.rows[i] + (placement.partition_of[j], j) for j, i in enumerate(placement.order)]
+    frame = session.createDataFrame(tagged, tagged_schema)
+    placed = frame.repartitionById(placement.partitions, F.col(PART)).sortWithinPartitions(POS)
+    return placed.drop(PART, POS)
+
+
+def run_batch(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving) -> Output:
+    __tracebackhide__ = True
+    with pool.lock if pool.shared else _nullcontext():
+        session = pool.session(variant.confs())
+        frames = {n: _placed_frame(session, d, variant.placements[n]) for n, d in inputs.items()}
+        result = call_job(job, frames)
+        return Output(to_rows(result), list(result.columns))
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _write_batches(directory: str, data: Dataset, placement) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(data.schema)
+    names = data.columns
+    stamp = time.time() - 3600 * 24  # in the past, 1 s apart: the source orders files by mtime
+    for batch in range(placement.batches):
+        for part in range(placement.partitions):
+            rows = [
+                dict(zip(names, data.rows[i]))
+                for j, i in enumerate(placement.order)
+                if placement.batch_of[j] == batch and placement.partition_of[j] == part
+            ]
+            path = os.path.join(directory, f"b{batch:04d}-p{part:04d}.parquet")
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+            stamp += 1
+            os.utime(path, (stamp, stamp))
+
+
+def run_streaming(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving, output_mode: str) -> Output:
+    __tracebackhide__ = True
+    root = tempfile.mkdtemp(prefix="sparkpar-stream-")
+    query = None
+    try:
+        confs = dict(variant.confs(), **{"spark.sql.files.openCostInBytes": str(1 << 40)})
+        with pool.lock if pool.shared else _nullcontext():
+            session = pool.session(confs)
+            frames = {}
+            for name, data in inputs.items():
+                placement = variant.placements[name]
+                directory = os.path.join(root, "in-" + name)
+                os.makedirs(directory)
+                _write_batches(directory, data, placement)
+                frames[name] = (
+                    session.readStream.schema(data.schema)
+                    .option("maxFilesPerTrigger", placement.partitions)
+                    .parquet(directory)
+                )
+            result = call_job(job, frames)
+            captured: dict[int, list[tuple]] = {}
+
+            def capture(frame, batch_id):
+                captured[batch_id] = to_rows(frame)
+
+            query = (
+                result.writeStream.outputMode(output_mode)
+                .foreachBatch(capture)
+                .option("checkpointLocation", os.path.join(root, "checkpoint"))
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+        batches = sorted(captured)
+        if output_mode == "complete":
+            rows = captured[batches[-1]] if batches else []
+        else:
+            rows = [r for b in batches for r in captured[b]]
+        return Output(rows, list(result.columns), {b: len(captured[b]) for b in batches})
+    finally:
+        if query is not None:
+            try:
+                query.stop()
+            except Exception:  # noqa: BLE001 - the job's own error is the one worth showing
+                pass
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,17 @@
+"""A grouped pandas function that forward-fills and takes iloc[0] in arrival order."""
+
+from tests.plugin_jobs._data import SENSOR_SCHEMA, sensor_readings
+
+INPUTS = {"df": (sensor_readings(), SENSOR_SCHEMA)}
+OUT_SCHEMA = "sensor int, ts int, v double, first_ts int"
+
+
+def fill(pdf):
+    pdf = pdf.copy()
+    pdf["v"] = pdf["v"].ffill()
+    pdf["first_ts"] = pdf["ts"].iloc[0]
+    return pdf
+
+
+def job(df):
+    return df.groupBy("sensor").applyInPandas(fill, OUT_SCHEMA)

@@ -1,0 +1,11 @@
+"""The three smallest keys' totals: sort before limiting."""
+
+from pyspark.sql import functions as F
+
+from tests.plugin_jobs._data import READINGS_SCHEMA, readings
+
+INPUTS = {"df": (readings(), READINGS_SCHEMA)}
+
+
+def job(df):
+    return df.groupBy("k").agg(F.sum("v").alias("total")).orderBy("k").limit(3)
