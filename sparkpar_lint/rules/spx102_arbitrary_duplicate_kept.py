@@ -18,7 +18,9 @@ _PRELUDE = (
 )
 _BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sort, tie-breaker)` == 1"
 # Streaming queries have no row_number: aggregate the other columns by an order column instead.
-_STREAMING_FIX = "; aggregate instead: `groupBy(subset).agg(F.max_by(column, event_time), ...)`"
+_STREAMING_FIX = (
+    "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
+)
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
 
