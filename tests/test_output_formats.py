@@ -107,7 +107,7 @@ def test_rich_shows_code_frame_underline_related_location_and_summary():
     text = render("rich")
     lines = text.splitlines()
     assert lines[0] == (
-        "jobs/latest.py:2:44: SPX101 [error] F.first depends on row order lost by the shuffle"
+        "jobs/latest.py:2:44: SPX101 [error] [*unsafe] F.first depends on row order lost by the shuffle"
     )
     code = next(i for i, line in enumerate(lines) if line.startswith("2 | latest ="))
     underline = lines[code + 1]
