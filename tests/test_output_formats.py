@@ -116,7 +116,7 @@ def test_rich_shows_code_frame_underline_related_location_and_summary():
     assert "  ::: jobs/latest.py:2:10: order set here" in lines
     carets = [line for line in lines if "^ order set here" in line][0]
     assert carets.index("^") == lines[code].index("df.orderBy")
-    assert lines[-1] == "Found 2 findings (1 error, 1 warning) in 2 files."
+    assert lines[-2:] == ["Found 2 findings (1 error, 1 warning) in 2 files.", "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`."]
     assert "\x1b[" not in text
 
 
