@@ -1,5 +1,6 @@
-"""State and key analyses behind SPX201/SPX202 (user_functions, partition_state), and the bad
-state/key fixtures shown wrong on real Spark under two partitionings."""
+"""State and key analyses behind SPX201/SPX202 (user_functions, partition_state).
+
+The bad state/key fixtures are shown wrong on real Spark by tests/test_fixtures_on_spark.py."""
 
 from __future__ import annotations
 
@@ -76,28 +77,3 @@ def test_bound_method_mutating_self_is_found_once():
         "    def run(self, rdd: RDD):\n        return rdd.map(self.parse).filter(self.parse)\n"
     )
     assert [(f.rule_id, f.span.line) for f in analyze("t.py", source)] == [("SPX201", 3)]
-
-
-SPARK_SHOWN = [
-    "spx201/bad_visit_number.py",
-    "spx202/bad_device_last_seen.py",
-    "spx301/bad_campaign_clicks.py",
-    "spx302/bad_account_totals.py",
-]
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("name", SPARK_SHOWN)
-def test_bad_job_differs_between_one_and_several_partitions(cluster_spark, name):
-    pytest.importorskip("pyspark")
-    try:
-        from tests.spark_harness import load_job, run
-    except ModuleNotFoundError:  # tests/ is on sys.path itself when it is not a package
-        from spark_harness import load_job, run
-
-    bad = load_job(FIXTURES / name)
-    sequential = run(cluster_spark, bad, None)  # one partition, original order
-    partitioned = run(cluster_spark, bad, 1)  # permuted, several partitions
-    assert partitioned != sequential
-    fixed = load_job(FIXTURES / name.replace("bad_", "fixed_"))
-    assert run(cluster_spark, fixed, 1) == run(cluster_spark, fixed, None)
