@@ -14,7 +14,7 @@ import click
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.config import Config, ConfigError, check_prefixes, find_config, load_config
 from sparkpar_lint.model import ExitStatus
-from sparkpar_lint.output import FORMATS, MACHINE_FORMATS, renderer
+from sparkpar_lint.output import FORMATS, renderer
 
 # Commands other modules own; each is added only when its module is present.
 _OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"))

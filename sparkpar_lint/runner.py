@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparkpar_lint.cache import CACHE_DIR_NAME, Cache
+from sparkpar_lint.cache import Cache
 from sparkpar_lint.config import Config, matches, selected_rules
 from sparkpar_lint.discovery import discover
 from sparkpar_lint.model import ExitStatus, FileResult, Finding

@@ -36,9 +36,9 @@ def spx101_jobs(draw) -> str:
         lines.append(f'    {name} = {name}.filter("{value} IS NOT NULL").orderBy("{sort}")')
         lines.append(f'    return {name}.groupBy("key").agg({call}{alias})')
     else:
-        lines.append(f"    return (")
+        lines.append("    return (")
         lines.append(f'        {name}.orderBy("{sort}")  # sorted by time')
-        lines.append(f'        .groupBy("key")')
+        lines.append('        .groupBy("key")')
         lines.append(f"        .agg({call}{alias})")
         lines.append("    )")
     return "\n".join(lines) + "\n"

@@ -30,7 +30,7 @@ def _comma_list(_ctx, _param, value):
               help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
 def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, config_path):
     """Rewrite PATHS so their results no longer depend on partitioning."""
-    from sparkpar_lint.cli import _fail, _load_config, _rule_classes
+    from sparkpar_lint.cli import _load_config, _rule_classes
     from sparkpar_lint.config import check_prefixes
     from sparkpar_lint.discovery import discover
     from sparkpar_lint.fixes.engine import fix_source

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
 
 from sparkpar_lint.model import Span
 from sparkpar_lint.graph.stage_graph import ColumnExpr, UserFunction, WindowSpecValue
