@@ -1,0 +1,131 @@
+"""Speed and detection rate of the pytest plugin's permuted runs.
+
+    python bench/plugin_speed.py                    # full: 50 seeds for bad jobs, 50 for twins
+    python bench/plugin_speed.py --seeds 10 --twin-seeds 3    # quick
+
+Throughput: the reference job (tests/plugin_jobs/fixed_pandas_ffill.py: 300 rows, groupBy plus a
+grouped pandas function) under --variants interleavings, two ways on the same warm session:
+  * sparkpar: exact placement (repartitionById + sortWithinPartitions), a `newSession()` per
+    variant for its SQL confs, 3 threads;
+  * naive: the straightforward serial loop — for each variant set the confs on the session,
+    `createDataFrame(shuffled rows).repartition(n)`, run the job, collect.
+Detection: for every (bad, fixed) pair in tests/plugin_jobs/ (and fixtures/**/bad_*.py that
+follow the `job` + `INPUTS` convention, twin = fixed_*/good_* beside it), the fraction of seeds
+for which the default 20 interleavings catch the bad job, and false alarms on the twin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_sparkpar import interleaving as il  # noqa: E402
+from pytest_sparkpar.check import Checker, Settings, normalise  # noqa: E402
+from pytest_sparkpar.orders import bag  # noqa: E402
+from pytest_sparkpar.session import DETERMINISM_MASTER, start  # noqa: E402
+
+
+def load(path: Path):
+    name = "sparkpar_bench_" + "_".join(path.relative_to(ROOT).with_suffix("").parts)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module if hasattr(module, "job") and hasattr(module, "INPUTS") else None
+
+
+def pairs() -> list[tuple[Path, Path | None]]:
+    found = []
+    for bad in sorted((ROOT / "tests" / "plugin_jobs").glob("bad_*.py")) + sorted((ROOT / "fixtures").glob("**/bad_*.py")):
+        stem = bad.name[len("bad_"):]
+        twin = next((bad.with_name(p + stem) for p in ("fixed_", "good_") if bad.with_name(p + stem).exists()), None)
+        found.append((bad, twin))
+    return found
+
+
+def checker_for(spark, module, runs: int, seed: int) -> tuple[Checker, dict]:
+    settings = Settings(True, runs, seed, "", "bench", "")
+    names = list(module.INPUTS)
+    order = getattr(module, "INPUT_ORDER", None) or bag()
+    orders = order if isinstance(order, dict) else {n: order for n in names}
+    checker = Checker(spark, settings, module.job, orders, getattr(module, "OUTPUT", None) or bag(),
+                      getattr(module, "STREAMING", False), getattr(module, "OUTPUT_MODE", "append"), None)
+    datasets = {n: normalise(spark, v, None) for n, v in module.INPUTS.items()}
+    return checker, datasets
+
+
+def throughput(spark, variants: int) -> None:
+    module = load(ROOT / "tests" / "plugin_jobs" / "fixed_pandas_ffill.py")
+    checker, datasets = checker_for(spark, module, variants, 1)
+    sequential = checker.sequential(datasets)
+    checker.search(datasets, sequential, 0)  # warm-up: JIT, Python workers on both executors
+    start_time = time.perf_counter()
+    assert checker.search(datasets, sequential, 1) is None
+    ours = variants / (time.perf_counter() - start_time)
+
+    rng = random.Random(1)
+    data = datasets["df"]
+    start_time = time.perf_counter()
+    for _ in range(variants):
+        variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False)
+        for key, value in variant.confs().items():
+            spark.conf.set(key, value)
+        placement = variant.placements["df"]
+        frame = spark.createDataFrame([data.rows[i] for i in placement.order], data.schema).repartition(placement.partitions)
+        module.job(frame).collect()
+    naive = variants / (time.perf_counter() - start_time)
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    print(f"throughput on {len(data.rows)}-row groupBy+applyInPandas job, {variants} variants:")
+    print(f"  sparkpar {ours:.2f} interleavings/s, naive serial loop {naive:.2f}/s, ratio {ours / naive:.2f}x")
+
+
+def detection(spark, seeds: int, twin_seeds: int, runs: int) -> None:
+    print(f"detection with {runs} interleavings per check:")
+    for bad, twin in pairs():
+        for path, count, expect_bug in ((bad, seeds, True), (twin, twin_seeds, False)):
+            if path is None or count == 0:
+                continue
+            module = load(path)
+            if module is None:
+                print(f"  {path.relative_to(ROOT)}: skipped (no job/INPUTS)")
+                continue
+            checker, datasets = checker_for(spark, module, runs, 0)
+            sequential = checker.sequential(datasets)
+            began = time.perf_counter()
+            caught = sum(checker.search(datasets, sequential, seed) is not None for seed in range(count))
+            what = "caught" if expect_bug else "false alarms"
+            print(f"  {str(path.relative_to(ROOT)):48s} {what} {caught}/{count} = {caught / count:6.1%}"
+                  f"  ({time.perf_counter() - began:.0f} s)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--twin-seeds", type=int, default=None, help="seeds for the fixed twins (default --seeds)")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--variants", type=int, default=30, help="interleavings timed for throughput")
+    parser.add_argument("--master", default=DETERMINISM_MASTER)
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-detection", action="store_true")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    spark = start(args.master)
+    print(f"master {args.master}, Spark started in {time.perf_counter() - began:.1f} s", flush=True)
+    try:
+        if not args.skip_throughput:
+            throughput(spark, args.variants)
+        if not args.skip_detection:
+            detection(spark, args.seeds, args.seeds if args.twin_seeds is None else args.twin_seeds, args.runs)
+    finally:
+        spark.stop()
+    print(f"total {time.perf_counter() - began:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

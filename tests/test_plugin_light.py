@@ -1,0 +1,79 @@
+"""Plugin behaviour that needs no Spark: registration, options, disabling, missing Java."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+pytest_plugins = ["pytester"]
+
+
+def test_plugin_module_imports_nothing_heavy():
+    code = "import sys, pytest_sparkpar.plugin; print(sorted(m for m in ('pyspark', 'hypothesis', 'pandas') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_options_and_ini_keys_are_in_one_group(pytester):
+    result = pytester.runpytest("--help")
+    text = result.stdout.str()
+    assert "sparkpar: determinism of PySpark jobs under parallelism:" in text
+    for name in ("--sparkpar-determinism", "--sparkpar-runs=N", "--sparkpar-seed=S", "--sparkpar-master=URL",
+                 "sparkpar_determinism", "sparkpar_runs", "sparkpar_seed", "sparkpar_master"):
+        assert name in text
+
+
+def test_marker_registered(pytester):
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.sparkpar(runs=N)*"])
+
+
+def test_ini_keys_configure_the_run(pytester):
+    pytester.makeini("[pytest]\nsparkpar_determinism = true\nsparkpar_runs = 3\nsparkpar_seed = 99\nsparkpar_master = local[1]\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["sparkpar: determinism on, 3 runs per check, seed 99, master local[1]"])
+
+
+def test_disabled_with_p_no_sparkpar(pytester):
+    pytester.makepyfile("def test_uses(sparkpar): pass\ndef test_plain(): pass")
+    result = pytester.runpytest("-p", "no:sparkpar")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'sparkpar' not found*"])
+    assert "sparkpar: determinism" not in result.stdout.str()
+
+
+def test_missing_java_gives_one_clear_message(pytester):
+    pytester.makepyfile("def test_a(spark): pass\ndef test_b(spark): pass")
+    env = dict(os.environ, PATH="/nonexistent", JAVA_HOME="/nonexistent")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(pytester.path)],
+                          cwd=pytester.path, capture_output=True, text=True, env=env, timeout=120)
+    assert "2 errors" in proc.stdout, proc.stdout
+    assert "sparkpar: Spark could not start: no Java runtime found" in proc.stdout
+    assert "install" in proc.stdout and "JAVA_HOME" in proc.stdout
+    assert "Traceback" not in proc.stdout
+
+
+def test_check_combiner_in_process(pytester):
+    pytester.makepyfile(
+        """
+        import operator
+        from hypothesis import strategies as st
+
+        def test_sub(sparkpar):
+            sparkpar.check_combiner(lambda a, b: a - b, values=st.integers())
+
+        def test_add(sparkpar):
+            sparkpar.check_combiner(operator.add, values=st.integers())
+
+        def test_max_of_lists(sparkpar):
+            sparkpar.check_combiner(lambda a, b: a + b, values=st.lists(st.integers(), max_size=3), commutative=False)
+        """
+    )
+    result = pytester.runpytest("--sparkpar-seed=5")
+    result.assert_outcomes(passed=2, failed=1)
+    text = result.stdout.str()
+    assert "combiner `test_sub.<locals>.<lambda>` breaks" in text
+    assert "pytest test_check_combiner_in_process.py::test_sub --sparkpar-determinism --sparkpar-seed=5" in text
+    assert "pyspark" not in text.lower()
