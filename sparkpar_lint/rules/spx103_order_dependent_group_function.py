@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import re
+
 import libcst as cst
 
+from sparkpar_lint.fixes.edits import column_name, positional_values, string
+from sparkpar_lint.fixes.function_body import frame_sort, insert_at_top, rows_sort
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.order_sensitivity import (
+    FRAME,
     GROUPS,
+    KEY,
     PAIR,
     ROWS,
     Data,
@@ -31,6 +38,7 @@ class OrderDependentGroupFunction(Rule):
     name = "order-dependent-group-function"
     severity = Severity.ERROR
     summary = "A grouped or per-partition function depends on the order its rows arrive in."
+    fix_safety = SAFE
     VALID = [
         Valid(
             _PRELUDE
@@ -86,6 +94,8 @@ class OrderDependentGroupFunction(Rule):
             line=4,
             column=18,
             related_lines=(7,),
+            # No sort, watermark or time-like column to read the order from: no automatic fix.
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE
@@ -94,6 +104,7 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
             line=4,
             column=11,
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE
@@ -106,6 +117,16 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("c").rdd.mapPartitions(gaps)\n',
             line=6,
             column=11,
+            # The loop reads `r.ts`: a time-like field, so the rows are sorted by it (unsafe guess).
+            expected_fix=_PRELUDE
+            + "def gaps(rows):\n"
+            + "    rows = sorted(rows, key=lambda row: (row.ts, repr(row)))\n"
+            + "    prev = None\n"
+            + "    for r in rows:\n"
+            + "        if prev is not None:\n"
+            + "            yield (r.user, r.ts - prev)\n"
+            + "        prev = r.ts\n"
+            + 'spark.read.parquet("c").rdd.mapPartitions(gaps)\n',
         ),
         Invalid(
             _PRELUDE
@@ -113,6 +134,7 @@ class OrderDependentGroupFunction(Rule):
             + "pairs.groupByKey().mapValues(lambda pages: list(pages)[0])\n",
             line=4,
             column=43,
+            expected_fix=None,  # a lambda has no statement to put the sort in
         ),
         Invalid(
             _PRELUDE
@@ -124,6 +146,7 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.readStream.table("r").groupBy("device").applyInPandas(per_device, "d string")\n',
             line=4,
             column=11,
+            expected_fix=None,  # a stream without a watermark: no event time to order by
         ),
         Invalid(
             _PRELUDE
@@ -132,6 +155,67 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("c").mapInPandas(first_batch_rows, "user string")\n',
             line=4,
             column=10,
+            expected_fix=None,  # an iterator of batches: sorting it would need the whole partition
+        ),
+        # The job sorted before the shuffle: that order, with the other columns breaking ties (safe).
+        Invalid(
+            _PRELUDE
+            + "def fill_gaps(key, pdf):\n"
+            + '    """Carry the last temperature forward."""\n'
+            + '    pdf["temp"] = pdf["temp"].ffill()\n'
+            + "    return pdf\n"
+            + 'readings = spark.read.parquet("readings").orderBy("ts")\n'
+            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+            line=5,
+            column=18,
+            related_lines=(8,),
+            expected_fix=_PRELUDE
+            + "def fill_gaps(key, pdf):\n"
+            + '    """Carry the last temperature forward."""\n'
+            + '    pdf = pdf.sort_values(["ts", *pdf.columns.difference(["ts"])], ignore_index=True)\n'
+            + '    pdf["temp"] = pdf["temp"].ffill()\n'
+            + "    return pdf\n"
+            + 'readings = spark.read.parquet("readings").orderBy("ts")\n'
+            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+        ),
+        # No sort, but the function diffs a time-like column: sort by it (unsafe guess).
+        Invalid(
+            _PRELUDE
+            + "def rate(pdf):\n"
+            + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
+            + "    return pdf\n"
+            + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
+            line=4,
+            column=18,
+            expected_fix=_PRELUDE
+            + "def rate(pdf):\n"
+            + '    pdf = pdf.sort_values(["event_time", *pdf.columns.difference(["event_time"])], ignore_index=True)\n'
+            + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
+            + "    return pdf\n"
+            + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
+        ),
+        # A watermarked stream: the rows wait in the group state and are released in event-time
+        # order once the watermark passes them (unsafe: output comes a watermark delay later).
+        Invalid(
+            _PRELUDE
+            + "def track(key, pdfs, state):\n"
+            + "    for pdf in pdfs:\n"
+            + "        yield pdf.head(1)\n"
+            + 'events = spark.readStream.table("e").withWatermark("ts", "10 minutes")\n'
+            + 'events.groupBy("device").applyInPandasWithState(track, "d string", "n long", "Append", "NoTimeout")\n',
+            line=5,
+            column=14,
+            related_lines=(7,),
+            expected_fix="from pyspark.sql import SparkSession\n"
+            + "from sparkpar_lint.runtime.pulses import PULSE_STATE_SCHEMA, PULSE_TIMEOUT, release_in_event_time_order\n"
+            + "\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + "def track(key, pdfs, state):\n"
+            + "    for pdf in pdfs:\n"
+            + "        yield pdf.head(1)\n"
+            + 'events = spark.readStream.table("e").withWatermark("ts", "10 minutes")\n'
+            + 'events.groupBy("device").applyInPandasWithState(release_in_event_time_order(track, "ts"), '
+            + '"d string", PULSE_STATE_SCHEMA, "Append", PULSE_TIMEOUT)\n',
         ),
     ]
 
@@ -145,9 +229,11 @@ class OrderDependentGroupFunction(Rule):
                     continue
                 dependence = find_order_dependence(function.node, kinds, node.keys, helpers)
                 if dependence is not None:
-                    yield self._finding(ctx, graph, node, function, dependence)
+                    yield self._finding(ctx, graph, node, function, dependence, _fix(graph, node, function, kinds))
 
-    def _finding(self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence) -> Finding:
+    def _finding(
+        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | None
+    ) -> Finding:
         where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
         message = (
             f"{dependence.operation}{where} depends on the order rows reach `{function.name}`, and "
@@ -155,7 +241,7 @@ class OrderDependentGroupFunction(Rule):
             "sort by a deterministic key (with a tie-breaker) at the top of the function"
         )
         related = (RelatedLocation(node.span, f"`{node.method}` runs `{function.name}` on unordered rows"),)
-        return self.finding(ctx, graph.span_of(dependence.node), message, related=related)
+        return self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
 
 
 def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[str, Data]:
@@ -175,3 +261,128 @@ def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[s
         kinds = parameter_kinds(function.node, "grouped-row", node.receiver)
         return {name: Data(PAIR, inner=GROUPS if cogrouped else ROWS) for name in kinds}
     return {}
+
+
+# ---------------------------------------------------------------------- the fix
+
+PULSES_MODULE = "sparkpar_lint.runtime.pulses"
+_SORTS = ("establishes-total", "sorts-within-partitions", "establishes-per-key")
+# Column names that read as an event time or a sequence: a guess at the order the function means.
+_TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|offset)($|_)|_at$", re.IGNORECASE)
+
+
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data]) -> Fix | None:
+    """Sort the rows at the top of the function (batch), or release them in event-time order on
+    watermark pulses (streaming `applyInPandasWithState`, unsafe)."""
+    if not isinstance(function.node, cst.FunctionDef):
+        return None  # a lambda has no statement to put the sort in
+    if node.streaming:
+        return _pulse_fix(graph, node, function)
+    order = _order_columns(graph, node, function)
+    if order is None:
+        return None
+    columns, safety, source = order
+    sorts = []
+    for name, data in kinds.items():
+        if data.kind == FRAME and node.method != "applyInArrow":
+            sorts.append(frame_sort(name, columns))
+        elif data.kind == ROWS and set(columns) <= _attributes_read(function.node):
+            sorts.append(rows_sort(name, columns))
+    if not sorts or len(sorts) != len([d for d in kinds.values() if d.kind != KEY]):
+        return None
+    what = f"`{function.name}` sorts its rows by ({', '.join(columns)}) first: {source}"
+    return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
+
+
+
+def _order_columns(graph: StageGraph, node: StageNode, function: UserFunction):
+    """(columns, safety, why): the job's own sort or event time (safe), else a time-like column
+    the function reads (unsafe: a guess)."""
+    for upstream in graph.upstream(node):
+        if upstream.order_effect in _SORTS and upstream.keys and not _descending(upstream):
+            return upstream.keys, SAFE, f"the order of the `{upstream.method}` the shuffle discards"
+        event_time = _watermark_column(upstream)
+        if event_time is not None:
+            return (event_time,), SAFE, f"the event time `{event_time}` of the watermark"
+    used = _time_like_columns(function.node)
+    if used:
+        return (used[0],), UNSAFE, f"`{used[0]}`, a time-like column it reads (a guess)"
+    return None
+
+
+def _watermark_column(node: StageNode) -> str | None:
+    if node.method != "withWatermark" or node.call is None:
+        return None
+    values = positional_values(node.call)
+    return column_name(values[0]) if values else None
+
+
+def _descending(sort: StageNode) -> bool:
+    code = cst.Module([]).code_for_node(sort.call) if sort.call is not None else ""
+    return "desc" in code or "ascending" in code
+
+
+def _attributes_read(function: cst.FunctionDef) -> set[str]:
+    """Names read as `x.name` in the body: the fields of rows the function touches."""
+    found: set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            found.add(node.attr.value)
+
+    function.body.visit(_Visitor())
+    return found
+
+
+def _time_like_columns(function: cst.FunctionDef) -> list[str]:
+    """Time-like column names the body reads (`pdf["ts"]`, `r.event_time`, `set_index("ts")`),
+    in the order they appear."""
+    found: list[str] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            self.add(node.evaluated_value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            self.add(node.attr.value)
+
+        def add(self, name) -> None:
+            if isinstance(name, str) and name.isidentifier() and _TIME_LIKE.search(name) and name not in found:
+                found.append(name)
+
+    function.body.visit(_Visitor())
+    return found
+
+
+def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | None:
+    """`applyInPandasWithState(f, out, state, mode, "NoTimeout")` on a watermarked stream →
+    `applyInPandasWithState(release_in_event_time_order(f, "ts"), out, PULSE_STATE_SCHEMA, mode,
+    PULSE_TIMEOUT)`: rows are buffered in the group state and released in event-time order once the
+    watermark passes them (unsafe: output comes one watermark delay later)."""
+    if node.method != "applyInPandasWithState" or node.call is None:
+        return None
+    event_time = next((c for c in map(_watermark_column, graph.upstream(node)) if c is not None), None)
+    args = list(node.call.args)
+    if event_time is None or len(args) != 5 or any(a.keyword is not None or a.star for a in args):
+        return None
+    timeout = args[4].value
+    timeout_text = cst.Module([]).code_for_node(timeout)
+    if not timeout_text.endswith(("NoTimeout", 'NoTimeout"', "NoTimeout'")):
+        return None  # the function's own timeouts would clash with the pulses
+    wrapped = cst.Call(
+        func=cst.Name("release_in_event_time_order"),
+        args=[cst.Arg(args[0].value.deep_clone()), cst.Arg(string(event_time))],
+    )
+    new_args = [
+        args[0].with_changes(value=wrapped),
+        args[1],
+        args[2].with_changes(value=cst.Name("PULSE_STATE_SCHEMA")),
+        args[3],
+        args[4].with_changes(value=cst.Name("PULSE_TIMEOUT")),
+    ]
+    what = (
+        f"`{function.name}` gets each key's rows in `{event_time}` order, released from the group state "
+        "once the watermark passes them (`sparkpar_lint.runtime.pulses`)"
+    )
+    imports = tuple((PULSES_MODULE, name) for name in ("release_in_event_time_order", "PULSE_STATE_SCHEMA", "PULSE_TIMEOUT"))
+    return Fix(UNSAFE, what, ((node.call, node.call.with_changes(args=new_args)),), imports)
