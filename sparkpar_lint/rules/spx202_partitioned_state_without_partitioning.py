@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from sparkpar_lint.fixes.chain import insert_before, method_call, receiver_of, through_rdd
+from sparkpar_lint.fixes.edits import string
+from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.graph.partition_state import KeyedState, keyed_state
 from sparkpar_lint.graph.stage_graph import Partitioning, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -40,6 +45,7 @@ class PartitionedStateWithoutPartitioning(Rule):
     name = "partitioned-state-without-partitioning"
     severity = Severity.ERROR
     summary = "Per-key state in a partition-level function whose input is not partitioned by that key."
+    fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)\n'),
         Valid(_PRELUDE + _PANDAS + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n'),
@@ -70,12 +76,19 @@ class PartitionedStateWithoutPartitioning(Rule):
             line=8,
             column=28,
             related_lines=(6,),
+            expected_fix=_PRELUDE
+            + _SESSIONIZE
+            + 'spark.read.parquet("e").repartition("device").rdd.mapPartitions(last_seen)\n',
         ),
         Invalid(
             _PRELUDE + _PANDAS + 'spark.read.parquet("e").repartition(16).mapInPandas(per_user, "user string, amount double")\n',
             line=6,
             column=40,
             related_lines=(5, 6),
+            # The repartition right before is re-keyed rather than followed by a second shuffle.
+            expected_fix=_PRELUDE
+            + _PANDAS
+            + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n',
         ),
         # Partitioned, but by another key than the state's.
         Invalid(
@@ -86,6 +99,24 @@ class PartitionedStateWithoutPartitioning(Rule):
             line=9,
             column=51,
             related_lines=(7, 9),
+            expected_fix=_PRELUDE
+            + "def dedup(rows):\n    seen = set()\n    for row in rows:\n        if row.event_id not in seen:\n"
+            + "            seen.add(row.event_id)\n            yield row\n"
+            + 'spark.read.parquet("e").repartition(8, "event_id").rdd.mapPartitions(dedup).count()\n',
+        ),
+        # A pair RDD whose state is keyed by the pair's key: `partitionBy` (None: Spark's default count).
+        Invalid(
+            _PRELUDE
+            + "def totals(pairs):\n    acc = {}\n    for k, v in pairs:\n        acc[k] = acc.get(k, 0) + v\n"
+            + "    return iter(acc.items())\n"
+            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).mapPartitions(totals)\n',
+            line=8,
+            column=55,
+            related_lines=(6,),
+            expected_fix=_PRELUDE
+            + "def totals(pairs):\n    acc = {}\n    for k, v in pairs:\n        acc[k] = acc.get(k, 0) + v\n"
+            + "    return iter(acc.items())\n"
+            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(None).mapPartitions(totals)\n',
         ),
     ]
 
@@ -120,4 +151,43 @@ class PartitionedStateWithoutPartitioning(Rule):
             f"Hash-partition by `{key}` right before (`repartition(n, \"{key}\")`, RDD `partitionBy`), "
             "plus `sortWithinPartitions` if it also needs order"
         )
-        return self.finding(ctx, node.span, message, related=tuple(related))
+        return self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(node, key))
+
+
+def _fix(node: StageNode, key: str) -> Fix | None:
+    """A safe shuffle right before the function: every row of one key in one partition.
+
+    A DataFrame (also under `.rdd`) is hash-repartitioned by the state's column, with Spark's
+    default partition count; a pair RDD keyed by the state's key goes through `partitionBy`. A
+    `repartition` right before the function is re-keyed instead of stacking a second shuffle.
+    """
+    if node.call is None or receiver_of(node.call) is None:
+        return None
+    receiver = receiver_of(node.call)
+    frame = through_rdd(receiver)
+    if key.startswith("["):
+        if key != "[0]" or node.receiver != "RDD" or frame is not None:
+            return None
+        rewrite = insert_before("partitionBy", [cst.Name("None")])
+        return Fix(SAFE, "hash-partition the pairs by key (`partitionBy`) before the partition function", ((node.call, rewrite),))
+    if frame is None and node.receiver != "DataFrame":
+        return None  # rows of a plain RDD: no column to repartition by
+    description = f'hash-repartition by `{key}` (`repartition("{key}")`) before the partition function'
+    before = frame if frame is not None else receiver
+    if isinstance(before, cst.Call) and receiver_of(before) is not None and before.func.attr.value == "repartition":
+        return Fix(SAFE, description, ((node.call, _rekey(key, frame is not None)),))
+    return Fix(SAFE, description, ((node.call, insert_before("repartition", [string(key)], skip_rdd=True)),))
+
+
+def _rekey(key: str, under_rdd: bool):
+    """`x.repartition(16).op(...)` → `x.repartition(16, "key").op(...)` (also through `.rdd`)."""
+
+    def rewrite(call: cst.Call) -> cst.Call:
+        receiver = receiver_of(call)
+        repartition = through_rdd(receiver) if under_rdd else receiver
+        counts = [a.value for a in repartition.args if isinstance(a.value, cst.Integer) and a.keyword is None]
+        rekeyed = method_call(receiver_of(repartition), "repartition", [*counts[:1], string(key)])
+        new_receiver = receiver.with_changes(value=rekeyed) if under_rdd else rekeyed
+        return call.with_changes(func=call.func.with_changes(value=new_receiver))
+
+    return rewrite

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import KEPT, key_forwarding
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -43,6 +44,7 @@ class PartitionerNotPreserved(Rule):
     name = "partitioner-not-preserved"
     severity = Severity.ERROR
     summary = "`preservesPartitioning=True` on a function that may change the key: keyed stages trust a stale partitioner."
+    fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + "pairs.mapValues(lambda v: v * 2).reduceByKey(lambda a, b: a + b)\n"),
         Valid(_PRELUDE + "pairs.map(lambda kv: (kv[0], kv[1] * 2), preservesPartitioning=True).reduceByKey(max)\n"),
@@ -65,6 +67,7 @@ class PartitionerNotPreserved(Rule):
             line=4,
             column=6,
             related_lines=(3, 4),
+            expected_fix=_PRELUDE + "pairs.map(lambda kv: (kv[1], kv[0])).reduceByKey(max)\n",
         ),
         Invalid(
             _PRELUDE
@@ -74,11 +77,17 @@ class PartitionerNotPreserved(Rule):
             line=7,
             column=18,
             related_lines=(3, 8),
+            # The flag passed by position goes too.
+            expected_fix=_PRELUDE
+            + "def rekey(part):\n    for key, value in part:\n        yield key.lower(), value\n"
+            + "regrouped = pairs.mapPartitions(rekey)\n"
+            + "regrouped.join(pairs)\n",
         ),
         Invalid(
             _PRELUDE + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True).lookup('a')\n",
             line=4,
             column=6,
+            expected_fix=_PRELUDE + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()]).lookup('a')\n",
         ),
     ]
 
@@ -110,4 +119,31 @@ class PartitionerNotPreserved(Rule):
             + " that trusts the partitioner returns split or missing groups. Drop the flag, or use "
             "`mapValues`/`flatMapValues` when the key is kept"
         )
-        return self.finding(ctx, node.span, message, related=tuple(related))
+        return self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(node))
+
+
+def _fix(node: StageNode) -> Fix | None:
+    """Drop the flag: Spark forgets the partitioner and the keyed stage shuffles by the new key.
+
+    (`mapValues` is the other cure, but only where the key is provably kept, and there this rule
+    is silent: a kept-key map with the flag is already correct.)
+    """
+    if node.call is None or len(_unflagged(node.call.args)) == len(node.call.args):
+        return None
+    description = f"`{node.method}`: drop `preservesPartitioning=True` (the function may change the key)"
+    return Fix(SAFE, description, ((node.call, _without_flag),))
+
+
+def _unflagged(args) -> list[cst.Arg]:
+    """The arguments but the flag, by keyword or in its position (the second)."""
+    return [
+        a
+        for i, a in enumerate(args)
+        if not (a.keyword is not None and a.keyword.value == "preservesPartitioning") and not (a.keyword is None and i == 1)
+    ]
+
+
+def _without_flag(call: cst.Call) -> cst.Call:
+    args = _unflagged(call.args)
+    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)

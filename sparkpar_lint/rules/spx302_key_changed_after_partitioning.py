@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sparkpar_lint.fixes.chain import drop_call, insert_before, receiver_of
+from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import stale_partitioning
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -27,6 +30,7 @@ class KeyChangedAfterPartitioning(Rule):
     name = "key-changed-after-partitioning"
     severity = Severity.ERROR
     summary = "The partition key is rewritten after a hash repartition that a partition-local function relies on."
+    fix_safety = SAFE
     VALID = [
         # The repartition comes after the change: rows are grouped by the new values.
         Valid(
@@ -62,6 +66,14 @@ class KeyChangedAfterPartitioning(Rule):
             line=9,
             column=5,
             related_lines=(8, 11),
+            expected_fix=_PRELUDE
+            + "normalised = (\n"
+            + "    orders\n"
+            + '    .withColumn("user", F.lower(F.trim("user")))\n'
+            + ")\n"
+            + 'normalised.repartition(8, "user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
         ),
         Invalid(
             _PRELUDE
@@ -72,6 +84,29 @@ class KeyChangedAfterPartitioning(Rule):
             line=8,
             column=8,
             related_lines=(7, 8),
+            expected_fix=_PRELUDE
+            + "by_user = orders\n"
+            + 'by_user.select(F.col("user_id").alias("user"), "amount").repartition(8, "user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
+        ),
+        # The repartitioned frame feeds another stage too: it stays, and the consumer gets its own.
+        Invalid(
+            _PRELUDE
+            + 'by_user = orders.repartition(8, "user")\n'
+            + 'by_user.write.parquet("copy")\n'
+            + 'by_user.withColumn("user", F.upper("user")).mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
+            line=9,
+            column=8,
+            related_lines=(7, 9),
+            expected_fix=_PRELUDE
+            + 'by_user = orders.repartition(8, "user")\n'
+            + 'by_user.write.parquet("copy")\n'
+            + 'by_user.withColumn("user", F.upper("user")).repartition(8, "user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
         ),
     ]
 
@@ -98,4 +133,22 @@ class KeyChangedAfterPartitioning(Rule):
                 f"with equal new `{key}` values sit in different partitions, and `{node.method}` keeps "
                 f"per-`{key}` state inside each partition. Move the `repartition` after the change"
             )
-            yield self.finding(ctx, breaker.span, message, related=related)
+            yield self.finding(ctx, breaker.span, message, related=related, fix=_fix(graph, partitioner, node))
+
+
+def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | None:
+    """The same `repartition` right before the partition-local consumer, after every change.
+
+    The original is dropped when the consumer is all it feeds; otherwise it stays for the others.
+    """
+    if partitioner.call is None or consumer.call is None or receiver_of(partitioner.call) is None:
+        return None
+    if receiver_of(consumer.call) is None:
+        return None
+    moved = insert_before("repartition", [a.deep_clone() for a in partitioner.call.args], skip_rdd=True)
+    replacements = [(consumer.call, moved)]
+    path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
+    if all(len(graph.consumers(n)) == 1 for n in path):
+        replacements.append((partitioner.call, drop_call))
+    return Fix(SAFE, f"move `{partitioner.method}` after the key change, right before `{consumer.method}`", tuple(replacements))
+

@@ -1,0 +1,75 @@
+"""Rewrites of method chains: insert an operator right before or after another, or drop one.
+
+Each helper returns a function of the already-rewritten call (a `Fix` replacement), so a fix that
+changes an operator's receiver still composes with fixes inside its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+
+Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+def method_call(receiver: cst.BaseExpression, method: str, args: Sequence[cst.BaseExpression | cst.Arg]) -> cst.Call:
+    """`receiver.method(args)`, arguments separated the usual way (`a, b`)."""
+    arguments = [a if isinstance(a, cst.Arg) else cst.Arg(a) for a in args]
+    arguments = [
+        a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        if i < len(arguments) - 1
+        else a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        for i, a in enumerate(arguments)
+    ]
+    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=arguments)
+
+
+def receiver_of(call: cst.Call) -> cst.BaseExpression | None:
+    """What `call` is invoked on: `df` in `df.mapInPandas(...)`; None for a plain function call."""
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def through_rdd(receiver: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The DataFrame under a `.rdd` conversion (`df` in `df.rdd`), or None if there is none."""
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "rdd":
+        return receiver.value
+    return None
+
+
+def insert_before(method: str, args: Sequence[cst.BaseExpression | cst.Arg], *, skip_rdd: bool = False) -> Rewrite:
+    """`x.op(...)` → `x.method(args).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `x.method(args).rdd.op(...)`."""
+
+    def rewrite(call: cst.CSTNode) -> cst.CSTNode:
+        receiver = receiver_of(call)
+        if skip_rdd and through_rdd(receiver) is not None:
+            frame = through_rdd(receiver)
+            return call.with_changes(
+                func=call.func.with_changes(value=receiver.with_changes(value=method_call(frame, method, args)))
+            )
+        return call.with_changes(func=call.func.with_changes(value=method_call(receiver, method, args)))
+
+    return rewrite
+
+
+def append_after(method: str, args: Sequence[cst.BaseExpression | cst.Arg]) -> Rewrite:
+    """`x.op(...)` → `x.op(...).method(args)`."""
+    return lambda call: method_call(call, method, args)
+
+
+def drop_call(call: cst.Call) -> cst.BaseExpression | None:
+    """`x.op(...)` → `x`: the operator removed from its chain (None if it has no receiver)."""
+    return receiver_of(call)
+
+
+def replace_receiver(receiver: cst.BaseExpression) -> Rewrite:
+    """`x.op(...)` → `receiver.op(...)`."""
+    return lambda call: call.with_changes(func=call.func.with_changes(value=receiver))
+
+
+def without_keyword(call: cst.Call, keyword: str) -> cst.Call:
+    """The call with a keyword argument (`preservesPartitioning=True`) removed."""
+    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
