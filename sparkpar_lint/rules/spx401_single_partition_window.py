@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from sparkpar_lint.fixes.chain import method_call
+from sparkpar_lint.fixes.edits import string
+from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.graph.stage_graph import StageGraph, WindowSpecValue
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -19,6 +25,7 @@ class SinglePartitionWindow(Rule):
     name = "single-partition-window"
     severity = Severity.WARNING
     summary = "A window with `orderBy` or a frame but no `partitionBy` moves every row to one partition."
+    fix_safety = UNSAFE
     VALID = [
         Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'),
         Valid(_PRELUDE + 'events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))\n'),
@@ -35,6 +42,8 @@ class SinglePartitionWindow(Rule):
             _PRELUDE + 'ranked = events.withColumn("rank", F.row_number().over(Window.orderBy("ts")))\n',
             line=4,
             column=55,
+            # No key anywhere near the window: nothing to partition by, no fix.
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE
@@ -42,6 +51,29 @@ class SinglePartitionWindow(Rule):
             + 'events.groupBy("day").agg(F.sum("v").alias("v")).withColumn("cum", F.sum("v").over(running))\n',
             line=4,
             column=10,
+            # The rows are grouped by the order column itself: partitioning by it would be wrong.
+            expected_fix=None,
+        ),
+        # The rows are already hash-partitioned by a key: the window is partitioned by it.
+        Invalid(
+            _PRELUDE + 'events.repartition("user").withColumn("n", F.row_number().over(Window.orderBy("ts")))\n',
+            line=4,
+            column=63,
+            expected_fix=_PRELUDE
+            + 'events.repartition("user").withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("ts")))\n',
+        ),
+        # The key a later aggregation groups by, for a spec built in a variable with a frame.
+        Invalid(
+            _PRELUDE
+            + 'running = Window.orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)\n'
+            + 'cum = events.withColumn("cum", F.sum("v").over(running))\n'
+            + 'cum.groupBy("account").agg(F.max("cum"))\n',
+            line=4,
+            column=10,
+            expected_fix=_PRELUDE
+            + 'running = Window.partitionBy("account").orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)\n'
+            + 'cum = events.withColumn("cum", F.sum("v").over(running))\n'
+            + 'cum.groupBy("account").agg(F.max("cum"))\n',
         ),
     ]
 
@@ -59,4 +91,41 @@ class SinglePartitionWindow(Rule):
                 "partition and one task computes it, however many cores the cluster has. Partition "
                 "by the key the logic actually needs (`Window.partitionBy(key).orderBy(...)`)"
             )
-            yield self.finding(ctx, spec.span, message)
+            yield self.finding(ctx, spec.span, message, fix=_fix(ctx.graph, spec))
+
+
+def _fix(graph: StageGraph, spec: WindowSpecValue) -> Fix | None:
+    """`Window.orderBy(...)` → `Window.partitionBy(key).orderBy(...)` (unsafe: it changes the
+    window's meaning from "all rows" to "each key's rows").
+
+    The key is one the job already uses around the window: the hash partitioning of the rows it
+    is applied to, or else the key of the first keyed shuffle after it; never an order column.
+    """
+    key = _needed_key(graph, spec)
+    start = _spec_start(graph, spec)
+    if key is None or start is None:
+        return None
+    partitioned = method_call(start.value, "partitionBy", [string(key)])
+    description = f'partition the window by `{key}` (`Window.partitionBy("{key}")`)'
+    return Fix(UNSAFE, description, ((start, lambda updated: updated.with_changes(value=partitioned)),))
+
+
+def _needed_key(graph: StageGraph, spec: WindowSpecValue) -> str | None:
+    users = [n for n in graph.nodes if any(c.window == spec for c in n.columns.calls)]
+    if not users:
+        return None
+    candidates = list(users[0].input_partitioning.keys) if users[0].input_partitioning.kind == "hash" else []
+    for later in graph.downstream(users[0]):
+        if later.is_shuffle:
+            candidates += list(later.keys)
+    return next((k for k in candidates if not k.startswith("[") and k not in spec.order_by), None)
+
+
+def _spec_start(graph: StageGraph, spec: WindowSpecValue) -> cst.Attribute | None:
+    """`Window.orderBy` (or `.rowsBetween`, ...): the first link of the spec's chain."""
+    where = (spec.span.line, spec.span.column)
+    for node, code_range in graph.positions.items():
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            if (code_range.start.line, code_range.start.column) == where:
+                return node
+    return None
