@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from sparkpar_lint.fixes.chain import method_call, receiver_of
+from sparkpar_lint.fixes.edits import string
+from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -54,6 +59,7 @@ class SerialRegion(Rule):
     name = "serial-region"
     severity = Severity.INFO
     summary = "`coalesce(1)`/`repartition(1)` before work that only needs per-key order: the region could be parallel."
+    fix_safety = UNSAFE
     VALID = [
         # One output file at the end of the job: nothing runs after it.
         Valid(_PRELUDE + 'clicks.coalesce(1).write.csv("out")\n'),
@@ -72,6 +78,11 @@ class SerialRegion(Rule):
             line=10,
             column=21,
             related_lines=(10, 10),
+            # The global sort becomes a per-key sort inside hash partitions.
+            expected_fix=_PRELUDE
+            + 'clicks.repartition("user").sortWithinPartitions("user", "ts").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n",
         ),
         Invalid(
             _PRELUDE
@@ -82,6 +93,19 @@ class SerialRegion(Rule):
             line=10,
             column=16,
             related_lines=(11,),
+            expected_fix=_PRELUDE
+            + 'single = clicks.repartition("user")\n'
+            + 'single.sortWithinPartitions("user", "ts").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n",
+        ),
+        # No order anywhere: the function sees arrival order, which a hash shuffle would lose.
+        Invalid(
+            _PRELUDE + "clicks.coalesce(1).mapInPandas(sessions, " + _SCHEMA + ")\n",
+            line=10,
+            column=7,
+            related_lines=(10,),
+            expected_fix=None,
         ),
     ]
 
@@ -104,4 +128,53 @@ class SerialRegion(Rule):
                 f"needs each `{key}`'s rows together (and in order): the region runs on one core. Use "
                 f'`repartition(n, "{key}").sortWithinPartitions("{key}", <order>)` instead'
             )
-            yield self.finding(ctx, node.span, message, related=tuple(related))
+            yield self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(graph, node, key))
+
+
+def _fix(graph: StageGraph, serial: StageNode, key: str) -> Fix | None:
+    """`repartition("key")` for the serial point, and the order it kept made per key.
+
+    The order is a `sortWithinPartitions(by)` right after the serial point (→ `(key, *by)`) or a
+    global sort right before it (dropped, and `sortWithinPartitions(key, *by)` added). Without
+    either the function relies on arrival order, which a hash shuffle loses: no fix.
+    """
+    if serial.call is None or receiver_of(serial.call) is None:
+        return None
+    after = graph.consumers(serial)
+    before = graph.input_of(serial)
+    description = f'`{serial.method}` → `repartition("{key}")` with a per-`{key}` `sortWithinPartitions`'
+    if len(after) == 1 and after[0].method == "sortWithinPartitions" and after[0].call is not None:
+        if after[0].keys[:1] == (key,):
+            return None
+        return Fix(UNSAFE, description, ((serial.call, _hash_by(key)), (after[0].call, _with_key_first(key))))
+    if (
+        before is not None
+        and before.order_effect == "establishes-total"
+        and before.call is not None
+        and receiver_of(before.call) is not None
+        and len(graph.consumers(before)) == 1
+    ):
+        return Fix(UNSAFE, description, ((serial.call, _sort_per_key(key)),))
+    return None
+
+
+def _hash_by(key: str):
+    return lambda call: method_call(receiver_of(call), "repartition", [string(key)])
+
+
+def _with_key_first(key: str):
+    def rewrite(call: cst.Call) -> cst.Call:
+        return method_call(receiver_of(call), call.func.attr.value, [string(key), *call.args])
+
+    return rewrite
+
+
+def _sort_per_key(key: str):
+    """`x.orderBy(by).coalesce(1)` → `x.repartition(key).sortWithinPartitions(key, by)`."""
+
+    def rewrite(call: cst.Call) -> cst.Call:
+        sort = receiver_of(call)
+        repartitioned = method_call(receiver_of(sort), "repartition", [string(key)])
+        return method_call(repartitioned, "sortWithinPartitions", [string(key), *sort.args])
+
+    return rewrite
