@@ -194,6 +194,24 @@ class OrderDependentGroupFunction(Rule):
             + "    return pdf\n"
             + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
         ),
+        # Cogrouped frames: only the frame whose time column the function diffs is sorted.
+        Invalid(
+            _PRELUDE
+            + "def merge(left, right):\n"
+            + '    left["gap"] = left["event_time"].diff()\n'
+            + "    return left.merge(right, on=\"k\")\n"
+            + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
+            + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
+            line=4,
+            column=18,
+            expected_fix=_PRELUDE
+            + "def merge(left, right):\n"
+            + '    left = left.sort_values(["event_time", *left.columns.difference(["event_time"])], ignore_index=True)\n'
+            + '    left["gap"] = left["event_time"].diff()\n'
+            + "    return left.merge(right, on=\"k\")\n"
+            + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
+            + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
+        ),
         # A watermarked stream: the rows wait in the group state and are released in event-time
         # order once the watermark passes them (unsafe: output comes a watermark delay later).
         Invalid(
@@ -229,7 +247,7 @@ class OrderDependentGroupFunction(Rule):
                     continue
                 dependence = find_order_dependence(function.node, kinds, node.keys, helpers)
                 if dependence is not None:
-                    yield self._finding(ctx, graph, node, function, dependence, _fix(graph, node, function, kinds))
+                    yield self._finding(ctx, graph, node, function, dependence, _fix(graph, node, function, kinds, helpers))
 
     def _finding(
         self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | None
@@ -271,7 +289,7 @@ _SORTS = ("establishes-total", "sorts-within-partitions", "establishes-per-key")
 _TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|offset)($|_)|_at$", re.IGNORECASE)
 
 
-def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data]) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | None:
     """Sort the rows at the top of the function (batch), or release them in event-time order on
     watermark pulses (streaming `applyInPandasWithState`, unsafe)."""
     if not isinstance(function.node, cst.FunctionDef):
@@ -282,13 +300,20 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
     if order is None:
         return None
     columns, safety, source = order
+    frames = [name for name, data in kinds.items() if data.kind == FRAME]
     sorts = []
     for name, data in kinds.items():
+        # Cogrouped frames come from two inputs: sort only those the function reads the column of.
         if data.kind == FRAME and node.method != "applyInArrow":
-            sorts.append(frame_sort(name, columns))
+            if len(frames) == 1 or set(columns) <= _columns_read(function.node, name):
+                sorts.append(frame_sort(name, columns))
         elif data.kind == ROWS and set(columns) <= _attributes_read(function.node):
             sorts.append(rows_sort(name, columns))
-    if not sorts or len(sorts) != len([d for d in kinds.values() if d.kind != KEY]):
+    if not sorts:
+        return None
+    # Offer the fix only when it silences the rule: a second pass must find nothing to sort.
+    fixed = insert_at_top(function.node, sorts)
+    if find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
         return None
     what = f"`{function.name}` sorts its rows by ({', '.join(columns)}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
@@ -329,6 +354,25 @@ def _attributes_read(function: cst.FunctionDef) -> set[str]:
     class _Visitor(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             found.add(node.attr.value)
+
+    function.body.visit(_Visitor())
+    return found
+
+
+def _columns_read(function: cst.FunctionDef, frame: str) -> set[str]:
+    """Columns the body reads from `frame` as `frame["c"]` or `frame.c`."""
+    found: set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == frame and isinstance(node.slice[0].slice, cst.Index):
+                name = column_name(node.slice[0].slice.value)
+                if name is not None:
+                    found.add(name)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == frame:
+                found.add(node.attr.value)
 
     function.body.visit(_Visitor())
     return found
