@@ -194,3 +194,53 @@ def test_pulses_give_the_batch_answer_under_every_split(stream_spark, tmp_path):
     assert all(out == expected for out in wrapped.values())
     # The bug the wrapper fixes: without it, the answer depends on the split and disorder.
     assert any(out != expected for out in unwrapped.values())
+
+
+class _FakeGroupState:
+    """Just enough of Spark's GroupState to drive the wrapper without Spark."""
+
+    def __init__(self) -> None:
+        self.value, self.watermark, self.timeout = None, 0, None
+
+    exists = property(lambda self: self.value is not None)
+    get = property(lambda self: self.value)
+
+    def update(self, value):
+        self.value = tuple(value)
+
+    def remove(self):
+        self.value = None
+
+    def getCurrentWatermarkMs(self):
+        return self.watermark
+
+    def setTimeoutTimestamp(self, millis):
+        self.timeout = millis
+
+
+def test_rows_wait_for_the_watermark_and_come_out_in_event_time_order():
+    state = _FakeGroupState()
+    released = release_in_event_time_order(fill_and_gap, "ts")
+    frame = pd.DataFrame(_readings())
+    frame["ts"] = pd.to_datetime(frame["ts"])
+    frame["temp"] = frame["temp"].astype("float64")
+    arrival = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    out = []
+    for start in range(0, len(arrival), 7):
+        chunk = arrival.iloc[start : start + 7]
+        out += [r for f in released(("all",), iter([chunk]), state) for r in f.itertuples(index=False)]
+        # The watermark moves only forward, never past a row that has not arrived yet.
+        later = arrival["ts"].iloc[start + 7 :]
+        if len(later):
+            state.watermark = max(state.watermark, int(later.min().value // 1_000_000) - 1)
+    assert state.timeout is not None  # something is still waiting for a pulse
+    state.watermark = 10**15
+    out += [r for f in released(("all",), iter([]), state) for r in f.itertuples(index=False)]
+    assert [r.ts for r in out] == sorted(frame["ts"])
+    assert state.value is not None and _decode_inner(state) is not None
+
+
+def _decode_inner(state):
+    from sparkpar_lint.runtime.pulses import _decode
+
+    return _decode(state.value[1])
