@@ -118,3 +118,185 @@ def test_spx103_frame_sort_parses_is_idempotent_and_silences_the_rule(code: str)
 @given(spx103_row_jobs())
 def test_spx103_row_sort_parses_is_idempotent_and_silences_the_rule(code: str):
     _assert_spx103_fix(code)
+
+
+# ------------------------------------------ SPX105, SPX202, SPX204, SPX301, SPX302, SPX401, SPX402
+
+KEYS = st.sampled_from(["user", "device", "account", "session_key"])
+SPARK_F = "from pyspark.sql import Window, functions as F\n\n\n"
+
+
+def _assert_rule_fixed(code: str, rule_id: str) -> None:
+    """Fired before; after `fix --unsafe-fixes` it parses, is stable on a second run and is silent."""
+    assert [f for f in analyze("job.py", code) if f.rule_id == rule_id], code
+    outcome = fix_source("job.py", code, {rule_id}, unsafe=True)
+    assert outcome.changed, code
+    cst.parse_module(outcome.fixed)
+    compile(outcome.fixed, "job.py", "exec")
+    assert fix_source("job.py", outcome.fixed, {rule_id}, unsafe=True).fixed == outcome.fixed, outcome.fixed
+    assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == rule_id] == [], outcome.fixed
+
+
+@st.composite
+def spx105_jobs(draw) -> str:
+    name, key, other = draw(IDENTIFIERS), draw(KEYS), draw(VALUES)
+    dedup = draw(
+        st.sampled_from(
+            [f'.select("{key}").distinct()', f'.select("{key}", "{other}").distinct()',
+             f'.dropDuplicates(["{key}"])', f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))']
+        )
+    )
+    between = draw(st.sampled_from(["", f'.filter(F.col("{key}").isNotNull())', '.withColumn("x", F.lit(1))']))
+    id_name = draw(st.sampled_from([f"{key}_sk", "row_id", "surrogate_key"]))
+    return (
+        SPARK_F + f"def job(spark, {name}):\n    dim = {name}{dedup}{between}"
+        f'.withColumn("{id_name}", F.monotonically_increasing_id())\n'
+        f'    return {name}.join(dim, "{key}").select("{id_name}")\n'
+    )
+
+
+@st.composite
+def spx202_jobs(draw) -> str:
+    name, key = draw(IDENTIFIERS), draw(KEYS)
+    before = draw(st.sampled_from(["", ".repartition(8)", '.repartition(4, "other")', '.filter("ts > 0")']))
+    runner = draw(st.sampled_from([".rdd.mapPartitions(latest)", '.mapInPandas(per_key, "k string, n long")']))
+    body = (
+        f"def latest(rows):\n    seen = {{}}\n    for row in rows:\n        seen[row.{key}] = row.ts\n"
+        "    return iter(seen.items())\n\n\n"
+        f'def per_key(batches):\n    for pdf in batches:\n        yield pdf.groupby("{key}", as_index=False)["n"].sum()\n\n\n'
+    )
+    return body + f"def job(spark, {name}):\n    return {name}{before}{runner}\n"
+
+
+@st.composite
+def spx204_jobs(draw) -> str:
+    name, key, time = draw(IDENTIFIERS), draw(KEYS), draw(st.sampled_from(["ts", "event_time", "created_ts"]))
+    stateful = draw(
+        st.sampled_from(
+            [f'.groupBy(F.window("{time}", "5 minutes"), "{key}").count()',
+             f'.groupBy("{key}", F.window(F.col("{time}"), "1 hour")).agg(F.sum("n"))',
+             f'.dropDuplicates(["{key}", "{time}"])']
+        )
+    )
+    between = draw(st.sampled_from(["", f'.select("{key}", "{time}", "n")', '.filter("n > 0")']))
+    return (
+        SPARK_F + f"def job(spark):\n    {name} = spark.readStream.format(\"kafka\").load(){between}\n"
+        f"    return {name}{stateful}\n"
+    )
+
+
+@st.composite
+def spx301_jobs(draw) -> str:
+    name = draw(IDENTIFIERS)
+    mapper = draw(
+        st.sampled_from(
+            ["map(lambda kv: (kv[1], kv[0]), preservesPartitioning=True)",
+             "map(lambda kv: (kv[0].lower(), kv[1]), True)",
+             "flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True)",
+             "mapPartitions(rekey, preservesPartitioning=True)"]
+        )
+    )
+    consumer = draw(st.sampled_from([".reduceByKey(lambda a, b: a + b)", ".groupByKey()", ".lookup('a')"]))
+    return (
+        "def rekey(part):\n    for key, value in part:\n        yield key.upper(), value\n\n\n"
+        f"def job(spark, {name}):\n    pairs = {name}.rdd.map(lambda r: (r.k, r.v)).partitionBy(8)\n"
+        f"    return pairs.{mapper}{consumer}\n"
+    )
+
+
+@st.composite
+def spx302_jobs(draw) -> str:
+    name, key = draw(IDENTIFIERS), draw(KEYS)
+    partition = draw(st.sampled_from([f'repartition("{key}")', f'repartition(8, "{key}")']))
+    change = draw(
+        st.sampled_from([f'.withColumn("{key}", F.lower("{key}"))', f'.withColumn("{key}", F.trim(F.col("{key}")))'])
+    )
+    shape = draw(st.sampled_from(["chain", "variables"]))
+    per_key = (
+        f'def per_key(batches):\n    for pdf in batches:\n        yield pdf.groupby("{key}", as_index=False)["n"].sum()\n\n\n'
+    )
+    if shape == "chain":
+        body = f'    return {name}.{partition}{change}.mapInPandas(per_key, "k string, n long")\n'
+    else:
+        body = (
+            f"    parted = {name}.{partition}\n    changed = parted{change}\n"
+            '    return changed.mapInPandas(per_key, "k string, n long")\n'
+        )
+    return SPARK_F + per_key + f"def job(spark, {name}):\n" + body
+
+
+@st.composite
+def spx401_jobs(draw) -> str:
+    name, key, sort = draw(IDENTIFIERS), draw(KEYS), draw(COLUMNS)
+    spec = draw(
+        st.sampled_from(
+            [f'Window.orderBy("{sort}")', f'Window.orderBy("{sort}").rowsBetween(Window.unboundedPreceding, 0)']
+        )
+    )
+    where = draw(st.sampled_from(["before", "after"]))
+    if where == "before":
+        return (
+            SPARK_F + f"def job(spark, {name}):\n    w = {spec}\n"
+            f'    return {name}.repartition("{key}").withColumn("n", F.sum("v").over(w))\n'
+        )
+    return (
+        SPARK_F + f"def job(spark, {name}):\n"
+        f'    ranked = {name}.withColumn("n", F.row_number().over({spec}))\n'
+        f'    return ranked.groupBy("{key}").agg(F.max("n"))\n'
+    )
+
+
+@st.composite
+def spx402_jobs(draw) -> str:
+    name, key, sort = draw(IDENTIFIERS), draw(KEYS), draw(COLUMNS)
+    serial = draw(st.sampled_from(["coalesce(1)", "repartition(1)"]))
+    order = draw(st.sampled_from(["sort-before", "sort-after"]))
+    chain = f'orderBy("{sort}").{serial}' if order == "sort-before" else f'{serial}.sortWithinPartitions("{sort}")'
+    return (
+        f"def sessions(batches):\n    last = {{}}\n    for pdf in batches:\n"
+        f"        for row in pdf.itertuples():\n            last[row.{key}] = row.{sort}\n        yield pdf\n\n\n"
+        f'def job(spark):\n    {name} = spark.read.parquet("clicks")\n'
+        f'    return {name}.{chain}.mapInPandas(sessions, "k string")\n'
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx105_jobs())
+def test_spx105_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX105")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx202_jobs())
+def test_spx202_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX202")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx204_jobs())
+def test_spx204_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX204")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx301_jobs())
+def test_spx301_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX301")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx302_jobs())
+def test_spx302_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX302")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx401_jobs())
+def test_spx401_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX401")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx402_jobs())
+def test_spx402_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX402")

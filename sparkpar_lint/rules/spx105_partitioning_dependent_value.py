@@ -16,6 +16,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
+from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -30,6 +33,7 @@ class PartitioningDependentValue(Rule):
     name = "partitioning-dependent-value"
     severity = Severity.ERROR
     summary = "A value that depends on the partitioning (row ids, partition ids, random numbers)."
+    fix_safety = UNSAFE
     VALID = [
         Valid(
             _PRELUDE
@@ -40,6 +44,12 @@ class PartitioningDependentValue(Rule):
         # A local function that happens to be called `rand` is not Spark's.
         Valid(_PRELUDE + "def rand():\n    return 4\n" + 'spark.read.parquet("e").withColumn("r", F.lit(rand()))\n'),
         Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
+        # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
+        Valid(
+            _PRELUDE
+            + 'visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            + 'visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n'
+        ),
     ]
     INVALID = [
         Invalid(
@@ -49,6 +59,25 @@ class PartitioningDependentValue(Rule):
             + 'spark.read.parquet("events").join(dim, "user")\n',
             line=4,
             column=34,
+            # The rows are distinct users: the id becomes a hash of the user.
+            expected_fix=_PRELUDE
+            + 'users = spark.read.parquet("events").select("user").distinct()\n'
+            + 'dim = users.withColumn("user_sk", F.xxhash64("user"))\n'
+            + 'spark.read.parquet("events").join(dim, "user")\n',
+        ),
+        # One row per group: the group's keys identify it.
+        Invalid(
+            _PRELUDE
+            + 'latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))\n'
+            + 'keyed = latest.withColumn("visit_id", F.monotonically_increasing_id())\n'
+            + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
+            line=4,
+            column=38,
+            related_lines=(5,),
+            expected_fix=_PRELUDE
+            + 'latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))\n'
+            + 'keyed = latest.withColumn("visit_id", F.xxhash64("user", "day"))\n'
+            + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
         ),
         Invalid(
             _PRELUDE
@@ -57,6 +86,8 @@ class PartitioningDependentValue(Rule):
             line=4,
             column=32,
             severity=Severity.WARNING,
+            # A random sample is not an id: nothing to derive it from.
+            expected_fix=None,
         ),
         Invalid(
             "from pyspark.sql.functions import monotonically_increasing_id as row_id\n"
@@ -65,6 +96,8 @@ class PartitioningDependentValue(Rule):
             '    return ids.join(ids.groupBy("event_id").count(), "event_id")\n',
             line=3,
             column=36,
+            # Nothing says which columns identify a row of `df`.
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE
@@ -72,6 +105,7 @@ class PartitioningDependentValue(Rule):
             + "numbered = lines.zipWithIndex()\n",
             line=4,
             column=17,
+            expected_fix=None,
         ),
     ]
 
@@ -80,6 +114,8 @@ class PartitioningDependentValue(Rule):
         for node in graph.nodes:
             for call in node.columns.calls:
                 if call.spec is not None and call.spec.partitioning_dependent and not call.from_sql:
+                    if _sequence_column(graph, node, call):
+                        continue
                     yield self._column_finding(ctx, graph, node, call)
             if node.spec is not None and node.spec.assigns_ids:
                 yield self._operator_finding(ctx, graph, node)
@@ -107,7 +143,8 @@ class PartitioningDependentValue(Rule):
             "from the data (hash the key columns, or `row_number` over a deterministic order)"
         )
         severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
-        return self.finding(ctx, call.span, message, severity=severity, related=related)
+        fix = _hashed_id(graph, node, call) if severity is Severity.ERROR else None
+        return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
 
     def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
@@ -120,6 +157,58 @@ class PartitioningDependentValue(Rule):
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles"),) if shuffle else ()
         severity = Severity.ERROR if shuffle is not None else Severity.WARNING
         return self.finding(ctx, node.span, message, severity=severity, related=related)
+
+
+def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
+    """sparkpar's own `_sparkpar_seq`: numbered on a batch source, before any shuffle, it is the
+    source's arrival order (the sequential semantics), not an id."""
+    source = graph.input_of(node)
+    return (
+        call.function == "monotonically_increasing_id"
+        and node.method == "withColumn"
+        and _bound_name(node, call) == SEQUENCE_COLUMN
+        and source is not None
+        and source.spec is not None
+        and source.spec.source
+        and not source.streaming
+    )
+
+
+def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | None:
+    """`monotonically_increasing_id()` → `xxhash64(<columns that identify the row>)`.
+
+    Unsafe: the ids become hashes (not small increasing numbers, and two rows could collide).
+    Only where the identifying columns are evident: the rows come out of a `distinct` of a
+    `select` of columns, a `dropDuplicates(subset)`, or a `groupBy(keys).agg(...)`.
+    """
+    if call.function != "monotonically_increasing_id" or call.call is None:
+        return None
+    columns = _identifying_columns(graph, node)
+    if not columns:
+        return None
+    hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
+    description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
+    return Fix(UNSAFE, description, ((call.call, hashed),), imports)
+
+
+def _identifying_columns(graph: StageGraph, node: StageNode) -> tuple[str, ...]:
+    for upstream in graph.upstream(node):
+        if upstream.spec is None:
+            return ()
+        if upstream.method in ("dropDuplicates", "drop_duplicates") and upstream.keys:
+            return upstream.keys
+        if upstream.receiver == "GroupedData" and upstream.method == "agg" and upstream.keys:
+            return upstream.keys
+        if upstream.method == "distinct":
+            select = graph.input_of(upstream)
+            if select is None or select.method != "select" or select.call is None:
+                return ()
+            names = [column_name(v) for v in positional_values(select.call)]
+            return tuple(names) if names and all(names) and len(names) == len(select.call.args) else ()
+        # Between the deduplication and the id, rows stay unique: no new rows, all columns kept.
+        if upstream.is_shuffle or upstream.spec.forwarding != "all" or upstream.selectivity == "any":
+            return ()
+    return ()
 
 
 def _is_key_operator(node: StageNode) -> bool:
