@@ -56,11 +56,11 @@ class Sparkpar:
         mismatch = checker.search(datasets, sequential, seed)
         if mismatch is None:
             return _as_rows(sequential)
-        mismatch = checker.coarse(datasets, mismatch, seed)
-        shrunk = checker.shrink(mismatch.inputs, seed)
-        best = shrunk or mismatch
+        if self.settings.shrink_seconds > 0:
+            mismatch = checker.coarse(datasets, mismatch, seed)
+            mismatch = checker.shrink(mismatch.inputs, seed) or mismatch
         sizes = {n: len(d.rows) for n, d in datasets.items()}
-        raise SparkparFailure(failure_report(job, best, checker.output, tolerance, self.settings, sizes, best.inputs != datasets))
+        raise SparkparFailure(failure_report(job, mismatch, checker.output, tolerance, self.settings, sizes, mismatch.inputs != datasets))
 
     def _check_strategies(self, checker, strategies, schemas, spark, seed) -> list:
         __tracebackhide__ = True

@@ -16,7 +16,6 @@ from pytest_sparkpar.runner import Dataset, Output, SessionPool, run_batch, run_
 # Variants run from this many threads on the one session: small jobs spend most of their time in
 # driver-side planning and scheduling, so 2 cores keep 3 threads busy (see bench/plugin_speed.py).
 THREADS = 3
-SHRINK_BUDGET_S = 30.0  # wall clock spent shrinking after the first failure
 
 
 @dataclass
@@ -36,6 +35,7 @@ class Settings:
     master: str
     nodeid: str
     replay: str
+    shrink_seconds: float = 30.0
 
 
 def derive_seed(seed: int, nodeid: str, call: int) -> int:
@@ -202,7 +202,7 @@ class Checker:
             mismatch = outcomes[key]
             if mismatch is not None:
                 if state["deadline"] is None:
-                    state["deadline"] = time.monotonic() + SHRINK_BUDGET_S
+                    state["deadline"] = time.monotonic() + self.settings.shrink_seconds
                 state["best"] = mismatch
                 raise Differs("outputs differ")
 

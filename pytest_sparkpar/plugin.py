@@ -7,6 +7,7 @@ Options (each with an ini key of the same name, dashes as underscores, `sparkpar
   --sparkpar-determinism   also run permuted interleavings in `sparkpar.check`
   --sparkpar-runs N        interleavings per check (default 20)
   --sparkpar-seed S        seed for the interleaving choices (default: random, printed in the header)
+  --sparkpar-shrink-seconds T  time spent shrinking a failure (default 30; 0 = no shrinking)
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
 """
@@ -31,12 +32,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"permuted interleavings per check (default {DEFAULT_RUNS})")
     group.addoption("--sparkpar-seed", type=int, default=None, metavar="S",
                     help="seed of the interleaving choices (default: random, shown in the header)")
+    group.addoption("--sparkpar-shrink-seconds", type=float, default=None, metavar="T",
+                    help="wall-clock budget for shrinking a failure to a minimal one; 0 reports "
+                         "the first failing interleaving as found (default 30)")
     group.addoption("--sparkpar-master", default=None, metavar="URL",
                     help="Spark master (default local[2]; local-cluster[2,1,1024] with "
                          "--sparkpar-determinism); an sc:// URL uses Spark Connect")
     parser.addini("sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False)
     parser.addini("sparkpar_runs", f"permuted interleavings per check (default {DEFAULT_RUNS})", default=str(DEFAULT_RUNS))
     parser.addini("sparkpar_seed", "seed of the interleaving choices (default random)", default="")
+    parser.addini("sparkpar_shrink_seconds", "shrinking budget in seconds (default 30)", default="30")
     parser.addini("sparkpar_master", "Spark master URL (see --sparkpar-master)", default="")
 
 
@@ -114,6 +119,7 @@ def sparkpar(request: pytest.FixtureRequest):
     settings = Settings(
         determinism=determinism(config), runs=runs(config), seed=config.stash[SEED_KEY],
         master=master(config), nodeid=request.node.nodeid,
+        shrink_seconds=float(_option(config, "shrink_seconds")),
         replay=replay_command(config, request.node.nodeid),
     )
     return Sparkpar(settings, lambda: request.getfixturevalue("spark"),

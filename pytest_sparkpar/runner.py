@@ -57,7 +57,7 @@ class SessionPool:
     def __init__(self, spark):
         self.spark = spark
         self.lock = threading.Lock()
-        self.shared = not hasattr(spark, "sparkContext") or _is_connect(spark)
+        self.shared = _is_connect(spark)
 
     def session(self, confs: dict[str, str]):
         session = self.spark if self.shared else self.spark.newSession()

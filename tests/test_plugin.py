@@ -107,7 +107,8 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def with_determinism(project) -> subprocess.CompletedProcess:
-    return run_pytest(project, "--sparkpar-determinism", f"--sparkpar-seed={SEED}", f"--sparkpar-runs={RUNS}")
+    return run_pytest(project, "--sparkpar-determinism", f"--sparkpar-seed={SEED}", f"--sparkpar-runs={RUNS}",
+                      "--sparkpar-shrink-seconds=10")
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,6 @@ def test_without_determinism_only_sequential_runs(without_determinism):
 def test_replay_with_the_reported_seed_reproduces(project, with_determinism):
     report = failure_section(with_determinism.stdout, "test_bad_batch")
     command = re.search(r"^pytest (test_scenarios.py::test_bad_batch .*)$", report, re.M).group(1).split()
-    replay = run_pytest(project, *command)
+    replay = run_pytest(project, *command, "--sparkpar-shrink-seconds=0")
     assert outcomes(replay.stdout) == {"test_bad_batch": "FAILED"}, replay.stdout[-4000:]
     assert f"seed: {SEED}" in replay.stdout
