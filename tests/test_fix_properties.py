@@ -158,9 +158,13 @@ def spx105_jobs(draw) -> str:
 @st.composite
 def spx202_jobs(draw) -> str:
     name, key = draw(IDENTIFIERS), draw(KEYS)
-    before = draw(st.sampled_from(["", ".repartition(8)", '.repartition(4, "other")', '.filter("ts > 0")']))
-    runner = draw(st.sampled_from([".rdd.mapPartitions(latest)", '.mapInPandas(per_key, "k string, n long")']))
+    before = draw(st.sampled_from(["", ".repartition(8)", '.repartition(4, "other")', '.filter("ts > 0")', '.orderBy("ts")']))
+    runner = draw(
+        st.sampled_from([".rdd.mapPartitions(latest)", '.mapInPandas(per_key, "k string, n long")', ".rdd.mapPartitions(deltas)"])
+    )
     body = (
+        f"def deltas(rows):\n    last = {{}}\n    for row in rows:\n        if row.{key} in last:\n"
+        f"            yield row.{key}, row.ts - last[row.{key}]\n        last[row.{key}] = row.ts\n\n\n"
         f"def latest(rows):\n    seen = {{}}\n    for row in rows:\n        seen[row.{key}] = row.ts\n"
         "    return iter(seen.items())\n\n\n"
         f'def per_key(batches):\n    for pdf in batches:\n        yield pdf.groupby("{key}", as_index=False)["n"].sum()\n\n\n'

@@ -39,15 +39,18 @@ def through_rdd(receiver: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def insert_before(method: str, args: Sequence[cst.BaseExpression | cst.Arg], *, skip_rdd: bool = False) -> Rewrite:
     """`x.op(...)` → `x.method(args).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `x.method(args).rdd.op(...)`."""
+    return wrap_receiver(lambda receiver: method_call(receiver, method, args), skip_rdd=skip_rdd)
+
+
+def wrap_receiver(build: Callable[[cst.BaseExpression], cst.BaseExpression], *, skip_rdd: bool = False) -> Rewrite:
+    """`x.op(...)` → `build(x).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `build(x).rdd.op(...)`."""
 
     def rewrite(call: cst.CSTNode) -> cst.CSTNode:
         receiver = receiver_of(call)
-        if skip_rdd and through_rdd(receiver) is not None:
-            frame = through_rdd(receiver)
-            return call.with_changes(
-                func=call.func.with_changes(value=receiver.with_changes(value=method_call(frame, method, args)))
-            )
-        return call.with_changes(func=call.func.with_changes(value=method_call(receiver, method, args)))
+        frame = through_rdd(receiver) if skip_rdd else None
+        if frame is not None:
+            return call.with_changes(func=call.func.with_changes(value=receiver.with_changes(value=build(frame))))
+        return call.with_changes(func=call.func.with_changes(value=build(receiver)))
 
     return rewrite
 

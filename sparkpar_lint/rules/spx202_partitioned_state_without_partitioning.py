@@ -7,11 +7,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import insert_before, method_call, receiver_of, through_rdd
+from sparkpar_lint.fixes.chain import insert_before, method_call, receiver_of, through_rdd, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.graph.order_sensitivity import find_order_dependence, parameter_kinds
 from sparkpar_lint.graph.partition_state import KeyedState, keyed_state
-from sparkpar_lint.graph.stage_graph import Partitioning, StageNode
+from sparkpar_lint.graph.stage_graph import Partitioning, StageGraph, StageNode, UserFunction
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -23,6 +24,14 @@ _SESSIONIZE = (
     "    for row in rows:\n"
     "        latest[row.device] = max(latest.get(row.device, 0), row.ts)\n"
     "    return iter(latest.items())\n"
+)
+_DELTAS = (
+    "def deltas(rows):\n"
+    "    last = {}\n"
+    "    for row in rows:\n"
+    "        if row.device in last:\n"
+    "            yield row.device, row.ts - last[row.device]\n"
+    "        last[row.device] = row.ts\n"
 )
 _PANDAS = (
     "def per_user(batches):\n"
@@ -118,6 +127,16 @@ class PartitionedStateWithoutPartitioning(Rule):
             + "    return iter(acc.items())\n"
             + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(None).mapPartitions(totals)\n',
         ),
+        # The function reads each device's rows in time order: the global sort becomes a per-key one.
+        Invalid(
+            _PRELUDE + _DELTAS + 'spark.read.parquet("e").orderBy("ts").rdd.mapPartitions(deltas)\n',
+            line=9,
+            column=42,
+            related_lines=(8, 9),
+            expected_fix=_PRELUDE
+            + _DELTAS
+            + 'spark.read.parquet("e").repartition("device").sortWithinPartitions("device", "ts").rdd.mapPartitions(deltas)\n',
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -127,9 +146,10 @@ class PartitionedStateWithoutPartitioning(Rule):
                     continue
                 state = next((s for s in keyed_state(function) if not co_located(node.input_partitioning, s.key)), None)
                 if state is not None:
-                    yield self._finding(ctx, node, function.name, state)
+                    yield self._finding(ctx, node, function, state)
 
-    def _finding(self, ctx: RuleContext, node: StageNode, name: str, state: KeyedState) -> Finding:
+    def _finding(self, ctx: RuleContext, node: StageNode, function: UserFunction, state: KeyedState) -> Finding:
+        name = function.name
         graph = ctx.graph
         partitioning = node.input_partitioning
         key = state.key
@@ -151,15 +171,17 @@ class PartitionedStateWithoutPartitioning(Rule):
             f"Hash-partition by `{key}` right before (`repartition(n, \"{key}\")`, RDD `partitionBy`), "
             "plus `sortWithinPartitions` if it also needs order"
         )
-        return self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(node, key))
+        return self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(graph, node, function, key))
 
 
-def _fix(node: StageNode, key: str) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -> Fix | None:
     """A safe shuffle right before the function: every row of one key in one partition.
 
     A DataFrame (also under `.rdd`) is hash-repartitioned by the state's column, with Spark's
     default partition count; a pair RDD keyed by the state's key goes through `partitionBy`. A
-    `repartition` right before the function is re-keyed instead of stacking a second shuffle.
+    `repartition` right before the function is re-keyed instead of stacking a second shuffle. When
+    the rows arrived sorted and the function depends on their order, the sort is kept per key
+    (`sortWithinPartitions(key, *by)`); a sort right before is replaced by that.
     """
     if node.call is None or receiver_of(node.call) is None:
         return None
@@ -174,9 +196,34 @@ def _fix(node: StageNode, key: str) -> Fix | None:
         return None  # rows of a plain RDD: no column to repartition by
     description = f'hash-repartition by `{key}` (`repartition("{key}")`) before the partition function'
     before = frame if frame is not None else receiver
+    order = _needed_order(graph, node, function, key)
+    if order:
+        sort = graph.node(node.input_order.established_by)
+        sorted_by = [string(key), *(string(c) for c in order)]
+        if before is sort.call and receiver_of(sort.call) is not None and sort.method in ("orderBy", "sort"):
+            replace_sort = lambda b: _per_key_sort(receiver_of(b), key, sorted_by)  # noqa: E731
+            return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(replace_sort, skip_rdd=True)),))
+        add_sort = lambda b: _per_key_sort(b, key, sorted_by)  # noqa: E731
+        return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(add_sort, skip_rdd=True)),))
     if isinstance(before, cst.Call) and receiver_of(before) is not None and before.func.attr.value == "repartition":
         return Fix(SAFE, description, ((node.call, _rekey(key, frame is not None)),))
     return Fix(SAFE, description, ((node.call, insert_before("repartition", [string(key)], skip_rdd=True)),))
+
+
+def _per_key_sort(frame: cst.BaseExpression, key: str, sorted_by: list) -> cst.Call:
+    return method_call(method_call(frame, "repartition", [string(key)]), "sortWithinPartitions", sorted_by)
+
+
+def _needed_order(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -> tuple[str, ...]:
+    """The sort columns (other than `key`) the function reads its rows in, if it depends on order."""
+    order = node.input_order
+    if order.kind not in ("total", "per-key") or not order.by or order.established_by is None:
+        return ()
+    helpers = {n.name.value: n for n in graph.positions if isinstance(n, cst.FunctionDef)}
+    kinds = parameter_kinds(function.node, function.role, node.receiver)
+    if not kinds or find_order_dependence(function.node, kinds, node.keys, helpers) is None:
+        return ()
+    return tuple(c for c in order.by if c != key)
 
 
 def _rekey(key: str, under_rdd: bool):
