@@ -1,12 +1,14 @@
 """Rewrites of method chains: insert an operator right before or after another, or drop one.
 
 Each helper returns a function of the already-rewritten call (a `Fix` replacement), so a fix that
-changes an operator's receiver still composes with fixes inside its arguments.
+changes an operator's receiver still composes with fixes inside its arguments. The functions are
+`partial`s of module-level functions, not closures, so findings carrying them can be pickled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import libcst as cst
 
@@ -39,40 +41,36 @@ def through_rdd(receiver: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def insert_before(method: str, args: Sequence[cst.BaseExpression | cst.Arg], *, skip_rdd: bool = False) -> Rewrite:
     """`x.op(...)` → `x.method(args).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `x.method(args).rdd.op(...)`."""
-    return wrap_receiver(lambda receiver: method_call(receiver, method, args), skip_rdd=skip_rdd)
+    return wrap_receiver(partial(_call_on, method, tuple(args)), skip_rdd=skip_rdd)
 
 
 def wrap_receiver(build: Callable[[cst.BaseExpression], cst.BaseExpression], *, skip_rdd: bool = False) -> Rewrite:
-    """`x.op(...)` → `build(x).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `build(x).rdd.op(...)`."""
+    """`x.op(...)` → `build(x).op(...)`; with `skip_rdd`, `x.rdd.op(...)` → `build(x).rdd.op(...)`.
 
-    def rewrite(call: cst.CSTNode) -> cst.CSTNode:
-        receiver = receiver_of(call)
-        frame = through_rdd(receiver) if skip_rdd else None
-        if frame is not None:
-            return call.with_changes(func=call.func.with_changes(value=receiver.with_changes(value=build(frame))))
-        return call.with_changes(func=call.func.with_changes(value=build(receiver)))
-
-    return rewrite
+    `build` must pickle (a module-level function or a `partial` of one): findings, fixes and all,
+    travel between the linter's worker processes.
+    """
+    return partial(_wrap_receiver, build, skip_rdd)
 
 
 def append_after(method: str, args: Sequence[cst.BaseExpression | cst.Arg]) -> Rewrite:
     """`x.op(...)` → `x.op(...).method(args)`."""
-    return lambda call: method_call(call, method, args)
+    return partial(_call_on, method, tuple(args))
+
+
+def _call_on(method: str, args: tuple, receiver: cst.BaseExpression) -> cst.Call:
+    return method_call(receiver, method, args)
+
+
+def _wrap_receiver(build, skip_rdd: bool, call: cst.Call) -> cst.Call:
+    receiver = receiver_of(call)
+    frame = through_rdd(receiver) if skip_rdd else None
+    if frame is not None:
+        return call.with_changes(func=call.func.with_changes(value=receiver.with_changes(value=build(frame))))
+    return call.with_changes(func=call.func.with_changes(value=build(receiver)))
 
 
 def drop_call(call: cst.Call) -> cst.BaseExpression | None:
     """`x.op(...)` → `x`: the operator removed from its chain (None if it has no receiver)."""
     return receiver_of(call)
 
-
-def replace_receiver(receiver: cst.BaseExpression) -> Rewrite:
-    """`x.op(...)` → `receiver.op(...)`."""
-    return lambda call: call.with_changes(func=call.func.with_changes(value=receiver))
-
-
-def without_keyword(call: cst.Call, keyword: str) -> cst.Call:
-    """The call with a keyword argument (`preservesPartitioning=True`) removed."""
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return call.with_changes(args=args)

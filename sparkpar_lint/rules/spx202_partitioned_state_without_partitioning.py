@@ -4,6 +4,7 @@ input is not hash-partitioned by that key."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -200,17 +201,19 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -
     if order:
         sort = graph.node(node.input_order.established_by)
         sorted_by = [string(key), *(string(c) for c in order)]
-        if before is sort.call and receiver_of(sort.call) is not None and sort.method in ("orderBy", "sort"):
-            replace_sort = lambda b: _per_key_sort(receiver_of(b), key, sorted_by)  # noqa: E731
-            return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(replace_sort, skip_rdd=True)),))
-        add_sort = lambda b: _per_key_sort(b, key, sorted_by)  # noqa: E731
-        return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(add_sort, skip_rdd=True)),))
+        replace = before is sort.call and receiver_of(sort.call) is not None and sort.method in ("orderBy", "sort")
+        build = partial(_per_key_sort, key, tuple(sorted_by), replace)
+        return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(build, skip_rdd=True)),))
     if isinstance(before, cst.Call) and receiver_of(before) is not None and before.func.attr.value == "repartition":
-        return Fix(SAFE, description, ((node.call, _rekey(key, frame is not None)),))
+        return Fix(SAFE, description, ((node.call, partial(_rekey, key, frame is not None)),))
     return Fix(SAFE, description, ((node.call, insert_before("repartition", [string(key)], skip_rdd=True)),))
 
 
-def _per_key_sort(frame: cst.BaseExpression, key: str, sorted_by: list) -> cst.Call:
+def _per_key_sort(key: str, sorted_by: tuple, replace_sort: bool, frame: cst.BaseExpression) -> cst.Call:
+    """`frame.repartition(key).sortWithinPartitions(key, by)`; with `replace_sort`, the sort that
+    ends `frame` (`x.orderBy(by)`) gives way to it."""
+    if replace_sort:
+        frame = receiver_of(frame)
     return method_call(method_call(frame, "repartition", [string(key)]), "sortWithinPartitions", sorted_by)
 
 
@@ -226,15 +229,11 @@ def _needed_order(graph: StageGraph, node: StageNode, function: UserFunction, ke
     return tuple(c for c in order.by if c != key)
 
 
-def _rekey(key: str, under_rdd: bool):
+def _rekey(key: str, under_rdd: bool, call: cst.Call) -> cst.Call:
     """`x.repartition(16).op(...)` → `x.repartition(16, "key").op(...)` (also through `.rdd`)."""
-
-    def rewrite(call: cst.Call) -> cst.Call:
-        receiver = receiver_of(call)
-        repartition = through_rdd(receiver) if under_rdd else receiver
-        counts = [a.value for a in repartition.args if isinstance(a.value, cst.Integer) and a.keyword is None]
-        rekeyed = method_call(receiver_of(repartition), "repartition", [*counts[:1], string(key)])
-        new_receiver = receiver.with_changes(value=rekeyed) if under_rdd else rekeyed
-        return call.with_changes(func=call.func.with_changes(value=new_receiver))
-
-    return rewrite
+    receiver = receiver_of(call)
+    repartition = through_rdd(receiver) if under_rdd else receiver
+    counts = [a.value for a in repartition.args if isinstance(a.value, cst.Integer) and a.keyword is None]
+    rekeyed = method_call(receiver_of(repartition), "repartition", [*counts[:1], string(key)])
+    new_receiver = receiver.with_changes(value=rekeyed) if under_rdd else rekeyed
+    return call.with_changes(func=call.func.with_changes(value=new_receiver))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -107,7 +108,11 @@ def _fix(graph: StageGraph, spec: WindowSpecValue) -> Fix | None:
         return None
     partitioned = method_call(start.value, "partitionBy", [string(key)])
     description = f'partition the window by `{key}` (`Window.partitionBy("{key}")`)'
-    return Fix(UNSAFE, description, ((start, lambda updated: updated.with_changes(value=partitioned)),))
+    return Fix(UNSAFE, description, ((start, partial(_with_value, partitioned)),))
+
+
+def _with_value(value: cst.BaseExpression, attribute: cst.Attribute) -> cst.Attribute:
+    return attribute.with_changes(value=value)
 
 
 def _needed_key(graph: StageGraph, spec: WindowSpecValue) -> str | None:

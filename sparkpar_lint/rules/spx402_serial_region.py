@@ -4,6 +4,7 @@ co-location and order, so one task does what one task per key group could."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -146,7 +147,7 @@ def _fix(graph: StageGraph, serial: StageNode, key: str) -> Fix | None:
     if len(after) == 1 and after[0].method == "sortWithinPartitions" and after[0].call is not None:
         if after[0].keys[:1] == (key,):
             return None
-        return Fix(UNSAFE, description, ((serial.call, _hash_by(key)), (after[0].call, _with_key_first(key))))
+        return Fix(UNSAFE, description, ((serial.call, partial(_hash_by, key)), (after[0].call, partial(_with_key_first, key))))
     if (
         before is not None
         and before.order_effect == "establishes-total"
@@ -154,27 +155,20 @@ def _fix(graph: StageGraph, serial: StageNode, key: str) -> Fix | None:
         and receiver_of(before.call) is not None
         and len(graph.consumers(before)) == 1
     ):
-        return Fix(UNSAFE, description, ((serial.call, _sort_per_key(key)),))
+        return Fix(UNSAFE, description, ((serial.call, partial(_sort_per_key, key)),))
     return None
 
 
-def _hash_by(key: str):
-    return lambda call: method_call(receiver_of(call), "repartition", [string(key)])
+def _hash_by(key: str, call: cst.Call) -> cst.Call:
+    return method_call(receiver_of(call), "repartition", [string(key)])
 
 
-def _with_key_first(key: str):
-    def rewrite(call: cst.Call) -> cst.Call:
-        return method_call(receiver_of(call), call.func.attr.value, [string(key), *call.args])
-
-    return rewrite
+def _with_key_first(key: str, call: cst.Call) -> cst.Call:
+    return method_call(receiver_of(call), call.func.attr.value, [string(key), *call.args])
 
 
-def _sort_per_key(key: str):
+def _sort_per_key(key: str, call: cst.Call) -> cst.Call:
     """`x.orderBy(by).coalesce(1)` → `x.repartition(key).sortWithinPartitions(key, by)`."""
-
-    def rewrite(call: cst.Call) -> cst.Call:
-        sort = receiver_of(call)
-        repartitioned = method_call(receiver_of(sort), "repartition", [string(key)])
-        return method_call(repartitioned, "sortWithinPartitions", [string(key), *sort.args])
-
-    return rewrite
+    sort = receiver_of(call)
+    repartitioned = method_call(receiver_of(sort), "repartition", [string(key)])
+    return method_call(repartitioned, "sortWithinPartitions", [string(key), *sort.args])
