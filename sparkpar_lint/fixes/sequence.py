@@ -7,6 +7,8 @@ position, which is the arrival order the job had when it ran on one partition.
 
 from __future__ import annotations
 
+from functools import partial
+
 import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_function, string
@@ -35,7 +37,8 @@ def sequence_parts(graph: StageGraph, consumer: StageNode, like: cst.Call):
     if source.call is None or any(n.call is None for n in between):
         return None
     numbered, imports = column_function(like, "monotonically_increasing_id", [])
-    replacements = [(source.call, lambda updated: _number(updated, numbered))]
+    # A partial, not a lambda: findings and their fixes are pickled across the linter's workers.
+    replacements = [(source.call, partial(_number, numbered=numbered))]
     replacements += [(n.call, _widen) for n in between if n.spec.forwarding == "selected"]
     return tuple(replacements), imports
 
