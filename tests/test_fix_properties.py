@@ -143,7 +143,8 @@ def spx105_jobs(draw) -> str:
     dedup = draw(
         st.sampled_from(
             [f'.select("{key}").distinct()', f'.select("{key}", "{other}").distinct()',
-             f'.dropDuplicates(["{key}"])', f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))']
+             f'.dropDuplicates(["{key}"])', f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))',
+             '.orderBy("ts", "seq")']
         )
     )
     between = draw(st.sampled_from(["", f'.filter(F.col("{key}").isNotNull())', '.withColumn("x", F.lit(1))']))

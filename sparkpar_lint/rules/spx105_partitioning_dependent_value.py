@@ -79,6 +79,18 @@ class PartitioningDependentValue(Rule):
             + 'keyed = latest.withColumn("visit_id", F.xxhash64("user", "day"))\n'
             + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
         ),
+        # No evident key, but the rows were just sorted: number them in that order.
+        Invalid(
+            _PRELUDE
+            + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
+            + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
+            line=4,
+            column=41,
+            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
+            + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
+        ),
         Invalid(
             _PRELUDE
             + 'events = spark.read.parquet("events")\n'
@@ -185,10 +197,30 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | No
         return None
     columns = _identifying_columns(graph, node)
     if not columns:
-        return None
+        return _numbered_in_order(node, call)
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
+
+
+def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
+    """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
+
+    Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
+    sort), and the window has no partitioning, so one task numbers every row.
+    """
+    order = node.input_order
+    if order.kind != "total" or not order.by:
+        return None
+    window = cst.Call(
+        func=cst.Attribute(value=cst.Name("Window"), attr=cst.Name("orderBy")),
+        args=[cst.Arg(string(c), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for c in order.by[:-1]]
+        + [cst.Arg(string(order.by[-1]))],
+    )
+    numbered, imports = column_function(call.call, "row_number", [])
+    over = cst.Call(func=cst.Attribute(value=numbered, attr=cst.Name("over")), args=[cst.Arg(window)])
+    description = f"`{call.function}()` → `row_number()` over the sort ({', '.join(order.by)})"
+    return Fix(UNSAFE, description, ((call.call, over),), (*imports, ("pyspark.sql", "Window")))
 
 
 def _identifying_columns(graph: StageGraph, node: StageNode) -> tuple[str, ...]:
