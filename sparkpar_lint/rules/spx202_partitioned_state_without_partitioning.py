@@ -192,7 +192,8 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -
         if key != "[0]" or node.receiver != "RDD" or frame is not None:
             return None
         rewrite = insert_before("partitionBy", [cst.Name("None")])
-        return Fix(SAFE, "hash-partition the pairs by key (`partitionBy`) before the partition function", ((node.call, rewrite),))
+        description = "hash-partition the pairs by key (`partitionBy`) before the partition function"
+        return Fix(SAFE, description, ((node.call, rewrite),))
     if frame is None and node.receiver != "DataFrame":
         return None  # rows of a plain RDD: no column to repartition by
     description = f'hash-repartition by `{key}` (`repartition("{key}")`) before the partition function'

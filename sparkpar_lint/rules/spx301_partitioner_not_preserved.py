@@ -139,7 +139,8 @@ def _unflagged(args) -> list[cst.Arg]:
     return [
         a
         for i, a in enumerate(args)
-        if not (a.keyword is not None and a.keyword.value == "preservesPartitioning") and not (a.keyword is None and i == 1)
+        if not (a.keyword is not None and a.keyword.value == "preservesPartitioning")
+        and not (a.keyword is None and i == 1)
     ]
 
 

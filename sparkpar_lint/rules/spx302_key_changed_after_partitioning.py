@@ -150,5 +150,6 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
     path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
     if all(len(graph.consumers(n)) == 1 for n in path):
         replacements.append((partitioner.call, drop_call))
-    return Fix(SAFE, f"move `{partitioner.method}` after the key change, right before `{consumer.method}`", tuple(replacements))
+    description = f"move `{partitioner.method}` after the key change, right before `{consumer.method}`"
+    return Fix(SAFE, description, tuple(replacements))
 

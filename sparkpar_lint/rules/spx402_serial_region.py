@@ -147,7 +147,8 @@ def _fix(graph: StageGraph, serial: StageNode, key: str) -> Fix | None:
     if len(after) == 1 and after[0].method == "sortWithinPartitions" and after[0].call is not None:
         if after[0].keys[:1] == (key,):
             return None
-        return Fix(UNSAFE, description, ((serial.call, partial(_hash_by, key)), (after[0].call, partial(_with_key_first, key))))
+        replacements = ((serial.call, partial(_hash_by, key)), (after[0].call, partial(_with_key_first, key)))
+        return Fix(UNSAFE, description, replacements)
     if (
         before is not None
         and before.order_effect == "establishes-total"
