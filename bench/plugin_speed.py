@@ -85,6 +85,23 @@ def throughput(spark, variants: int) -> None:
     print(f"  sparkpar {ours:.2f} interleavings/s, naive serial loop {naive:.2f}/s, ratio {ours / naive:.2f}x")
 
 
+def fresh_naive(spark, master: str, variants: int):
+    """Re-create the session for every variant, as a test would with a fresh configuration."""
+    module = load(ROOT / "tests" / "plugin_jobs" / "fixed_pandas_ffill.py")
+    rows, schema = module.INPUTS["df"]
+    rng = random.Random(2)
+    began = time.perf_counter()
+    for _ in range(variants):
+        spark.stop()
+        spark = start(master)
+        shuffled = rng.sample(rows, len(rows))
+        spark.conf.set("spark.sql.shuffle.partitions", str(rng.choice(il.SHUFFLE_PARTITIONS)))
+        module.job(spark.createDataFrame(shuffled, schema).repartition(rng.randint(1, 8))).collect()
+    rate = variants / (time.perf_counter() - began)
+    print(f"  naive fresh-session loop {rate:.3f} interleavings/s ({variants} variants)", flush=True)
+    return spark
+
+
 def detection(spark, seeds: int, twin_seeds: int, runs: int) -> None:
     print(f"detection with {runs} interleavings per check:")
     for bad, twin in pairs():
@@ -113,6 +130,9 @@ def main() -> None:
     parser.add_argument("--master", default=DETERMINISM_MASTER)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-detection", action="store_true")
+    parser.add_argument("--fresh-naive", type=int, default=0, metavar="N",
+                        help="also time N variants of the other naive loop: a new SparkSession "
+                             "(stop + start the SparkContext) per variant")
     args = parser.parse_args()
     began = time.perf_counter()
     spark = start(args.master)
@@ -122,6 +142,8 @@ def main() -> None:
             throughput(spark, args.variants)
         if not args.skip_detection:
             detection(spark, args.seeds, args.seeds if args.twin_seeds is None else args.twin_seeds, args.runs)
+        if args.fresh_naive:
+            spark = fresh_naive(spark, args.master, args.fresh_naive)
     finally:
         spark.stop()
     print(f"total {time.perf_counter() - began:.0f} s")
