@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
+from sparkpar_lint.fixes.chain import method_call, receiver_of
+from sparkpar_lint.fixes.edits import column_function, string
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, whole_row, window_class
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -30,6 +36,7 @@ class ArbitraryDuplicateKept(Rule):
     name = "arbitrary-duplicate-kept"
     severity = Severity.ERROR
     summary = "dropDuplicates on a subset keeps an arbitrary row of each duplicate group."
+    fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
         Valid(_PRELUDE + "clicks.dropDuplicates(None)\nclicks.drop_duplicates(subset=None)\n"),
@@ -61,12 +68,24 @@ class ArbitraryDuplicateKept(Rule):
             column=44,
             related_lines=(4,),
             severity=Severity.ERROR,
+            # The sort's own arguments order the window (desc stays desc); the whole row breaks ties.
+            expected_fix=_PRELUDE
+            + 'latest = clicks.orderBy(F.col("ts").desc()).withColumn("_sparkpar_rn", F.row_number().over('
+            + 'Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*")))))'
+            + '.filter(F.col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
         ),
         Invalid(
             _PRELUDE + 'one_per_session = clicks.drop_duplicates(subset=["session_id"])\n',
             line=4,
             column=25,
             severity=Severity.WARNING,
+            # No sort: the first row to arrive, by a sequence number taken at the source (unsafe).
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            'one_per_session = clicks.withColumn("_sparkpar_rn", F.row_number().over('
+            'Window.partitionBy("session_id").orderBy("_sparkpar_seq"))).filter(F.col("_sparkpar_rn") == 1)'
+            '.drop("_sparkpar_rn", "_sparkpar_seq")\n',
         ),
         Invalid(
             "from pyspark.sql import DataFrame\n"
@@ -77,6 +96,14 @@ class ArbitraryDuplicateKept(Rule):
             column=18,
             related_lines=(3,),
             severity=Severity.ERROR,
+            # Bare function names are imported; Window joins the existing pyspark.sql import.
+            expected_fix="from pyspark.sql import Window, DataFrame\n"
+            "from pyspark.sql.functions import col, row_number, struct, to_json\n"
+            "\n"
+            "def first_click(df: DataFrame) -> DataFrame:\n"
+            '    ranked = df.sortWithinPartitions("ts")\n'
+            '    return ranked.withColumn("_sparkpar_rn", row_number().over(Window.partitionBy("user", "campaign")'
+            '.orderBy("ts", to_json(struct("*"))))).filter(col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
         ),
         Invalid(
             _PRELUDE
@@ -85,6 +112,34 @@ class ArbitraryDuplicateKept(Rule):
             line=5,
             column=7,
             severity=Severity.WARNING,
+            # Streaming has no row_number: no automatic fix.
+            expected_fix=None,
+        ),
+        Invalid(
+            "import pyspark.sql.functions as fn\n"
+            "from pyspark.sql.window import Window as W\n"
+            "def newest(df):\n"
+            '    return df.orderBy(fn.desc("ts"), "id").dropDuplicates(["user"])\n',
+            line=4,
+            column=43,
+            related_lines=(4,),
+            severity=Severity.ERROR,
+            # The module's own names for the functions and for Window.
+            expected_fix="import pyspark.sql.functions as fn\n"
+            "from pyspark.sql.window import Window as W\n"
+            "def newest(df):\n"
+            '    return df.orderBy(fn.desc("ts"), "id").withColumn("_sparkpar_rn", fn.row_number().over('
+            'W.partitionBy("user").orderBy(fn.desc("ts"), "id", fn.to_json(fn.struct("*")))))'
+            '.filter(fn.col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
+        ),
+        Invalid(
+            _PRELUDE + 'latest = clicks.orderBy("ts", ascending=False).dropDuplicates(["user"])\n',
+            line=4,
+            column=47,
+            related_lines=(4,),
+            severity=Severity.ERROR,
+            # The direction sits in a keyword, apart from the columns: no automatic fix.
+            expected_fix=None,
         ),
     ]
 
@@ -95,9 +150,9 @@ class ArbitraryDuplicateKept(Rule):
                 continue
             if _only_subset_used(graph, node) or _only_subset_present(graph, node):
                 continue
-            yield self._finding(ctx, node, upstream_sort(graph, node))
+            yield self._finding(ctx, graph, node, upstream_sort(graph, node))
 
-    def _finding(self, ctx: RuleContext, node: StageNode, sort: StageNode | None) -> Finding:
+    def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, sort: StageNode | None) -> Finding:
         subset = f"({', '.join(node.keys)})" if node.keys else "subset value"
         message = (
             f"`{node.method}` keeps one arbitrary row per {subset}: the other columns come from "
@@ -109,7 +164,53 @@ class ArbitraryDuplicateKept(Rule):
             related = (RelatedLocation(sort.span, f"`{sort.method}` orders the rows here ..."),)
         message += _STREAMING_FIX if node.streaming else _BATCH_FIX
         severity = Severity.ERROR if sort is not None else Severity.WARNING
-        return self.finding(ctx, node.span, message, severity=severity, related=related)
+        return self.finding(ctx, node.span, message, severity=severity, related=related, fix=_fix(graph, node, sort))
+
+
+RANK_COLUMN = "_sparkpar_rn"
+
+
+def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | None:
+    """`df.dropDuplicates(subset)` → the first row of each subset group by an explicit order:
+    `row_number()` over `Window.partitionBy(subset).orderBy(order)`, kept where it is 1.
+
+    The order is the upstream sort's own arguments (so `desc` stays `desc`) with the whole row as
+    the tie-breaker (safe: the row the sort put first, and among rows tied on the sort columns
+    one that no partitioning can change); with no sort, the sequence number taken at the source
+    (unsafe: arrival order is a choice). Streaming queries have no `row_number`: no fix.
+    """
+    if node.streaming or not node.keys or node.call is None or receiver_of(node.call) is None:
+        return None
+    like = functions_like(graph)
+    extra, drops = (), (RANK_COLUMN,)
+    if sort is not None:
+        order = sort_arguments(graph, sort)
+        if order is None:
+            return None
+        tie, imports = whole_row(like)
+        order, safety = [*order, tie], SAFE
+        what = f"the first row by the `{sort.method}` order (then the whole row)"
+    else:
+        parts = sequence_parts(graph, node, like)
+        if parts is None:
+            return None
+        (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
+        drops = (RANK_COLUMN, SEQUENCE_COLUMN)
+        what = "the first row to arrive (a sequence number taken at the source)"
+    window, window_imports = window_class(graph)
+    spec = method_call(method_call(window, "partitionBy", [string(k) for k in node.keys]), "orderBy", order)
+    numbered, more = column_function(like, "row_number", [])
+    ranked = cst.Call(func=cst.Attribute(value=numbered, attr=cst.Name("over")), args=[cst.Arg(spec)])
+    rank, col_imports = column_function(like, "col", [string(RANK_COLUMN)])
+    first = cst.Comparison(rank, [cst.ComparisonTarget(cst.Equal(), cst.Integer("1"))])
+    rewrite = partial(_keep_first, ranked, first, drops)
+    description = f"`{node.method}({', '.join(node.keys)})` → keep {what} per ({', '.join(node.keys)})"
+    return Fix(safety, description, ((node.call, rewrite), *extra), imports + window_imports + more + col_imports)
+
+
+def _keep_first(ranked: cst.Call, first: cst.Comparison, drops: tuple[str, ...], call: cst.Call) -> cst.Call:
+    numbered = method_call(receiver_of(call), "withColumn", [string(RANK_COLUMN), ranked])
+    return method_call(method_call(numbered, "filter", [first]), "drop", [string(c) for c in drops])
 
 
 def _has_subset(node: StageNode) -> bool:

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
+
+import libcst as cst
 
 from sparkpar_lint.catalogue import load_catalogue
-from sparkpar_lint.graph.stage_graph import ColumnCall
+from sparkpar_lint.fixes.chain import append_after, method_call
+from sparkpar_lint.fixes.edits import column_name, positional_values, string
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import sort_arguments, watermark_column, window_class
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.graph.order_flow import upstream_sort
+from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.model import Span
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -21,6 +31,7 @@ class UnorderedWindow(Rule):
     name = "unordered-window"
     severity = Severity.ERROR
     summary = "An order-sensitive window function runs over a window with no orderBy."
+    fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
               'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'),
@@ -53,6 +64,12 @@ class UnorderedWindow(Rule):
             line=5,
             column=43,
             related_lines=(4,),
+            # No sort: arrival order, a sequence number taken at the source and dropped after (unsafe).
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            'by_user = Window.partitionBy("user").orderBy("_sparkpar_seq")\n'
+            'sessions = events.withColumn("entry_page", F.first("page").over(by_user)).drop("_sparkpar_seq")\n',
         ),
         Invalid(
             "from pyspark.sql.functions import collect_list as gather\n"
@@ -63,6 +80,8 @@ class UnorderedWindow(Rule):
             line=5,
             column=36,
             related_lines=(4,),
+            # A frame parameter with no sort and no source to number: no automatic fix.
+            expected_fix=None,
         ),
         Invalid(
             "import pyspark.sql.functions as fn\n"
@@ -75,11 +94,14 @@ class UnorderedWindow(Rule):
             line=6,
             column=31,
             related_lines=(4,),
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE + 'events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")\n',
             line=4,
             column=26,
+            # The window is SQL text: no automatic fix.
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE + 'stream = spark.readStream.format("kafka").load()\n'
@@ -87,6 +109,40 @@ class UnorderedWindow(Rule):
             line=5,
             column=28,
             related_lines=(5,),
+            # Streaming queries support only time windows: no automatic fix.
+            expected_fix=None,
+        ),
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy("user")\n'
+            'latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w))'
+            '.withColumn("views", F.count("page").over(w))\n',
+            line=5,
+            column=54,
+            related_lines=(4,),
+            # The user's sort orders the window, the value breaks ties (safe); the whole-partition
+            # frame keeps `last` the partition's last row and `count` the partition's count.
+            expected_fix=_PRELUDE
+            + 'w = Window.partitionBy("user").orderBy("ts", "page").rowsBetween(Window.unboundedPreceding, '
+            'Window.unboundedFollowing)\n'
+            'latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w))'
+            '.withColumn("views", F.count("page").over(w))\n',
+        ),
+        Invalid(
+            "from pyspark.sql.functions import col, collect_list as gather\n"
+            "from pyspark.sql.window import Window\n"
+            "def with_history(df):\n"
+            '    spec = Window.partitionBy("device").rowsBetween(Window.unboundedPreceding, 0)\n'
+            '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n',
+            line=5,
+            column=62,
+            related_lines=(4,),
+            # The spec's own frame stays: the history up to each row, newest first.
+            expected_fix="from pyspark.sql.functions import col, collect_list as gather\n"
+            "from pyspark.sql.window import Window\n"
+            "def with_history(df):\n"
+            '    spec = Window.partitionBy("device").orderBy(col("ts").desc(), "status")'
+            ".rowsBetween(Window.unboundedPreceding, 0)\n"
+            '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n',
         ),
     ]
 
@@ -94,9 +150,9 @@ class UnorderedWindow(Rule):
         for node in ctx.graph.nodes:
             for call in node.columns.calls:
                 if _unordered_window_call(call):
-                    yield self._finding(ctx, call)
+                    yield self._finding(ctx, ctx.graph, call)
 
-    def _finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
+    def _finding(self, ctx: RuleContext, graph: StageGraph, call: ColumnCall) -> Finding:
         window = call.window
         related = ()
         if window.span is not None:
@@ -106,7 +162,95 @@ class UnorderedWindow(Rule):
             "order the shuffle delivers them; the result changes with partitioning. Add "
             "`orderBy(<sort column>, <tie-breaker>)` to the window spec"
         )
-        return self.finding(ctx, call.span, message, related=related)
+        return self.finding(ctx, call.span, message, related=related, fix=_fix(graph, call))
+
+
+# With an order and no frame, a window's frame ends at the current row; only these still see the
+# partition's first row from every row. Anything else on the spec gets the whole partition back.
+_FIRST_ROW = frozenset({"first", "first_value"})
+
+
+def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
+    """Order the window spec where it is built: `.orderBy(order, values)`.
+
+    The order is the sort or watermark upstream of every use of the spec (safe), otherwise the
+    sequence number taken at the source (unsafe: arrival order is a choice). The order-sensitive
+    functions' own value columns break ties: rows tied on the order and on the value give the
+    same `first`/`last`/`nth_value`/`collect_list`. Without a frame, ordering would shrink the
+    default frame to "up to the current row", so the spec also gets
+    `rowsBetween(unboundedPreceding, unboundedFollowing)` unless every use is a `first`.
+    """
+    span = call.window.span
+    uses = [(n, c) for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span]
+    spec_call = _spec_call(graph, span) if span is not None else None
+    if spec_call is None or any(n.streaming or c.from_sql for n, c in uses):
+        return None
+    values = _value_columns([c for _, c in uses if c.spec is not None and c.spec.order_sensitive])
+    consumers = list({n.id: n for n, _ in uses}.values())
+    orders = [_user_order(graph, n) for n in consumers]
+    if any(o == [] for o in orders):
+        return None  # a sort whose arguments cannot be moved: no guess in its place
+    codes = {tuple(cst.Module([]).code_for_node(e) for e in o) if o is not None else None for o in orders}
+    if values is None or len(codes) != 1:
+        return None
+    extra, imports = (), ()
+    if orders[0] is not None:
+        names = {column_name(e) for e in orders[0]}
+        order = [*orders[0], *(string(v) for v in values if v not in names)]
+        safety, what = SAFE, "the order upstream, then " + ", ".join(values)
+    else:
+        parts = sequence_parts(graph, consumers[0], call.call) if len(consumers) == 1 else None
+        if parts is None:
+            return None
+        (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
+        what = "arrival order (a sequence number taken at the source)"
+        if consumers[0].spec.forwarding == "all":
+            extra = (*extra, (consumers[0].call, append_after("drop", [string(SEQUENCE_COLUMN)])))
+    window, window_imports = window_class(graph)
+    frame = None
+    if not call.window.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):
+        frame = tuple(cst.Attribute(value=window, attr=cst.Name(b)) for b in ("unboundedPreceding", "unboundedFollowing"))
+    rewrite = partial(_ordered_spec, tuple(order), frame)
+    description = f"order the window by {what}" + (" over the whole partition" if frame else "")
+    return Fix(safety, description, ((spec_call, rewrite), *extra), imports + (window_imports if frame else ()))
+
+
+def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call:
+    ordered = method_call(spec, "orderBy", [e.deep_clone() for e in order])
+    return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
+
+
+def _spec_call(graph: StageGraph, span: Span) -> cst.Call | None:
+    """The first call of the spec's chain, `Window.partitionBy(...)`, where an order can follow."""
+    for node, code_range in graph.positions.items():
+        if isinstance(node, cst.Call) and (code_range.start.line, code_range.start.column) == (span.line, span.column):
+            if (code_range.end.line, code_range.end.column) == (span.end_line, span.end_column):
+                return node
+    return None
+
+
+def _value_columns(calls: list[ColumnCall]) -> list[str] | None:
+    """The columns the order-sensitive functions read, in order, or None if one is not a column."""
+    values = []
+    for use in calls:
+        arguments = positional_values(use.call) if use.call is not None else []
+        name = column_name(arguments[0]) if arguments else None
+        if name is None:
+            return None
+        values += [name] if name not in values else []
+    return values
+
+
+def _user_order(graph: StageGraph, node: StageNode) -> list[cst.BaseExpression] | None:
+    """The order the user gave the rows the window sees: a sort upstream, or the event time.
+
+    `[]` for a sort whose arguments cannot be reused, None for no order at all.
+    """
+    sort = upstream_sort(graph, node)
+    if sort is not None:
+        return sort_arguments(graph, sort) or []
+    event_time = watermark_column(graph, node)
+    return [string(event_time)] if event_time else None
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:

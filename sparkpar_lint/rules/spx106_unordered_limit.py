@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
-from sparkpar_lint.graph.order_flow import unordering_shuffle
+from sparkpar_lint.fixes.chain import method_call, wrap_receiver
+from sparkpar_lint.fixes.edits import string
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, whole_row
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -28,6 +34,7 @@ class UnorderedLimit(Rule):
     name = "unordered-limit"
     severity = Severity.ERROR
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
+    fix_safety = SAFE
     VALID = [
         Valid(
             _PRELUDE
@@ -57,6 +64,8 @@ class UnorderedLimit(Rule):
             line=4,
             column=43,
             related_lines=(4,),
+            # No sort, and the aggregate drops any sequence number: which ten is the author's call.
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE + 'ranked = events.orderBy("ts")\n'
@@ -65,6 +74,12 @@ class UnorderedLimit(Rule):
             line=6,
             column=17,
             related_lines=(5,),
+            # The sort the shuffle discarded, then the whole row, decide the five (safe).
+            expected_fix=_PRELUDE
+            + 'ranked = events.orderBy("ts")\n'
+            'deduped = ranked.dropDuplicates(["user"])\n'
+            'sample = deduped.withColumn("_sparkpar_tie", F.to_json(F.struct("*"))).orderBy("ts", "_sparkpar_tie")'
+            '.drop("_sparkpar_tie").take(5)\n',
         ),
         Invalid(
             _PRELUDE + "def busiest_user(df):\n"
@@ -74,6 +89,7 @@ class UnorderedLimit(Rule):
             line=6,
             column=20,
             related_lines=(5,),
+            expected_fix=None,
         ),
         Invalid(
             "from pyspark import SparkContext\n"
@@ -83,6 +99,19 @@ class UnorderedLimit(Rule):
             line=4,
             column=51,
             related_lines=(4,),
+            # RDDs: `takeOrdered` needs a key the author picks.
+            expected_fix=None,
+        ),
+        Invalid(
+            _PRELUDE + 'sample = events.repartition(8, "user").limit(5).collect()\n',
+            line=4,
+            column=39,
+            related_lines=(4,),
+            # No sort: the first rows to arrive, by a sequence number taken at the source (unsafe).
+            expected_fix="from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            'sample = events.repartition(8, "user").orderBy("_sparkpar_seq").drop("_sparkpar_seq").limit(5).collect()\n',
         ),
     ]
 
@@ -103,7 +132,51 @@ class UnorderedLimit(Rule):
             f"that changes with partitioning; {fix}"
         )
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows here"),)
-        return self.finding(ctx, node.span, message, related=related)
+        return self.finding(ctx, node.span, message, related=related, fix=_fix(ctx.graph, node))
+
+
+TIE_COLUMN = "_sparkpar_tie"
+
+
+def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
+    """`x.limit(n)` → `x.orderBy(order).limit(n)`, likewise `take`, `head`, `first`, `tail`, `collect()[i]`.
+
+    The order is a sort the shuffle discarded, when its columns reach the limit unchanged, with
+    the whole row as tie-breaker (safe: the rows the user sorted to the front); otherwise the
+    sequence number taken at the source (unsafe: arrival order is a choice). With neither, no
+    fix: ordering by arbitrary columns would silence the rule without choosing the right rows.
+    RDDs: no fix (`takeOrdered` needs a key the author picks).
+    """
+    if node.receiver != "DataFrame" or node.call is None or node.call.func is None:
+        return None
+    like = functions_like(graph)
+    sort = upstream_sort(graph, node)
+    if sort is not None:
+        between = list(graph.upstream(node))[: list(graph.upstream(node)).index(sort)]
+        order = sort_arguments(graph, sort)
+        if order is None or any(n.spec is None or n.spec.forwarding != "all" for n in between):
+            return None
+        tie, imports = whole_row(like)
+        build = partial(_tied_order, tie, tuple(order))
+        description = f"`orderBy` the discarded `{sort.method}` order (then the whole row) before `{node.method}`"
+        return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
+    parts = sequence_parts(graph, node, like)
+    if parts is None:
+        return None
+    extra, imports = parts
+    description = f"`orderBy` arrival order (a sequence number taken at the source) before `{node.method}`"
+    return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
+
+
+def _tied_order(tie, order: tuple, frame):
+    """`frame.withColumn(tie, row).orderBy(*order, tie).drop(tie)`: `orderBy` cannot expand `*`."""
+    tied = method_call(frame, "withColumn", [string(TIE_COLUMN), tie.deep_clone()])
+    ordered = method_call(tied, "orderBy", [*(e.deep_clone() for e in order), string(TIE_COLUMN)])
+    return method_call(ordered, "drop", [string(TIE_COLUMN)])
+
+
+def _sequence_order(frame):
+    return method_call(method_call(frame, "orderBy", [string(SEQUENCE_COLUMN)]), "drop", [string(SEQUENCE_COLUMN)])
 
 
 def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
