@@ -305,3 +305,100 @@ def test_spx401_fix_parses_is_idempotent_and_silences_the_rule(code: str):
 @given(spx402_jobs())
 def test_spx402_fix_parses_is_idempotent_and_silences_the_rule(code: str):
     _assert_rule_fixed(code, "SPX402")
+
+
+# ------------------------------------------------- SPX102 / SPX104 / SPX106: explicit orders
+
+# (import lines, prefix of function calls): the fixes must write the module's own names.
+ORDER_IMPORTS = st.sampled_from(
+    [
+        ("from pyspark.sql import functions as F\n", "F."),
+        ("import pyspark.sql.functions as fn\n", "fn."),
+        ("from pyspark.sql.functions import col, desc, first, last, collect_list, nth_value, count\n", ""),
+    ]
+)
+WINDOW_IMPORTS = st.sampled_from(
+    [("", "Window"), ("from pyspark.sql import Window\n", "Window"), ("from pyspark.sql.window import Window as W\n", "W")]
+)
+
+
+def _sort_argument(draw, prefix: str, column: str) -> str:
+    return draw(st.sampled_from([f'"{column}"', f'{prefix}col("{column}").desc()', f'{prefix}desc("{column}")']))
+
+
+@st.composite
+def spx102_jobs(draw) -> str:
+    (functions, prefix), (window_import, _) = draw(ORDER_IMPORTS), draw(WINDOW_IMPORTS)
+    name, sort, keys = draw(IDENTIFIERS), draw(COLUMNS), draw(st.lists(KEYS, min_size=1, max_size=2, unique=True))
+    subset = "[" + ", ".join(f'"{k}"' for k in keys) + "]"
+    dedup = draw(st.sampled_from([f".dropDuplicates({subset})", f".drop_duplicates(subset={subset})"]))
+    body = draw(st.sampled_from(["sorted_chain", "sorted_variable", "source"]))
+    lines = [functions + window_import, "", f"def job(spark, {name}):"]
+    if body == "sorted_chain":
+        lines.append(f"    return {name}.orderBy({_sort_argument(draw, prefix, sort)}){dedup}")
+    elif body == "sorted_variable":
+        lines.append(f'    ranked = {name}.sortWithinPartitions({_sort_argument(draw, prefix, sort)}, "id")')
+        lines.append(f"    kept = ranked{dedup}")
+        lines.append(f'    return kept.select({", ".join(repr(k).replace(chr(39), chr(34)) for k in keys)}, "{sort}")')
+    else:
+        lines.append(f'    {name} = spark.read.parquet("p").select({", ".join(f"{chr(34)}{k}{chr(34)}" for k in keys)}, "v")')
+        lines.append(f"    return {name}{dedup}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def spx104_jobs(draw) -> str:
+    (functions, prefix), (window_import, window) = draw(ORDER_IMPORTS), draw(WINDOW_IMPORTS)
+    if not window_import:
+        window_import, window = "from pyspark.sql import Window\n", "Window"
+    name, key, value, sort = draw(IDENTIFIERS), draw(KEYS), draw(VALUES), draw(COLUMNS)
+    function = draw(st.sampled_from(["first", "last", "collect_list", "nth_value"]))
+    call = f'{prefix}{function}("{value}"' + (", 2)" if function == "nth_value" else ")")
+    frame = draw(st.sampled_from(["", f".rowsBetween({window}.unboundedPreceding, 0)"]))
+    spec = f'{window}.partitionBy("{key}"){frame}'
+    source = draw(st.sampled_from(["sorted", "read"]))
+    rows = f"{name}.orderBy({_sort_argument(draw, prefix, sort)})" if source == "sorted" else 'spark.read.parquet("p")'
+    also = draw(st.sampled_from(["", f'.withColumn("n", {prefix}count("{value}").over(w))']))
+    lines = [functions + window_import, "", f"def job(spark, {name}):"]
+    if draw(st.booleans()):
+        lines.append(f"    w = {spec}")
+        lines.append(f'    return {rows}.withColumn("picked", {call}.over(w)){also}')
+    else:
+        lines.append(f'    return {rows}.withColumn("picked", {call}.over({spec}))')
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def spx106_jobs(draw) -> str:
+    functions, prefix = draw(ORDER_IMPORTS)
+    name, key, sort = draw(IDENTIFIERS), draw(KEYS), draw(COLUMNS)
+    shuffle = draw(st.sampled_from([f'.repartition("{key}")', f'.dropDuplicates(["{key}"])', ".repartition(8)"]))
+    pick = draw(st.sampled_from([".limit(10)", ".take(5)", ".first()", ".head(3)", ".collect()[0]", ".tail(2)"]))
+    between = draw(st.sampled_from(["", f'.filter({prefix}col("{key}").isNotNull())', f'.withColumn("x", {prefix}col("{sort}"))']))
+    lines = [functions, "", f"def job(spark, {name}):"]
+    if draw(st.booleans()):
+        lines.append(f"    ranked = {name}.orderBy({_sort_argument(draw, prefix, sort)})")
+        lines.append(f"    return ranked{shuffle}{between}{pick}")
+    else:
+        # The sequence number only crosses a shuffle right before the pick (fixes/sequence.py).
+        lines.append(f'    rows = spark.read.parquet("p"){shuffle}')
+        lines.append(f"    return rows{pick}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx102_jobs())
+def test_spx102_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX102")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx104_jobs())
+def test_spx104_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX104")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spx106_jobs())
+def test_spx106_fix_parses_is_idempotent_and_silences_the_rule(code: str):
+    _assert_rule_fixed(code, "SPX106")

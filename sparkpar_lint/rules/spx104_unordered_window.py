@@ -199,13 +199,16 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
         order = [*orders[0], *(string(v) for v in values if v not in names)]
         safety, what = SAFE, "the order upstream, then " + ", ".join(values)
     else:
-        parts = sequence_parts(graph, consumers[0], call.call) if len(consumers) == 1 else None
+        # The sequence must reach every use: they all sit on one chain, and it is dropped after the last.
+        last = max(consumers, key=lambda n: n.id)
+        chain = {n.id for n in graph.upstream(last)}
+        parts = sequence_parts(graph, last, call.call) if all(n is last or n.id in chain for n in consumers) else None
         if parts is None:
             return None
         (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
         what = "arrival order (a sequence number taken at the source)"
-        if consumers[0].spec.forwarding == "all":
-            extra = (*extra, (consumers[0].call, append_after("drop", [string(SEQUENCE_COLUMN)])))
+        if last.spec.forwarding == "all":
+            extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
     window, window_imports = window_class(graph)
     frame = None
     if not call.window.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):
