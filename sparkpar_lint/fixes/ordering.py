@@ -57,6 +57,16 @@ def sort_arguments(graph: StageGraph, sort: StageNode) -> list[cst.BaseExpressio
     return [v.deep_clone() for v in values]
 
 
+def sort_reaches(graph: StageGraph, sort: StageNode, node: StageNode) -> bool:
+    """Every stage between `sort` and `node` keeps all columns, so the sort's columns exist at `node`."""
+    for upstream in graph.upstream(node):
+        if upstream is sort:
+            return True
+        if upstream.spec is None or upstream.spec.forwarding != "all":
+            return False
+    return False
+
+
 def _portable(graph: StageGraph, expr: cst.BaseExpression) -> bool:
     """Literal strings and numbers, and calls of imported names (`F.col("ts").desc()`)."""
     if isinstance(expr, (cst.SimpleString, cst.Integer)):

@@ -10,7 +10,7 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import method_call, receiver_of
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, whole_row, window_class
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -141,6 +141,15 @@ class ArbitraryDuplicateKept(Rule):
             # The direction sits in a keyword, apart from the columns: no automatic fix.
             expected_fix=None,
         ),
+        Invalid(
+            _PRELUDE + 'latest = clicks.orderBy("ts").select("user", "url").dropDuplicates(["user"])\n',
+            line=4,
+            column=52,
+            related_lines=(4,),
+            severity=Severity.ERROR,
+            # The select drops the sort column before the deduplication: nothing to order by.
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -185,7 +194,7 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
     extra, drops = (), (RANK_COLUMN,)
     if sort is not None:
         order = sort_arguments(graph, sort)
-        if order is None:
+        if order is None or not sort_reaches(graph, sort, node):
             return None
         tie, imports = whole_row(like)
         order, safety = [*order, tie], SAFE

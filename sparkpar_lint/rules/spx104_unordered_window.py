@@ -11,7 +11,7 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.fixes.chain import append_after, method_call
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import sort_arguments, watermark_column, window_class
+from sparkpar_lint.fixes.ordering import sort_arguments, sort_reaches, watermark_column, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
@@ -251,7 +251,7 @@ def _user_order(graph: StageGraph, node: StageNode) -> list[cst.BaseExpression] 
     """
     sort = upstream_sort(graph, node)
     if sort is not None:
-        return sort_arguments(graph, sort) or []
+        return (sort_arguments(graph, sort) if sort_reaches(graph, sort, node) else None) or []
     event_time = watermark_column(graph, node)
     return [string(event_time)] if event_time else None
 

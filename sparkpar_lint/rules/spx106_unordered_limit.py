@@ -8,7 +8,7 @@ from functools import partial
 from sparkpar_lint.fixes.chain import method_call, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, whole_row
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -152,9 +152,8 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
     like = functions_like(graph)
     sort = upstream_sort(graph, node)
     if sort is not None:
-        between = list(graph.upstream(node))[: list(graph.upstream(node)).index(sort)]
         order = sort_arguments(graph, sort)
-        if order is None or any(n.spec is None or n.spec.forwarding != "all" for n in between):
+        if order is None or not sort_reaches(graph, sort, node):
             return None
         tie, imports = whole_row(like)
         build = partial(_tied_order, tie, tuple(order))
