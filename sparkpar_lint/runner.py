@@ -115,7 +115,9 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
         return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), None
     try:
         # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
-        findings = [f for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
+        # A lint run reports fixes by their safety only; the rewrites themselves (closures over
+        # CST nodes) stay in this process, since results may cross to the parent worker pool.
+        findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
         return FileResult(path, apply_suppressions(findings, source)), source
     except RecursionError:
         return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), None
