@@ -17,7 +17,8 @@ from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
 
 # Commands other modules own; each is added only when its module is present.
-_OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"))
+_OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"),
+                      ("sparkpar_lint.plan.profile_command", "profile"))
 
 
 def _rule_classes():

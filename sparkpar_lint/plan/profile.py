@@ -182,27 +182,54 @@ def record_profile(source: Callable, steps: Sequence[tuple[str, Callable]], *,
     for name, step in steps:
         previous = prefixes[-1][1]
         prefixes.append((name, (lambda prev, fn: lambda: fn(prev()))(previous, step)))
-    timings, counts = [], []
-    for _, build in prefixes:
-        build().write.format("noop").mode("overwrite").save()  # warm-up: codegen, JIT
-        best = math.inf
-        for _ in range(repeats):
-            frame = build()
-            started = time.perf_counter()
-            frame.write.format("noop").mode("overwrite").save()
-            best = min(best, time.perf_counter() - started)
-        timings.append(best)
-        counts.append(build().count())
-    rows = []
-    for k, (name, _) in enumerate(prefixes):
-        rows_in = counts[k - 1] if k else counts[0]
-        seconds = timings[k] - (timings[k - 1] if k else 0.0)
-        rows.append(ProfileRow(name, None, rows_in, counts[k], max(seconds, 0.0)))
-    spark = None
+    return profile_prefixes(prefixes, repeats=repeats, job=job)
+
+
+def profile_prefixes(prefixes: Sequence[tuple[str, Callable | None]], *,
+                     baseline: Callable | None = None, repeats: int = 3,
+                     job: str = "") -> Profile:
+    """One row per (name, build) prefix, in chain order; see the module docstring.
+
+    `build()` returns the DataFrame up to and including the named operator. A build of None is an
+    operator whose prefix cannot be run on its own (GroupedData after groupBy): it is merged into
+    the next measured operator, which carries its seconds, and gets a row of zero seconds that
+    keeps its rows. `baseline` builds the first operator's input; without it the first
+    operator's seconds are its whole prefix's, as for a source.
+    """
+    if not any(build is not None for _, build in prefixes):
+        raise ValueError("no prefix to measure")
+    previous_seconds, previous_rows = 0.0, None
+    if baseline is not None:
+        previous_seconds, previous_rows = _measure(baseline, repeats)
+    rows, merged = [], []
+    for name, build in prefixes:
+        if build is None:
+            merged.append(name)
+            continue
+        seconds, count = _measure(build, repeats)
+        rows_in = count if previous_rows is None else previous_rows
+        rows.extend(ProfileRow(m, None, rows_in, rows_in, 0.0) for m in merged)
+        rows.append(ProfileRow(name, None, rows_in, count, max(seconds - previous_seconds, 0.0)))
+        merged, previous_seconds, previous_rows = [], seconds, count
+    rows.extend(ProfileRow(m, None, previous_rows, previous_rows, 0.0) for m in merged)
+    return Profile(tuple(rows), job, _spark_metadata(next(b for _, b in prefixes if b)))
+
+
+def _measure(build: Callable, repeats: int) -> tuple[float, int]:
+    """(best seconds of a `noop` write after one untimed warm-up, rows) of `build()`."""
+    build().write.format("noop").mode("overwrite").save()  # warm-up: codegen, JIT
+    best = math.inf
+    for _ in range(max(repeats, 1)):
+        frame = build()
+        started = time.perf_counter()
+        frame.write.format("noop").mode("overwrite").save()
+        best = min(best, time.perf_counter() - started)
+    return best, build().count()
+
+
+def _spark_metadata(build: Callable) -> dict | None:
     try:
-        session = prefixes[0][1]().sparkSession
-        spark = {"version": session.version,
-                 "master": session.sparkContext.master}
+        session = build().sparkSession
+        return {"version": session.version, "master": session.sparkContext.master}
     except Exception:  # best effort: the metadata is informative only
-        pass
-    return Profile(tuple(rows), job, spark)
+        return None
