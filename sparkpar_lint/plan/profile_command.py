@@ -18,6 +18,7 @@ pyspark is imported only inside the command: the linter never needs it.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from sparkpar_lint.model import ExitStatus
 
 JOB_FUNCTION = "job"
 MASTER = "local[2]"
+_PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
 _SEQUENTIAL_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 
 
@@ -330,9 +332,16 @@ def _sequential_session():
     saved = {key: spark.conf.get(key, None) for key in _SEQUENTIAL_CONF}
     for key, value in _SEQUENTIAL_CONF.items():
         spark.conf.set(key, value)
+    # pyspark logs every analysis error it raises; ours is the one line the user should see.
+    loggers = [logging.getLogger(name) for name in _PYSPARK_ERROR_LOGGERS]
+    was_disabled = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
     try:
         yield spark
     finally:
+        for logger, disabled in zip(loggers, was_disabled):
+            logger.disabled = disabled
         if created:
             spark.stop()
         else:
