@@ -16,9 +16,9 @@ Format (JSON, version 1)::
 Each row names its operator by `name` (the planner's operator name, `method:line` for operators
 from a job file) and/or `stage_id` (the stage-graph node id); at least one is required. `seconds`
 is the operator's own processing time for all `rows_in` rows on one core, so its cost per row is
-seconds / rows_in and its selectivity rows_out / rows_in. The pytest plugin's sequential run
-(one partition, one shuffle partition) is the intended recorder; `record_profile` below is a
-self-contained stand-in that needs only a local SparkSession.
+seconds / rows_in and its selectivity rows_out / rows_in. `sparkpar profile JOBFILE`
+(profile_command.py) records one for a fixture-style job, slicing `job` into the prefixes that
+`profile_prefixes` below times; `record_profile` does the same for a chain given as callables.
 
 How `record_profile` measures (Spark's per-operator metrics are not reachable from Python without
 a JVM listener): it builds each cumulative prefix of the chain — source, source+step1, ... — and
