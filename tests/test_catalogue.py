@@ -73,7 +73,7 @@ def test_malformed_entries_are_rejected_with_the_entry_named(text, problem):
         parse_catalogue_file("bad.toml", text, Catalogue())
 
 
-def test_the_linter_never_imports_pyspark():
+def test_the_linter_never_imports_pyspark(tmp_path):
     code = (
         "import sys\n"
         "from sparkpar_lint.analysis import analyze\n"
@@ -81,5 +81,6 @@ def test_the_linter_never_imports_pyspark():
         "assert analyze('job.py', src)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pandas')))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # Run from elsewhere: `python -c` puts its working directory first on sys.path.
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert result.stdout.strip() == "[]"
