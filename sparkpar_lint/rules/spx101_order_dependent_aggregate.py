@@ -7,7 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_function, column_name, string
+from sparkpar_lint.fixes.chain import receiver_of
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import sort_reaches
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -51,7 +53,7 @@ class OrderDependentAggregate(Rule):
             related_lines=(4, 4),
             expected_fix=_PRELUDE
             + 'df = spark.read.parquet("events")\n'
-            + 'latest = df.orderBy("ts").groupBy("user").agg(F.min_by("page", F.struct("ts", "page")))\n',
+            + 'latest = df.groupBy("user").agg(F.min(F.struct("ts", "page")).getField("page"))\n',
         ),
         Invalid(
             "import pyspark.sql.functions as fn\n"
@@ -98,7 +100,7 @@ class OrderDependentAggregate(Rule):
             "def first_page(spark):\n"
             '    visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())'
             '.select("user", "page", "_sparkpar_seq")\n'
-            '    return visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n',
+            '    return visits.groupBy("user").agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n',
         ),
         Invalid(
             "from pyspark.sql.functions import collect_list\n"
@@ -110,7 +112,7 @@ class OrderDependentAggregate(Rule):
             related_lines=(3, 4),
             expected_fix="from pyspark.sql.functions import array_sort, struct, collect_list\n"
             "def pages(df):\n"
-            '    ordered = df.orderBy("ts")\n'
+            '    ordered = df\n'
             '    return ordered.groupBy("user").agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n',
         ),
     ]
@@ -157,9 +159,12 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if call.call is None or len(call.call.args) != 1:
         return None
     if sort is not None:
-        if not sort.keys or _descending(sort):
+        if not sort.keys or _descending(sort) or not sort_reaches(graph, sort, node):
             return None
         keys, safety, extra, imports = sort.keys, SAFE, (), ()
+        if _sort_only_feeds(graph, sort, node):
+            # Once the aggregate reads the sort columns, the sort is work the shuffle throws away.
+            extra = ((sort.call, receiver_of),)
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
@@ -179,9 +184,13 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
         return None
     struct, imports = column_function(call.call, "struct", [*(string(k) for k in keys), value.deep_clone()])
     if call.function in _FIRST | _LAST:
-        chooser = "min_by" if call.function in _FIRST else "max_by"
-        replacement, more = column_function(call.call, chooser, [value, struct])
-        return replacement, imports + more, f"`{call.function}` → `{chooser}` over ({', '.join(keys)}, {name})"
+        # min/max of struct(order, value), then the value: what min_by/max_by over that struct
+        # would give, measured 1.3x faster on Spark 4.3 (bench/fix_overhead.py).
+        chooser = "min" if call.function in _FIRST else "max"
+        extreme, more = column_function(call.call, chooser, [struct])
+        replacement = cst.Call(func=cst.Attribute(value=extreme, attr=cst.Name("getField")), args=[cst.Arg(string(name))])
+        what = f"`{call.function}` → `{chooser}` of `struct({', '.join(keys)}, {name})`"
+        return replacement, imports + more, what
     if call.function in _LISTS:
         collected, more = column_function(call.call, "collect_list", [struct])
         ordered, sort_imports = column_function(call.call, "array_sort", [collected])
@@ -191,6 +200,18 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
         what = f"`{call.function}` → `array_sort` of `struct({', '.join(keys)}, {name})`"
         return replacement, imports + more + sort_imports, what
     return None
+
+
+def _sort_only_feeds(graph: StageGraph, sort: StageNode, node: StageNode) -> bool:
+    """Nothing but this one order-dependent aggregate reads the sorted rows."""
+    if sum(_order_dependent(c) for c in node.columns.calls) != 1:
+        return False
+    for upstream in graph.upstream(node):
+        if len(graph.consumers(upstream)) != 1:
+            return False
+        if upstream is sort:
+            return True
+    return False
 
 
 def _descending(sort: StageNode) -> bool:
