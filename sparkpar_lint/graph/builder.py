@@ -17,6 +17,7 @@ from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph import sql_text
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.stage_graph import (
+    LazySpan,
     ColumnCall,
     ColumnExpr,
     Order,
@@ -65,6 +66,8 @@ _TYPE_ANNOTATIONS = {
     "SparkContext": "SparkContext",
 }
 MAX_INLINE_DEPTH = 4
+# Argument values that can change what a helper's body builds.
+_INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
 
 
 class Scope:
@@ -108,11 +111,14 @@ class GraphBuilder:
         self.module = module
         self.graph = StageGraph(path)
         self.catalogue = load_catalogue()
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        # Positions cost about three parses of the file; most files never report anything, so
+        # they are resolved on first use (a finding, a fix, `sparkpar graph`).
+        self.graph.position_source = lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         self.inline_stack: list[cst.FunctionDef] = []
         self.pending: list[tuple[cst.FunctionDef, Scope]] = []
         self.analysed: set[int] = set()
-        self.node_at: dict[tuple[Span, str, tuple[int, ...]], int] = {}
+        self.node_at: dict[tuple[int, int, str, tuple[int, ...]], int] = {}
+        self.plain_results: dict[int, Value] = {}
 
     # ---------------------------------------------------------------- driver
 
@@ -124,14 +130,11 @@ class GraphBuilder:
             if id(function) not in self.analysed:
                 self.analysed.add(id(function))
                 self.run_function(function, defined_in, [], {})
-        self.graph.positions = self.positions
         self.graph.imports = scope.imports
         return self.graph
 
     def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> Span:
-        start = self.positions[node].start
-        end = self.positions[end_node or node].end
-        return Span(start.line, start.column, end.line, end.column)
+        return LazySpan(self.graph, node, end_node)
 
     # ------------------------------------------------------------ statements
 
@@ -146,6 +149,7 @@ class GraphBuilder:
         elif isinstance(statement, cst.FunctionDef):
             self.define_function(statement, scope)
         elif isinstance(statement, cst.ClassDef):
+            self.graph.definitions.append(statement)
             class_scope = Scope(scope, ImportTable(scope.imports))
             self.exec_block(statement.body.body, class_scope)
             # A module's own class is not Spark: its instances must not be guessed as DataFrames.
@@ -239,6 +243,7 @@ class GraphBuilder:
     # ------------------------------------------------------------- functions
 
     def define_function(self, function: cst.FunctionDef, scope: Scope) -> None:
+        self.graph.definitions.append(function)
         is_udf = any(self._is_udf_factory(self.ev(d.decorator, scope)) for d in function.decorators)
         user_function = self.user_function(function, function.name.value, "udf" if is_udf else "", scope)
         scope.variables[function.name.value] = FunctionValue(user_function, scope, udf=is_udf)
@@ -295,7 +300,12 @@ class GraphBuilder:
         function = callee.function.node
         if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
             return UNKNOWN
-        return self.run_function(function, callee.scope, args, kwargs)
+        if any(isinstance(v, _INFORMATIVE) for v in [*args, *kwargs.values()]):
+            return self.run_function(function, callee.scope, args, kwargs)
+        # Arguments that tell nothing give the same result every call: walk the body once.
+        if id(function) not in self.plain_results:
+            self.plain_results[id(function)] = self.run_function(function, callee.scope, args, kwargs)
+        return self.plain_results[id(function)]
 
     def ev_args(self, call: cst.Call, scope: Scope) -> tuple[list[Value], dict[str, Value]]:
         args: list[Value] = []
@@ -460,7 +470,7 @@ class GraphBuilder:
         inputs = [receiver.node] if receiver.node is not None else []
         data_args = [a for a in [*args, *kwargs.values()] if isinstance(a, SparkValue) and a.kind in DATA_KINDS]
         inputs += [a.node for a in data_args if a.node is not None]
-        key = (span, method, tuple(inputs))
+        key = (id(func.attr), id(call), method, tuple(inputs))
         if key in self.node_at:
             # The same call reached again (a helper analysed alone and inlined): one node.
             return self.graph.node(self.node_at[key])

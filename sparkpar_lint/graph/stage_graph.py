@@ -4,7 +4,7 @@ edges between them. Lint rules, fixes, the plugin's "likely cause" and the plann
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -13,6 +13,54 @@ from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
 from sparkpar_lint.model import Span
 
 UNORDERED = "unordered"
+
+
+class LazySpan(Span):
+    """A Span whose numbers are looked up in the graph's positions only when first read.
+
+    Equal, hashed and ordered like the plain Span with the same numbers; pickles as one.
+    """
+
+    def __init__(self, graph: StageGraph, start: cst.CSTNode, end: cst.CSTNode | None = None) -> None:
+        object.__setattr__(self, "_where", (graph, start, end))
+
+    def __getattr__(self, name: str):
+        if name not in ("line", "column", "end_line", "end_column"):
+            raise AttributeError(name)
+        graph, start, end = self._where
+        first, last = graph.positions[start].start, graph.positions[end or start].end
+        for field_name, value in zip(
+            ("line", "column", "end_line", "end_column"), (first.line, first.column, last.line, last.column)
+        ):
+            object.__setattr__(self, field_name, value)
+        return getattr(self, name)
+
+    def plain(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+    def __reduce__(self):
+        return (Span, (self.line, self.column, self.end_line, self.end_column))
+
+    def __repr__(self) -> str:
+        return repr(self.plain())
+
+    def __hash__(self) -> int:
+        return hash(self.plain())
+
+    def __eq__(self, other):
+        return self.plain() == (other.plain() if isinstance(other, LazySpan) else other)
+
+    def __lt__(self, other):
+        return self.plain() < (other.plain() if isinstance(other, LazySpan) else other)
+
+    def __le__(self, other):
+        return self.plain() <= (other.plain() if isinstance(other, LazySpan) else other)
+
+    def __gt__(self, other):
+        return self.plain() > (other.plain() if isinstance(other, LazySpan) else other)
+
+    def __ge__(self, other):
+        return self.plain() >= (other.plain() if isinstance(other, LazySpan) else other)
 
 
 @dataclass(frozen=True)
@@ -175,14 +223,24 @@ class StageGraph:
     window_specs: list[WindowSpecValue] = field(default_factory=list)
     # Every function the module hands to Spark to run on executors.
     user_functions: list[UserFunction] = field(default_factory=list)
-    # LibCST positions of every CST node, for rules that report inside user functions.
-    positions: Mapping = field(default_factory=dict, repr=False)
+    # Every def and class the builder walked through, for rules that look helpers up by name.
+    definitions: list[cst.FunctionDef | cst.ClassDef] = field(default_factory=list, repr=False)
+    # Makes the LibCST positions of every CST node; see `positions`.
+    position_source: Callable[[], Mapping] | None = field(default=None, repr=False)
+    _positions: Mapping | None = field(default=None, repr=False)
     # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
     # accumulator from a task is the sanctioned way to count, unlike a captured container.
     shared_variables: dict[str, str] = field(default_factory=dict)
     # The module-level import table (graph.imports.ImportTable), for rules that resolve names
     # inside user function bodies (`time.time`, `datetime.now`).
     imports: object = field(default=None, repr=False)
+
+    @property
+    def positions(self) -> Mapping:
+        """LibCST positions of every CST node, resolved on first use (about three parses' work)."""
+        if self._positions is None:
+            self._positions = self.position_source() if self.position_source else {}
+        return self._positions
 
     def span_of(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]

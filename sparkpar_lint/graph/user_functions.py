@@ -258,7 +258,7 @@ def _bound_methods(graph) -> list[UserFunction]:
                 candidates.append((node, arg.attr.value))
     if not candidates:
         return []
-    classes = [c for c in graph.positions if isinstance(c, cst.ClassDef)]
+    classes = [c for c in graph.definitions if isinstance(c, cst.ClassDef)]
     methods = []
     for node, name in candidates:
         for class_def in classes:

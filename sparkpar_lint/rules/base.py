@@ -80,8 +80,13 @@ class Rule:
             message=message,
             severity=severity or self.severity,
             path=ctx.path,
-            span=span,
-            related=related,
+            span=_plain(span),
+            related=tuple(RelatedLocation(_plain(r.span), r.message) for r in related),
             fix_safety=fix.safety if fix is not None else None,
             fix=fix,
         )
+
+
+def _plain(span: Span) -> Span:
+    """Findings outlive the graph (cache, worker processes): numbers, not lazy lookups."""
+    return Span(span.line, span.column, span.end_line, span.end_column)

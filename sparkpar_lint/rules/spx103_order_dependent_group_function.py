@@ -239,7 +239,7 @@ class OrderDependentGroupFunction(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
-        helpers = {n.name.value: n for n in graph.positions if isinstance(n, cst.FunctionDef)}
+        helpers = {n.name.value: n for n in graph.definitions if isinstance(n, cst.FunctionDef)}
         for node in graph.nodes:
             for function in node.functions:
                 kinds = _kinds(graph, node, function)

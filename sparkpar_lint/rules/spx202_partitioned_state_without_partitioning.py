@@ -223,7 +223,7 @@ def _needed_order(graph: StageGraph, node: StageNode, function: UserFunction, ke
     order = node.input_order
     if order.kind not in ("total", "per-key") or not order.by or order.established_by is None:
         return ()
-    helpers = {n.name.value: n for n in graph.positions if isinstance(n, cst.FunctionDef)}
+    helpers = {n.name.value: n for n in graph.definitions if isinstance(n, cst.FunctionDef)}
     kinds = parameter_kinds(function.node, function.role, node.receiver)
     if not kinds or find_order_dependence(function.node, kinds, node.keys, helpers) is None:
         return ()
