@@ -15,7 +15,6 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.order_sensitivity import (
     FRAME,
     GROUPS,
-    KEY,
     PAIR,
     ROWS,
     Data,
