@@ -99,13 +99,14 @@ def test_bad_job_files_exit_2_with_one_line_naming_the_file(tmp_path, text, prob
     assert problem in result.output and "Traceback" not in result.output
 
 
-def test_the_cli_and_the_slicer_never_import_pyspark():
+def test_the_cli_and_the_slicer_never_import_pyspark(tmp_path):
     code = ("import sys\nimport sparkpar_lint.cli\n"
             "from sparkpar_lint.plan.profile_command import slice_job\n"
             f"slice_job({JOB!r}, 'job.py')\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))\n")
+    # From elsewhere: `python -c` puts its working directory (the checkout) first on sys.path.
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+                            check=True, cwd=tmp_path)
     assert result.stdout.strip() == "[]"
 
 

@@ -9,9 +9,9 @@ import sys
 pytest_plugins = ["pytester"]
 
 
-def test_plugin_module_imports_nothing_heavy():
+def test_plugin_module_imports_nothing_heavy(tmp_path):
     code = "import sys, pytest_sparkpar.plugin; print(sorted(m for m in ('pyspark', 'hypothesis', 'pandas') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert out.strip() == "[]"
 
 
