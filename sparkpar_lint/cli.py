@@ -12,9 +12,10 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
-from sparkpar_lint.config import Config, ConfigError, check_prefixes, find_config, load_config
+from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
+from sparkpar_lint.selection import check_selection, comma_list
 
 # Commands other modules own; each is added only when its module is present.
 _OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"),
@@ -32,12 +33,6 @@ def _fail(message: str) -> None:
     sys.exit(ExitStatus.ERROR)
 
 
-def _comma_list(_ctx, _param, value: str | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    return tuple(part.strip().upper() for part in value.split(",") if part.strip())
-
-
 def _interactive() -> bool:
     """A person at a terminal, not a CI log: colours and progress bars are welcome."""
     return sys.stdout.isatty() and not os.environ.get("CI") and "NO_COLOR" not in os.environ
@@ -53,8 +48,8 @@ def main() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True,
               help="Output format; json, sarif and github are for programs.")
-@click.option("--select", callback=_comma_list, help="Comma list of rule ids or prefixes (SPX1).")
-@click.option("--ignore", callback=_comma_list, help="Comma list of rule ids or prefixes to skip.")
+@click.option("--select", callback=comma_list, help="Comma list of rule ids or prefixes (SPX1).")
+@click.option("--ignore", callback=comma_list, help="Comma list of rule ids or prefixes to skip.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
@@ -78,10 +73,7 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
 
     rule_ids = [rule.id for rule in _rule_classes()]
     config = _load_config(config_path, rule_ids)
-    for option, values in (("--select", select), ("--ignore", ignore)):
-        bad = check_prefixes(values or (), rule_ids, allow_all=option == "--select")
-        if bad is not None:
-            raise click.BadParameter(f"unknown rule id or prefix {bad!r}", param_hint=option)
+    check_selection(select, ignore, rule_ids)
     config = _with_cli_excludes(config, exclude)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME

@@ -9,12 +9,7 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.model import ExitStatus
-
-
-def _comma_list(_ctx, _param, value):
-    if value is None:
-        return None
-    return tuple(part.strip().upper() for part in value.split(",") if part.strip())
+from sparkpar_lint.selection import check_selection, comma_list
 
 
 @click.command("fix")
@@ -22,8 +17,8 @@ def _comma_list(_ctx, _param, value):
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that make a choice (a key, a delay).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
-@click.option("--select", callback=_comma_list, help="Comma list of rule ids or prefixes to fix.")
-@click.option("--ignore", callback=_comma_list, help="Comma list of rule ids or prefixes not to fix.")
+@click.option("--select", callback=comma_list, help="Comma list of rule ids or prefixes to fix.")
+@click.option("--ignore", callback=comma_list, help="Comma list of rule ids or prefixes not to fix.")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a Markdown summary for a pull-request body.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -31,7 +26,6 @@ def _comma_list(_ctx, _param, value):
 def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, config_path):
     """Rewrite PATHS so their results no longer depend on partitioning."""
     from sparkpar_lint.cli import _load_config, _rule_classes
-    from sparkpar_lint.config import check_prefixes
     from sparkpar_lint.discovery import discover
     from sparkpar_lint.fixes.engine import fix_source
     from sparkpar_lint.fixes.files import encoding_of, write_atomically
@@ -40,10 +34,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, con
 
     rules = {rule.id: rule for rule in _rule_classes()}
     config = _load_config(config_path, list(rules))
-    for option, values in (("--select", select), ("--ignore", ignore)):
-        bad = check_prefixes(values or (), list(rules), allow_all=option == "--select")
-        if bad is not None:
-            raise click.BadParameter(f"unknown rule id or prefix {bad!r}", param_hint=option)
+    check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
     found = discover(paths, config.exclude, config.root)
     errors = list(found.errors)
