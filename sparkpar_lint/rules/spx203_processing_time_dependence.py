@@ -1,4 +1,11 @@
-"""SPX203 processing-time-dependence: the wall clock inside transformations or state logic."""
+"""SPX203 processing-time-dependence: values computed afresh in every run of a task (the wall
+clock, `random`, `uuid` inside functions Spark runs per row or group), and processing-time
+timeouts in state logic.
+
+`current_timestamp()`/`current_date()` are not flagged: Spark fixes them once per query (once per
+micro-batch in streaming, and a replayed micro-batch reuses the time in its offset log), so they do
+not change with partitioning or retries. Spark's own `rand()`/`uuid()`/`shuffle()` are SPX105's.
+"""
 
 from __future__ import annotations
 
@@ -6,63 +13,35 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.graph.imports import ImportTable, dotted_name
+from sparkpar_lint.graph.imports import ImportTable
+from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.user_functions import executor_functions
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
-# Wall-clock readers in Python, resolved through the module's imports.
-WALL_CLOCK = frozenset(
-    {
-        "time.time",
-        "time.time_ns",
-        "datetime.datetime.now",
-        "datetime.datetime.utcnow",
-        "datetime.datetime.today",
-        "datetime.date.today",
-        "pandas.Timestamp.now",
-        "pandas.Timestamp.utcnow",
-        "pandas.Timestamp.today",
-    }
-)
 # Processing-time timers of the state APIs (GroupState / StatefulProcessor handles).
-_STATE_CLOCK_METHODS = frozenset({"getCurrentProcessingTimeMs", "setTimeoutDuration"})
+_STATE_CLOCK_METHODS = frozenset({"getCurrentProcessingTimeMs"})
 _PROCESSING_TIME_MARKERS = ("ProcessingTimeTimeout", "processingtime")
+# What one call of the function covers, by catalogue role.
+_GROUP_ROLES = frozenset({"group", "cogroup", "stateful-group", "stateful-processor"})
+_PARTITION_ROLES = frozenset({"partition", "partition-with-index"})
 
 _PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
-
-
-class _ClockCalls(cst.CSTVisitor):
-    def __init__(self, imports: ImportTable) -> None:
-        self.imports = imports
-        self.found: list[tuple[cst.Call, str]] = []
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self.imports.add(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.imports.add(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        name = dotted_name(node.func)
-        if name is None:
-            return
-        head, _, rest = name.partition(".")
-        resolved = self.imports.resolve_name(head)
-        qualified = f"{resolved}.{rest}" if resolved and rest else resolved or name
-        if qualified in WALL_CLOCK:
-            self.found.append((node, name))
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _STATE_CLOCK_METHODS:
-            self.found.append((node, node.func.attr.value))
 
 
 class ProcessingTimeDependence(Rule):
     id = "SPX203"
     name = "processing-time-dependence"
     severity = Severity.WARNING
-    summary = "Wall-clock time inside a transformation or state logic: replays and reprocessing differ."
+    summary = "A value computed afresh in every run of a task (clock, random, uuid): retries and replays differ."
     VALID = [
         Valid(_PRELUDE + 'spark.read.parquet("e").withColumn("day", F.to_date("event_time"))\n'),
+        # The query time is fixed once per query (per micro-batch, reused on replay).
+        Valid(_PRELUDE + 'spark.read.parquet("e").withColumn("loaded_at", F.current_timestamp())\n'),
+        Valid(
+            _PRELUDE
+            + 'spark.readStream.table("e").filter(F.col("ts") > F.current_timestamp() - F.expr("INTERVAL 1 HOUR"))\n'
+        ),
         # The driver may read the clock: it picks a path, not a row's value.
         Valid(
             _PRELUDE
@@ -76,6 +55,24 @@ class ProcessingTimeDependence(Rule):
             + "def now(row):\n    return row.ts\n"
             + 'spark.read.parquet("e").rdd.map(now)\n'
         ),
+        # Timing a partition for the log changes no output.
+        Valid(
+            _PRELUDE
+            + "import time, logging\nlog = logging.getLogger(__name__)\n"
+            + "def parse(rows):\n"
+            + "    start = time.time()\n"
+            + "    out = [r.value.split(',') for r in rows]\n"
+            + "    log.info('parsed in %.1fs', time.time() - start)\n"
+            + "    return out\n"
+            + 'spark.read.parquet("e").rdd.mapPartitions(parse)\n'
+        ),
+        # A generator seeded inside the function draws the same numbers on a retry.
+        Valid(
+            _PRELUDE
+            + "import random\n"
+            + "def jitter(row):\n    random.seed(row.id)\n    return (row.id, random.random())\n"
+            + 'spark.read.parquet("e").rdd.map(jitter)\n'
+        ),
         Valid(
             _PRELUDE
             + "def expire(key, pdfs, state):\n    yield from pdfs\n"
@@ -84,11 +81,6 @@ class ProcessingTimeDependence(Rule):
         ),
     ]
     INVALID = [
-        Invalid(
-            _PRELUDE + 'spark.readStream.table("e").filter(F.col("ts") > F.current_timestamp() - F.expr("INTERVAL 1 HOUR"))\n',
-            line=3,
-            column=49,
-        ),
         Invalid(
             _PRELUDE
             + "import time\n"
@@ -106,6 +98,23 @@ class ProcessingTimeDependence(Rule):
             line=6,
             column=12,
         ),
+        # A salt drawn per row: a retried map task sends rows to other join partitions.
+        Invalid(
+            _PRELUDE
+            + "import random\n"
+            + "salt = F.udf(lambda: random.randint(0, 9), 'int')\n"
+            + 'spark.read.parquet("e").withColumn("salt", salt()).repartition("k", "salt")\n',
+            line=4,
+            column=21,
+        ),
+        Invalid(
+            _PRELUDE
+            + "import uuid\n"
+            + "def with_id(pdf):\n    pdf['id'] = [str(uuid.uuid4()) for _ in range(len(pdf))]\n    return pdf\n"
+            + 'spark.read.parquet("e").groupBy("k").applyInPandas(with_id, "k string, id string")\n',
+            line=5,
+            column=21,
+        ),
         Invalid(
             _PRELUDE
             + "def expire(key, pdfs, state):\n    yield from pdfs\n"
@@ -119,26 +128,59 @@ class ProcessingTimeDependence(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
-            for call in node.columns.calls:
-                if call.spec is not None and call.spec.processing_time:
-                    yield self.finding(ctx, call.span, _message(f"`{call.function}()`", "in a column expression"))
             if node.spec is not None and node.spec.functions and node.call is not None:
                 for arg in node.call.args:
                     text = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
                     if isinstance(text, str) and text.lower().replace("_", "") in (m.lower() for m in _PROCESSING_TIME_MARKERS):
-                        yield self.finding(ctx, graph.span_of(arg.value), _message(f'"{text}"', f"as `{node.method}`'s timeout"))
+                        yield self.finding(ctx, graph.span_of(arg.value), _timeout_message(f'"{text}"', node.method))
                     elif isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "ProcessingTimeTimeout":
-                        yield self.finding(ctx, graph.span_of(arg.value), _message("`ProcessingTimeTimeout`", f"in `{node.method}`"))
+                        yield self.finding(ctx, graph.span_of(arg.value), _timeout_message("`ProcessingTimeTimeout`", node.method))
         for function, _ in executor_functions(graph):
-            visitor = _ClockCalls(ImportTable(graph.imports))
-            function.node.body.visit(visitor)
-            for call, name in visitor.found:
-                yield self.finding(ctx, graph.span_of(call), _message(f"`{name}`", f"in `{function.name}`, which Spark runs per row"))
+            for value in per_task_values(function.node, ImportTable(graph.imports)):
+                yield self.finding(ctx, graph.span_of(value.call), _message(value.name, value.kind, function))
+            for call in _state_clock_calls(function.node):
+                yield self.finding(
+                    ctx,
+                    graph.span_of(call),
+                    f"`{call.func.attr.value}()` in `{function.name}` reads the processing time of the "
+                    "micro-batch: state decisions made on it depend on when batches run, not on the data; "
+                    "compare event times against the watermark (`getCurrentWatermarkMs`) instead",
+                )
 
 
-def _message(what: str, where: str) -> str:
-    return (
-        f"{what} reads the wall clock {where}: the result depends on when each row is processed, "
-        "so a replay, a retried task or a backfill gives different output. Use an event-time "
-        "column (and `withWatermark` / `EventTimeTimeout` for state)"
+def _message(name: str, kind: str, function) -> str:
+    per = "row"
+    if function.role in _GROUP_ROLES:
+        per = "group"
+    elif function.role in _PARTITION_ROLES:
+        per = "partition"
+    what = "reads the wall clock" if kind == "clock" else "draws a random value"
+    use = "an event-time column (or `current_timestamp()`, fixed once per query)" if kind == "clock" else (
+        "a value derived from the data (a hash of the key columns), or a seed taken from it"
     )
+    where = "a lambda" if function.name == "<lambda>" else f"`{function.name}`"
+    return (
+        f"`{name}()` {what} in {where}, which Spark runs per {per}: a retried or speculative "
+        "task, or a replay, computes a different value for the same rows, and any key, filter or join "
+        f"built on it changes; use {use}"
+    )
+
+
+def _timeout_message(what: str, method: str) -> str:
+    return (
+        f"{what} in `{method}`: timeouts fire by the wall clock, so which micro-batch expires a key "
+        "depends on when batches run, and reprocessing the same input gives different output; use "
+        "`EventTimeTimeout` with a watermark"
+    )
+
+
+def _state_clock_calls(function) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _STATE_CLOCK_METHODS:
+                found.append(node)
+
+    function.body.visit(_Calls())
+    return found
