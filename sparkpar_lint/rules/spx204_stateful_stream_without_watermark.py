@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import libcst as cst
+
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, key_space
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -53,10 +56,26 @@ class StatefulStreamWithoutWatermark(Rule):
         ),
         # A stream-static join keeps no state.
         Valid(_PRELUDE + 'clicks.join(spark.read.parquet("pages"), "page")\n'),
+        # A small label key: one state row per country, bounded, and a watermark could not help.
+        Valid(_PRELUDE + 'clicks.groupBy("country").count()\n'),
+        Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
     ]
     INVALID = [
-        # No event-time column among the keys: a watermark would not bound this state, no fix.
-        Invalid(_PRELUDE + 'clicks.groupBy("page").count()\n', line=4, column=23, expected_fix=None),
+        # A key whose name says nothing of its size: a note, and no watermark (it would not help).
+        Invalid(
+            _PRELUDE + 'clicks.groupBy("page").count()\n', line=4, column=23, severity=Severity.INFO, expected_fix=None
+        ),
+        # One state row per user for ever: a warning, still no watermark fix.
+        Invalid(_PRELUDE + 'clicks.groupBy("user_id").count()\n', line=4, column=26, expected_fix=None),
+        # Complete mode keeps every window by design: no watermark suggested.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
+            line=4,
+            column=53,
+            expected_fix=None,
+        ),
         Invalid(_PRELUDE + 'clicks.dropDuplicates(["event_id"])\n', line=4, column=7, expected_fix=None),
         # The column of the aggregation's `window(...)` is the event time.
         Invalid(
@@ -104,19 +123,103 @@ class StatefulStreamWithoutWatermark(Rule):
                     continue
                 if all(i.has_watermark_upstream for i in inputs):
                     continue
-            elif node.has_watermark_upstream:
+                yield self.finding(ctx, node.span, _join_message(node))
                 continue
-            yield self.finding(ctx, node.span, _message(node), fix=_fix(graph, node))
+            if node.has_watermark_upstream:
+                continue
+            grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+            space = _state_key_space(graph, node, grouping)
+            if space.kind == LABEL:
+                continue  # one state row per label value: bounded, and no watermark could help
+            complete = _complete_mode(graph, node)
+            severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
+            fix = None if complete else _fix(graph, node)
+            yield self.finding(ctx, node.span, _message(node, space, complete), severity=severity, fix=fix)
 
 
-def _message(node: StageNode) -> str:
+def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | None) -> KeySpace:
+    if grouping is None:
+        return KeySpace(UNKNOWN)
+    window = next(
+        (c for c in grouping.columns.calls if c.spec is not None and c.spec.time_window and c.call is not None and c.call.args),
+        None,
+    )
+    window_column = column_name(window.call.args[0].value) if window is not None else None
+    if window is not None and window_column is None:
+        window_column = "the event time"
+    return key_space(grouping.keys, window_column)
+
+
+def _keeps_every_row(node: StageNode) -> bool:
+    """`dropDuplicates()`/`distinct()` on a stream: the key is the whole row."""
+    no_subset = node.call is not None and not node.call.args
+    return node.method in ("dropDuplicates", "drop_duplicates", "distinct") and no_subset
+
+
+def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
+    """The query writes in complete mode: all state is kept by design, a watermark drops none."""
+    for later in graph.downstream(node):
+        if later.spec is None or not later.spec.sink or later.call is None:
+            continue
+        texts = [*later.keywords.values()]
+        call = later.call
+        # The writer's settings sit on the receiver chain: `.writeStream.outputMode("complete").start()`.
+        while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            if call.func.attr.value == "outputMode" and call.args:
+                texts.append(cst.Module([]).code_for_node(call.args[0].value))
+            receiver = call.func.value
+            while isinstance(receiver, cst.Attribute):
+                receiver = receiver.value
+            call = receiver
+        if any(t.strip("\"'").lower() == "complete" for t in texts):
+            return True
+    return False
+
+
+def _join_message(node: StageNode) -> str:
     return (
-        f"streaming `{node.method}` keeps state across micro-batches, but no `withWatermark` "
-        "reaches it"
-        + (" from both sides" if node.spec.data_args else "")
-        + ": nothing ever tells it that earlier event time is complete, so its state grows without "
-        "bound and results that need complete data are never released. Add "
-        "`withWatermark(event_time_column, delay)` upstream"
+        f"streaming `{node.method}` of two streams buffers every row of both sides, and no "
+        "`withWatermark` reaches it from both sides: nothing tells it a row can no longer match, so "
+        "its state grows without bound. Add `withWatermark` on both streams and a time-range "
+        "condition to the join"
+    )
+
+
+def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
+    head = f"streaming `{node.method}` keeps state across micro-batches with no `withWatermark` upstream"
+    if _keeps_every_row(node):
+        why = ": it remembers every row it has ever seen, so its state grows with the stream"
+    elif space.window:
+        why = (
+            f": it keeps one state row per `{space.column}` window and no window ever closes, so state "
+            "grows with every new window (and append-mode output is never emitted)"
+        )
+    elif space.kind == EVENT_TIME:
+        why = f": it keeps one state row per `{space.column}` value, a time that keeps advancing, so state grows without bound"
+    elif space.kind == ENTITY:
+        why = (
+            f": it keeps one state row per `{space.column}` value for the life of the query, and that key "
+            "space keeps growing"
+        )
+    else:
+        column = f"`{space.column}`" if space.column else "key"
+        why = (
+            f": it keeps one state row per {column} value for the life of the query; that is fine if "
+            f"{column} has few values, and grows without bound if not"
+        )
+    if complete:
+        return head + why + "; complete output mode keeps every group by design and a watermark drops none: use update mode with an event-time window and a watermark if the state must stay bounded"
+    if _keeps_every_row(node):
+        return head + why + (
+            ". Add `withWatermark(event_time, delay)` upstream: the event time is part of every row, so "
+            "the watermark lets Spark forget rows older than the delay"
+        )
+    if space.kind == EVENT_TIME:
+        column = f'"{space.column}"' if space.column != "the event time" else "event_time"
+        return head + why + f". Add `withWatermark({column}, delay)` upstream"
+    return (
+        head + why + ". A watermark alone would not help (no event-time column is in the key): add an "
+        "event-time `window(...)` to the key with a watermark, or expire keys yourself (`transformWithState` with a TTL)"
     )
 
 

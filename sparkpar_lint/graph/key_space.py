@@ -1,0 +1,71 @@
+"""How many distinct values a key can take over the life of a streaming query, read from its
+column names: an event time or an event-time window (grows, but a watermark can retire it), an id
+or other per-entity column (grows for ever), a small label (bounded), or unknown.
+
+Names are all a linter sees; the classes are deliberately conservative: a column is a label only
+when its name says so (`country`, `status`, `event_type`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+EVENT_TIME = "event-time"
+ENTITY = "entity"
+LABEL = "label"
+UNKNOWN = "unknown"
+
+_TIME = re.compile(
+    r"(^|_)(ts|time|timestamp|date|datetime|hour|minute|day|week|month|year)($|_)|time|_at$|[a-z](Time|Date|Ts)$",
+    re.IGNORECASE,
+)
+# Entity names are tested before labels: `user_type` is a label, `user_id` an entity.
+_LABEL = re.compile(
+    r"(^|_)(type|types|kind|status|state|category|class|level|country|countrycode|region|continent|currency|"
+    r"lang|language|locale|action|activity|channel|platform|os|browser|gender|tier|segment|sentiment|"
+    r"label|flag|severity|priority|mode|stage|topic|method|weekday|bucket|group)$|[a-z](Type|Status|Category|Kind)$",
+    re.IGNORECASE,
+)
+_ENTITY = re.compile(
+    r"(^|_)(id|ids|key|uuid|guid|sk|hash|token|user|users|username|session|device|account|customer|client|"
+    r"order|transaction|txn|event|message|msg|request|ip|email|url|uri|path|phone|visitor|player|host|"
+    r"file|filename|hashtag|sku|product|item|card|address|name|title|query)$|[a-z]Id$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class KeySpace:
+    kind: str  # EVENT_TIME | ENTITY | LABEL | UNKNOWN
+    column: str | None = None  # the column that decided it
+    window: bool = False  # the event time is a `window(...)`/`session_window(...)` of the column
+
+    @property
+    def grows(self) -> bool:
+        return self.kind in (EVENT_TIME, ENTITY)
+
+
+def column_kind(name: str) -> str:
+    leaf = name.rsplit(".", 1)[-1].strip("`")
+    if _TIME.search(leaf):
+        return EVENT_TIME
+    if _LABEL.search(leaf):
+        return LABEL
+    if _ENTITY.search(leaf):
+        return ENTITY
+    return UNKNOWN
+
+
+def key_space(keys: tuple[str, ...], window_column: str | None = None) -> KeySpace:
+    """The key space of a grouping or deduplication by `keys` (column names)."""
+    if window_column is not None:
+        return KeySpace(EVENT_TIME, window_column, window=True)
+    kinds = [(column_kind(k), k) for k in keys]
+    for wanted in (EVENT_TIME, ENTITY, UNKNOWN):
+        found = next((k for kind, k in kinds if kind == wanted), None)
+        if found is not None:
+            return KeySpace(wanted, found)
+    if kinds:
+        return KeySpace(LABEL, kinds[0][1])
+    return KeySpace(UNKNOWN)
