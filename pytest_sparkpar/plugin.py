@@ -19,7 +19,10 @@ import shlex
 
 import pytest
 
+from pytest_sparkpar import extras
+
 DEFAULT_RUNS = 20
+OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master")
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
 
@@ -74,9 +77,16 @@ def pytest_configure(config: pytest.Config) -> None:
     seed = _option(config, "seed")
     config.stash[SEED_KEY] = int(seed) if seed not in (None, "") else random.Random().getrandbits(32)
     config.stash[SESSION_KEY] = {}
+    given = [name for name in OPTIONS if config.getoption(f"sparkpar_{name}") is not None]
+    absent = extras.missing()
+    if given and absent:
+        option = "--sparkpar-" + given[0].replace("_", "-")
+        raise pytest.UsageError(extras.message(option, absent))
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if extras.missing():
+        return None  # dormant: a core install of sparkpar that happens to share pytest's venv
     mode = f"on, {runs(config)} runs per check" if determinism(config) else "off (sequential runs only)"
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
@@ -96,6 +106,9 @@ def spark(pytestconfig: pytest.Config):
 
     Tuned for small fast jobs: 4 shuffle partitions, UI off, 1 GB driver, Python workers warmed.
     """
+    absent = extras.missing(extras.SPARK)
+    if absent:
+        pytest.fail(extras.message("the `spark` fixture", absent), pytrace=False)
     from pytest_sparkpar.session import SparkStartError, start
 
     try:
@@ -111,6 +124,9 @@ def sparkpar(request: pytest.FixtureRequest):
     """Determinism checks: `check(job, inputs, input_order, output, streaming=False)`,
     `check_combiner(fn, values)`, and the order types `bag()`, `per_key(key, by)`, `sequence()`.
     Spark starts only when `check` first needs it."""
+    absent = extras.missing(("hypothesis",))
+    if absent:
+        pytest.fail(extras.message("the `sparkpar` fixture", absent), pytrace=False)
     from pytest_sparkpar.api import Sparkpar
     from pytest_sparkpar.check import Settings
 

@@ -1,7 +1,7 @@
 """The pre-commit hook, end to end: `pre-commit try-repo` installs sparkpar from a clean copy of
 this repository into its own environment and runs the `sparkpar` hook on a bad job.
 
-Slow on a cold pip cache (pre-commit pip-installs sparkpar and pyspark); PRE_COMMIT_HOME is shared
+Slow-ish (pre-commit pip-installs sparkpar's core: libcst, click, rich); PRE_COMMIT_HOME is shared
 across the session so the environment is built once.
 """
 
@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]  # pre-commit pip-installs sparkpar
 
 REPO = Path(__file__).resolve().parents[1]
 GIT_IDENTITY = {

@@ -227,6 +227,9 @@ def record_job_profile(file: Path, *, repeats: int = 3):
     """(profile, notes) of the job in `file`, on the active session or a new local[2] one."""
     from sparkpar_lint.plan.profile import profile_prefixes
 
+    if importlib.util.find_spec("pyspark") is None:  # the core install is the linter alone
+        raise ProfileError("sparkpar profile runs the job on Spark, and PySpark is not installed "
+                           "here: pip install 'sparkpar[pytest]'")
     try:
         source = file.read_text(encoding="utf-8")
     except FileNotFoundError:
