@@ -118,6 +118,8 @@ class FunctionSpec:
     sql_expression: bool = False
     time_window: bool = False
     udf_factory: bool = False
+    constant: bool = False
+    tie_sensitive: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ helpers that are never called in the module are still checked.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 
 import libcst as cst
@@ -65,6 +66,14 @@ _TYPE_ANNOTATIONS = {
     "SparkSession": "SparkSession",
     "SparkContext": "SparkContext",
 }
+# Libraries whose results are never Spark values, though some share Spark's method names
+# (polars' `select`/`limit`, pandas' `groupby`).
+_NOT_SPARK_LIBRARIES = frozenset(
+    {"pandas", "numpy", "polars", "dask", "modin", "ibis", "duckdb", "sqlalchemy", "pyarrow", "pyspark",
+     "builtins", "os", "sys", "json", "re", "math", "random", "time", "datetime", "itertools", "functools",
+     "collections", "operator", "typing", "pathlib", "logging", "uuid", "sklearn", "torch", "tensorflow"}
+)
+_BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_INLINE_DEPTH = 4
 # Argument values that can change what a helper's body builds.
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
@@ -115,6 +124,7 @@ class GraphBuilder:
         # they are resolved on first use (a finding, a fix, `sparkpar graph`).
         self.graph.position_source = lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         self.inline_stack: list[cst.FunctionDef] = []
+        self.call_sites: list[cst.Call] = []
         self.pending: list[tuple[cst.FunctionDef, Scope]] = []
         self.analysed: set[int] = set()
         self.node_at: dict[tuple[int, int, str, tuple[int, ...]], int] = {}
@@ -301,7 +311,11 @@ class GraphBuilder:
         if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
             return UNKNOWN
         if any(isinstance(v, _INFORMATIVE) for v in [*args, *kwargs.values()]):
-            return self.run_function(function, callee.scope, args, kwargs)
+            self.call_sites.append(call)
+            try:
+                return self.run_function(function, callee.scope, args, kwargs)
+            finally:
+                self.call_sites.pop()
         # Arguments that tell nothing give the same result every call: walk the body once.
         if id(function) not in self.plain_results:
             self.plain_results[id(function)] = self.run_function(function, callee.scope, args, kwargs)
@@ -392,7 +406,7 @@ class GraphBuilder:
         if isinstance(receiver, ColumnValue):
             return self.column_method(receiver, method, args, kwargs)
         if isinstance(receiver, WindowValue):
-            return WindowValue(_window_step(receiver.spec, method, args, kwargs))
+            return WindowValue(_window_step(receiver.spec, method, args, kwargs, bool(call.args)))
         if isinstance(receiver, StringValue) and method == "format":
             return UNKNOWN
         if isinstance(receiver, MaybeSparkValue):
@@ -490,6 +504,8 @@ class GraphBuilder:
             keywords=_keyword_texts(call, self.module),
             positional_count=len(args),
             callables=_callable_names(spec, args, kwargs),
+            function_slots=_function_slots(spec, args, kwargs),
+            call_site=self.span(self.call_sites[0]) if self.call_sites else None,
         )
         if spec is not None and spec.keys == "pair-key":
             node.keys = ("[0]",)
@@ -542,13 +558,16 @@ class GraphBuilder:
         if name.startswith(WINDOW_CLASS + "."):
             method = name[len(WINDOW_CLASS) + 1 :]
             start = WindowSpecValue(span=self.span(call))
-            return WindowValue(_window_step(start, method, args, kwargs))
+            return WindowValue(_window_step(start, method, args, kwargs, bool(call.args)))
         if name.startswith(SESSION_CLASS):
             last = name.rsplit(".", 1)[-1]
             return SparkValue("SparkSession") if last in ("getOrCreate", "create", "active", "getActiveSession") else QualifiedName(name)
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
+        if name.split(".")[0] not in _NOT_SPARK_LIBRARIES:
+            # A project or library helper (`tables.load(...)`): typed later by what is done to it.
+            return MaybeSparkValue("<call>")
         return UNKNOWN
 
     def column_function(self, function: str, call: cst.Call, scope: Scope) -> Value:
@@ -566,7 +585,8 @@ class GraphBuilder:
             dataclasses.replace(c, enclosing=(function, *c.enclosing)) for c in inner.calls
         )
         this = ColumnCall(function=function, span=self.span(call), spec=spec, call=call)
-        names = tuple(a.text for a in args if isinstance(a, StringValue))
+        # `lit("x")` holds a value, not a column name.
+        names = () if spec is not None and spec.constant else tuple(a.text for a in args if isinstance(a, StringValue))
         return ColumnValue(ColumnExpr((this, *wrapped_calls), names + inner.columns))
 
     def udf_call(self, callee: FunctionValue, call: cst.Call, scope: Scope) -> Value:
@@ -651,8 +671,13 @@ class GraphBuilder:
             self.graph.node(base.node).indexed = True
             return UNKNOWN
         if isinstance(base, SparkValue) and base.kind == "DataFrame":
+            if len(expr.slice) > 1 or isinstance(index, SequenceValue):
+                # `df["a", "b"]`, `df[["a", "b"]]`, `df[cols]`: a projection keeps order and partitioning.
+                return SparkValue("DataFrame", base.node, base.streaming)
             name = index.text if isinstance(index, StringValue) else None
             return ColumnValue(ColumnExpr(columns=(name,) if name else ()))
+        if isinstance(base, MaybeSparkValue) and (len(expr.slice) > 1 or isinstance(index, SequenceValue)):
+            return MaybeSparkValue(base.name)
         if isinstance(base, SequenceValue) and base.items:
             return base.items[0]
         if isinstance(base, ColumnValue):
@@ -774,15 +799,34 @@ def _keyword_texts(call: cst.Call | None, module: cst.Module) -> dict[str, str]:
     return {a.keyword.value: module.code_for_node(a.value) for a in call.args if a.keyword is not None}
 
 
-def _window_step(spec: WindowSpecValue, method: str, args, kwargs) -> WindowSpecValue:
+def _window_step(spec: WindowSpecValue, method: str, args, kwargs, given: bool) -> WindowSpecValue:
+    """One builder call on a window spec; `given`: the call has arguments (`partitionBy()` has none)."""
     names = _key_names(args, kwargs)
     if method == "partitionBy":
-        return dataclasses.replace(spec, partition_by=spec.partition_by + names, has_partition=True)
+        return dataclasses.replace(spec, partition_by=spec.partition_by + names, has_partition=spec.has_partition or given)
     if method == "orderBy":
-        return dataclasses.replace(spec, order_by=spec.order_by + names, has_order=True)
+        terms = _flatten([*args, *kwargs.values()])
+        constant = bool(terms) and all(_is_constant(t) for t in terms)
+        named = (isinstance(t, StringValue) or _is_constant(t) or (isinstance(t, ColumnValue) and t.expr.columns)
+                 for t in terms)
+        opaque = (given and not terms) or not all(named)
+        return dataclasses.replace(
+            spec,
+            order_by=spec.order_by + names,
+            has_order=True,
+            order_constant=constant and (spec.order_constant or not spec.has_order),
+            order_opaque=spec.order_opaque or opaque,
+        )
     if method in ("rowsBetween", "rangeBetween"):
         return dataclasses.replace(spec, has_frame=True)
     return spec
+
+
+def _is_constant(value: Value) -> bool:
+    """A column expression with no column in it, such as `lit(1)` or `lit("x")`."""
+    if not isinstance(value, ColumnValue) or value.expr.columns:
+        return False
+    return bool(value.expr.calls) and all(c.spec is not None and c.spec.constant for c in value.expr.calls)
 
 
 def _callable_names(spec, args, kwargs) -> dict[int | str, str]:
@@ -793,9 +837,19 @@ def _callable_names(spec, args, kwargs) -> dict[int | str, str]:
     for where, value in [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]:
         if isinstance(value, QualifiedName):
             named[where] = value.name
-        elif isinstance(value, MaybeSparkValue) and value.name.isidentifier():
+        elif isinstance(value, MaybeSparkValue) and value.name in _BUILTIN_NAMES:
             named[where] = value.name  # an unshadowed builtin such as max
     return named
+
+
+def _function_slots(spec, args, kwargs) -> dict[int | str, UserFunction]:
+    if spec is None or not spec.functions:
+        return {}
+    slots: dict[int | str, UserFunction] = {}
+    for where, value in [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]:
+        if isinstance(value, FunctionValue):
+            slots[where] = dataclasses.replace(value.function, role=spec.function_role)
+    return slots
 
 
 def _first_literal(node: StageNode) -> str | None:

@@ -96,6 +96,10 @@ class WindowSpecValue:
     has_order: bool = False
     has_frame: bool = False
     span: Span | None = None  # where the spec starts being built
+    # Every orderBy argument is a constant (`lit(1)`): the spec orders nothing.
+    order_constant: bool = False
+    # Some orderBy argument is neither a literal column name nor a constant.
+    order_opaque: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,10 @@ class StageNode:
     # Library callables passed where the catalogue expects a function, by argument position or
     # keyword: `reduceByKey(operator.add)` -> {0: "operator.add"}, `reduce(max)` -> {0: "max"}.
     callables: dict[int | str, str] = field(default_factory=dict)
+    # The module's own functions passed where the catalogue expects one, by position or keyword.
+    function_slots: dict[int | str, UserFunction] = field(default_factory=dict)
+    # Built while a helper was inlined with real arguments: the outermost call of that helper.
+    call_site: Span | None = None
     input_order: Order = field(default_factory=Order)
     output_order: Order = field(default_factory=Order)
     input_partitioning: Partitioning = field(default_factory=Partitioning)

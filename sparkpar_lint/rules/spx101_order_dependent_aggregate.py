@@ -15,7 +15,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
-_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
+_PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
 
 class OrderDependentAggregate(Rule):
@@ -39,6 +39,13 @@ class OrderDependentAggregate(Rule):
             "spark = SparkSession.builder.getOrCreate()\n"
             "def first(xs):\n    return xs[0]\n"
             'spark.read.parquet("p").groupBy("k").agg(first(["v"]))\n'
+        ),
+        # Order-insensitive global aggregates, and a first over an ordered window, in a select.
+        Valid(
+            _PRELUDE
+            + 'df = spark.read.parquet("p")\n'
+            + 'df.select(F.max("ts"), F.count("v"), F.sort_array(F.collect_list("v")))\n'
+            + 'df.select(F.first("v").over(Window.partitionBy("k").orderBy("ts")))\n'
         ),
         # pandas, not Spark: a lower-case groupby on a pandas frame.
         Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
@@ -115,16 +122,39 @@ class OrderDependentAggregate(Rule):
             '    ordered = df\n'
             '    return ordered.groupBy("user").agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n',
         ),
+        # A global aggregate in a select: partial results merge in task-completion order.
+        Invalid(
+            _PRELUDE
+            + 'df = spark.read.parquet("runs").orderBy("ts")\n'
+            + 'summary = df.select(F.max("ts"), F.last("status"))\n',
+            line=4,
+            column=33,
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
-            if node.spec is None or node.spec.column_functions != "aggregate":
+            if node.spec is None:
                 continue
-            for call in node.columns.calls:
-                if _order_dependent(call):
-                    yield self._finding(ctx, graph, node, call)
+            if node.spec.column_functions == "aggregate":
+                for call in node.columns.calls:
+                    if _order_dependent(call):
+                        yield self._finding(ctx, graph, node, call)
+            elif node.spec.column_functions == "projection":
+                for call in node.columns.calls:
+                    if _order_dependent(call) and not call.enclosing and not call.from_sql:
+                        yield self._global_finding(ctx, node, call)
+
+    def _global_finding(self, ctx: RuleContext, node: StageNode, call: ColumnCall) -> Finding:
+        message = (
+            f"`{call.function}` in `{node.method}` with no window is a global aggregate: each partition "
+            "computes a partial result and Spark merges them in the order tasks finish, so the result "
+            "changes with partitioning and timing. Use `min_by`/`max_by` on an ordering column or "
+            "`array_sort` of a `struct(order, value)`"
+        )
+        return self.finding(ctx, call.span, message, fix=None)
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
         shuffle = next((n for n in [node, *graph.upstream(node)] if n.is_shuffle), node)

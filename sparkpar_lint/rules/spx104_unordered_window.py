@@ -56,6 +56,14 @@ class UnorderedWindow(Rule):
         # A local `first` shadows Spark's.
         Valid(_PRELUDE + "def first(column):\n    return F.min(column)\n"
               'events.withColumn("f", first("page").over(Window.partitionBy("user")))\n'),
+        # Ties give `rank` one answer: every row of the partition ranks 1.
+        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\n'
+              'events.withColumn("r", F.rank().over(w))\n'),
+        # An order column beyond the partition keys, and an order held in a parameter.
+        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("user", "ts")\n'
+              'events.withColumn("r", F.row_number().over(w))\n'
+              'def ranked(df, order):\n'
+              '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'),
     ]
     INVALID = [
         Invalid(
@@ -144,6 +152,23 @@ class UnorderedWindow(Rule):
             ".rowsBetween(Window.unboundedPreceding, 0)\n"
             '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n',
         ),
+        # Ordered by a constant: every row ties, row_number numbers them in arrival order.
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit("x"))\n'
+            'numbered = events.withColumn("n", F.row_number().over(w))\n',
+            line=5,
+            column=34,
+            related_lines=(4,),
+        ),
+        # Ordered by the partition key itself: "keep row 1" keeps an arbitrary row per user.
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("user").desc())\n'
+            'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
+            'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
+            line=5,
+            column=31,
+            related_lines=(4,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -151,6 +176,22 @@ class UnorderedWindow(Rule):
             for call in node.columns.calls:
                 if _unordered_window_call(call):
                     yield self._finding(ctx, ctx.graph, call)
+                elif _order_orders_nothing(call):
+                    yield self._no_order_finding(ctx, call)
+
+    def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
+        window = call.window
+        what = "a constant" if window.order_constant else "its own partition keys"
+        related = ()
+        if window.span is not None:
+            related = (RelatedLocation(window.span, f"the window spec is ordered by {what} here"),)
+        message = (
+            f"`{call.function}` over a window ordered by {what}: every row of a partition ties, so "
+            "which row comes first is the order the shuffle delivers them and the result changes "
+            "with partitioning. Order by a column that tells the rows apart (`orderBy(<sort column>, "
+            "<tie-breaker>)`)"
+        )
+        return self.finding(ctx, call.span, message, related=related)
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, call: ColumnCall) -> Finding:
         window = call.window
@@ -254,6 +295,19 @@ def _user_order(graph: StageGraph, node: StageNode) -> list[cst.BaseExpression] 
         return (sort_arguments(graph, sort) if sort_reaches(graph, sort, node) else None) or []
     event_time = watermark_column(graph, node)
     return [string(event_time)] if event_time else None
+
+
+def _order_orders_nothing(call: ColumnCall) -> bool:
+    """An ordered spec whose order ties every row of a partition: `orderBy(lit(1))`, or
+    `partitionBy("k").orderBy("k")`, under a function that reads which row comes first."""
+    window = call.window
+    if window is None or not window.has_order or call.spec is None:
+        return False
+    if not (call.spec.order_sensitive or call.spec.tie_sensitive):
+        return False
+    if window.order_constant:
+        return True
+    return bool(window.order_by) and not window.order_opaque and set(window.order_by) <= set(window.partition_by)
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:

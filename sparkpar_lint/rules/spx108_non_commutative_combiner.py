@@ -7,15 +7,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.graph import combiners
+from sparkpar_lint.graph import combiner_pairs, combiners
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
-from sparkpar_lint.model import Finding, Severity
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # PySpark's keyword names for combine functions, by the kind of fold they do.
 KEYWORD_KINDS = {
     "func": "merge", "f": "merge", "op": "merge", "combOp": "merge", "combFunc": "merge",
     "mergeCombiners": "merge", "seqOp": "seq", "seqFunc": "seq", "mergeValue": "seq",
+    "createCombiner": "create",
 }
 _PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
 _PAIRS = 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))\n'
@@ -40,6 +41,13 @@ class NonCommutativeCombiner(Rule):
             _PRELUDE
             + 'paths = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [(int(l[4:8]), l[8:])]))\n'
             + "paths.reduceByKey(lambda a, b: sorted(a + b))\n"
+        ),
+        # Functions that agree: a per-partition (sum, count) merged tuple-wise, a max merged with max.
+        Valid(
+            _PRELUDE + _PAIRS
+            + "pairs.combineByKey(lambda v: (v, 1), lambda a, v: (a[0] + v, a[1] + 1),\n"
+            + "                   lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
+            + "pairs.values().aggregate(0, lambda a, v: max(a, v), lambda a, b: max(a, b))\n"
         ),
         # Python's own reduce on the driver is not a Spark combiner.
         Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
@@ -85,6 +93,22 @@ class NonCommutativeCombiner(Rule):
             line=5,
             column=34,
         ),
+        # Each function is fine alone; together they add up the partitions' maxima.
+        Invalid(
+            _PRELUDE + "nums = spark.sparkContext.parallelize(range(100), 4)\n"
+            + "peak = nums.aggregate(0, lambda a, v: max(a, v), lambda a, b: a + b)\n",
+            line=4,
+            column=12,
+        ),
+        # A lambda held in a variable, and a helper that receives the combiner as a parameter:
+        # reported where the helper is called, with the helper's line as the related location.
+        Invalid(
+            _PRELUDE + _PAIRS + "def merged(rdd, combine):\n    return rdd.reduceByKey(combine)\n"
+            + "halve = lambda a, b: (a + b) / 2\nmerged(pairs, halve)\n",
+            line=7,
+            column=0,
+            related_lines=(5,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -102,17 +126,47 @@ class NonCommutativeCombiner(Rule):
                  if index < len(positional)]
         slots += [(a.keyword.value, KEYWORD_KINDS.get(a.keyword.value, ""), a.value)
                   for a in node.call.args if a.keyword is not None]
+        alone = []
         for where, kind, expr in slots:
             if kind not in (combiners.MERGE, combiners.SEQ):
                 continue
             verdict = self._verdict(graph, node, where, kind, expr)
+            alone.append(verdict)
             if verdict is not None and verdict.kind != combiners.SAFE:
-                yield self._finding(ctx, graph, node.method, expr, verdict)
+                yield self._finding(ctx, graph, node.method, expr, verdict, _passed_in(node, where, expr))
+        if all(v is not None and v.kind == combiners.SAFE for v in alone):
+            yield from self._pair(ctx, node, {KEYWORD_KINDS.get(w, w) if isinstance(w, str) else k: node.function_slots.get(w)
+                                               for w, k, _ in slots})
+
+    def _pair(self, ctx, node: StageNode, by_kind: dict) -> Iterator[Finding]:
+        """Functions each fine alone that disagree with one another: one finding for the call."""
+        positional = [a.value for a in node.call.args if a.keyword is None]
+        keyword = {a.keyword.value: a.value for a in node.call.args if a.keyword is not None}
+        seq, merge = by_kind.get(combiners.SEQ), by_kind.get(combiners.MERGE)
+        if node.method == "fold":
+            seq = merge
+        if seq is None or merge is None:
+            return
+        zero = keyword.get("zeroValue", positional[0] if positional and "create" not in by_kind else None)
+        create = by_kind.get("create")
+        if (zero is None) == (create is None):
+            return
+        verdict = combiner_pairs.pair_verdict(
+            zero, create.node if create else None, seq.node, merge.node, node.spec.returns == "driver"
+        )
+        if verdict.kind == combiners.UNSAFE:
+            message = (
+                f"the functions of `{node.method}` disagree: each partition is folded with one and the "
+                f"partial results are merged with the other, so the result depends on the partition "
+                f"count ({verdict.proof}); use functions that compute the same thing (a per-partition "
+                "`max` merged with `max`, a sum merged with `+`)"
+            )
+            yield self.finding(ctx, node.call_site or node.span, message)
 
     def _verdict(self, graph, node: StageNode, where, kind: str, expr) -> combiners.Verdict | None:
         if where in node.callables:
             return combiners.classify_named(node.callables[where])
-        function = _function_for(node, expr)
+        function = node.function_slots.get(where) or _function_for(node, expr)
         if function is None:
             return None  # a value we cannot see (a parameter, an attribute): nothing to judge
         shape = _value_shape(graph, node) if kind == combiners.MERGE else None
@@ -129,20 +183,34 @@ class NonCommutativeCombiner(Rule):
             if verdict.kind != combiners.SAFE:
                 yield self._finding(ctx, graph, call.function, args[2], verdict)
 
-    def _finding(self, ctx, graph, method: str, expr, verdict: combiners.Verdict) -> Finding:
+    def _finding(self, ctx, graph, method: str, expr, verdict: combiners.Verdict, call_site=None) -> Finding:
         span = graph.span_of(expr)
+        related = ()
+        if call_site is not None:
+            # A helper got the combiner as a parameter: the call that passes it is at fault.
+            related = (RelatedLocation(span, f"`{method}` in the helper applies it here"),)
+            span = call_site
         if verdict.kind == combiners.UNSAFE:
             message = (
                 f"`{method}` applies this combiner in arbitrary order and grouping, and its result depends on that ({verdict.proof}); "
                 "use an associative and commutative combiner (sum, max, set union, tuple-wise sums) "
                 "or carry an order key and sort"
             )
-            return self.finding(ctx, span, message)
+            return self.finding(ctx, span, message, related=related)
         message = (
             f"cannot prove the combiner of `{method}` associative and commutative; "
             "property-test it with sparkpar.check_combiner"
         )
-        return self.finding(ctx, span, message, severity=Severity.INFO)
+        return self.finding(ctx, span, message, severity=Severity.INFO, related=related)
+
+
+def _passed_in(node: StageNode, where, expr):
+    """The helper call that handed this combiner in, when the operator sits in an inlined helper
+    and its function argument is a name the helper did not define itself."""
+    function = node.function_slots.get(where)
+    if node.call_site is None or function is None or function.node is expr or not isinstance(expr, cst.Name):
+        return None
+    return node.call_site
 
 
 def _function_for(node: StageNode, expr) -> UserFunction | None:

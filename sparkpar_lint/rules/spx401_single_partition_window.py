@@ -37,6 +37,9 @@ class SinglePartitionWindow(Rule):
             "class Window:\n    @staticmethod\n    def orderBy(c):\n        return c\n"
             "Window.orderBy('ts')\n"
         ),
+        # Keys unpacked from a parameter: partitioned, though the names are unknown here.
+        Valid(_PRELUDE + 'def ranked(df, keys):\n'
+              '    return df.withColumn("n", F.row_number().over(Window.partitionBy(*keys).orderBy("ts")))\n'),
     ]
     INVALID = [
         Invalid(
@@ -76,6 +79,14 @@ class SinglePartitionWindow(Rule):
             + 'cum = events.withColumn("cum", F.sum("v").over(running))\n'
             + 'cum.groupBy("account").agg(F.max("cum"))\n',
         ),
+        # `partitionBy()` with no keys is no partitioning at all.
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy().orderBy("ts")\n'
+            'events.repartition("user").withColumn("n", F.row_number().over(w))\n',
+            line=4,
+            column=4,
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -104,8 +115,8 @@ def _fix(graph: StageGraph, spec: WindowSpecValue) -> Fix | None:
     """
     key = _needed_key(graph, spec)
     start = _spec_start(graph, spec)
-    if key is None or start is None:
-        return None
+    if key is None or start is None or start.attr.value == "partitionBy":
+        return None  # `Window.partitionBy()`: a second partitionBy would replace, not add
     partitioned = method_call(start.value, "partitionBy", [string(key)])
     description = f'partition the window by `{key}` (`Window.partitionBy("{key}")`)'
     return Fix(UNSAFE, description, ((start, partial(_with_value, partitioned)),))
