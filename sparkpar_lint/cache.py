@@ -79,7 +79,7 @@ def analysis_fingerprint() -> str:
         pass
     package = Path(__file__).parent
     sources = [package / "analysis.py", package / "suppressions.py"]
-    for subpackage in ("rules", "graph"):
+    for subpackage in ("rules", "graph", "sources", "sql"):
         sources += sorted((package / subpackage).rglob("*.py"))
     for path in sources:
         digest.update(str(path.relative_to(package)).encode() + b"\0")

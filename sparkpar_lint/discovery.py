@@ -86,7 +86,7 @@ def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
                 found.warnings.append(f"{path}: directory symlink loop, skipped")
                 continue
             _walk(path, child, chain, exclude, root, add, found)
-        elif entry.name.endswith(".py"):
+        elif entry.name.endswith((".py", ".ipynb")):
             if entry.is_symlink() and not os.path.exists(path):
                 found.errors.append(f"{path}: broken or looping symlink")
                 continue

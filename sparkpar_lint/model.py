@@ -32,6 +32,7 @@ class Span:
 class RelatedLocation:
     span: Span
     message: str
+    cell: int | None = None  # notebooks: the 1-based cell the span is in
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,14 @@ class Finding:
     fix_safety: str | None = None
     # The rewrite itself (sparkpar_lint.fixes.model.Fix); only in-process, never cached or rendered.
     fix: object = field(default=None, compare=False, repr=False)
+    # Jupyter notebooks: the 1-based index over all cells; `span` is then within that cell.
+    cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.span, self.rule_id)
+        return (self.path, self.cell or 0, self.span, self.rule_id)
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "rule": self.rule_id,
             "message": self.message,
             "severity": self.severity.value,
@@ -67,11 +70,15 @@ class Finding:
                     "column": r.span.column,
                     "end_line": r.span.end_line,
                     "end_column": r.span.end_column,
+                    **({"cell": r.cell} if r.cell is not None else {}),
                 }
                 for r in self.related
             ],
             "fix": self.fix_safety,
         }
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Finding:
@@ -84,8 +91,9 @@ class Finding:
             severity=Severity(data["severity"]),
             path=data["path"],
             span=span(data),
-            related=tuple(RelatedLocation(span(r), r["message"]) for r in data["related"]),
+            related=tuple(RelatedLocation(span(r), r["message"], r.get("cell")) for r in data["related"]),
             fix_safety=data["fix"],
+            cell=data.get("cell"),
         )
 
 

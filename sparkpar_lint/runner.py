@@ -86,15 +86,15 @@ def run(
         if cache is not None and job.cache_key is not None and result.error is None:
             cache.put(job.cache_key, result.findings)
         outcome.results.append(result)
-        if result.findings and source is not None:
-            outcome.sources[result.path] = source
+        if result.findings:
+            outcome.sources.update(source)
         done += 1
         if on_progress is not None:
             on_progress(done, len(found.files))
     for result in outcome.results:
         result.findings = _override_severity(result.findings, config)
-        if result.findings and result.path not in outcome.sources:
-            outcome.sources[result.path] = _read_source(result.path)
+        if result.findings and not any(key in outcome.sources for key in _frame_keys(result)):
+            outcome.sources.update(_read_sources(result))
     outcome.results.sort(key=lambda r: r.path)
     return outcome
 
@@ -104,25 +104,48 @@ def effective_rules(config: Config, all_ids: Iterable[str], select=None, ignore=
     return selected_rules(all_ids, select or config.select, (*config.ignore, *ignore))
 
 
-def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, str | None]:
-    """Decode, analyse and apply suppressions to one file; never raises."""
+def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, dict[str, str]]:
+    """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
+    the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
     from sparkpar_lint.analysis import analyze
+    from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.suppressions import apply_suppressions
 
+    if is_notebook(path, data):
+        return _check_notebook(path, data, rule_ids)
     try:
         source = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), None
+        return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), {}
     try:
         # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
         # A lint run reports fixes by their safety only; the rewrites themselves (closures over
         # CST nodes) stay in this process, since results may cross to the parent worker pool.
         findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
-        return FileResult(path, apply_suppressions(findings, source)), source
+        return FileResult(path, apply_suppressions(findings, source)), {path: source}
     except RecursionError:
-        return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), None
+        return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), {}
     except Exception as error:  # one bad file must not stop the run, so report it and move on
-        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), None
+        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
+
+
+def _check_notebook(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, dict[str, str]]:
+    from sparkpar_lint.sources.notebook import (
+        NotebookError,
+        lint_notebook,
+        read_notebook,
+    )
+
+    try:
+        notebook = read_notebook(path, data)
+        findings = lint_notebook(notebook, rule_ids)
+    except NotebookError as error:
+        return FileResult(path, error=str(error)), {}
+    except RecursionError:
+        return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), {}
+    except Exception as error:  # one bad file must not stop the run, so report it and move on
+        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
+    return FileResult(path, findings), notebook.display_sources(findings)
 
 
 def decode(data: bytes) -> str:
@@ -155,7 +178,9 @@ def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | N
             data = handle.read()
     except OSError as error:
         return FileResult(path, error=f"{path}: cannot read: {error.strerror or error}"), None
-    if not _MENTIONS_SPARK.search(data):
+    # A notebook is checked whatever it mentions: `%sql` cells name no Spark API, and a broken
+    # notebook must be reported.
+    if not _MENTIONS_SPARK.search(data) and not path.endswith(".ipynb"):
         return FileResult(path), None
     file_rules = frozenset(_per_file_rules(path, config, rule_ids))
     key = cache.key(path, data, file_rules) if cache is not None else None
@@ -197,7 +222,7 @@ def _analyse_all(pending: list[_Job], jobs: int | None):
             yield (job, *_analyse(job))
 
 
-def _analyse(job: _Job) -> tuple[FileResult, str | None]:
+def _analyse(job: _Job) -> tuple[FileResult, dict[str, str]]:
     return check_source(job.path, job.data, job.rule_ids)
 
 
@@ -210,12 +235,28 @@ def _override_severity(findings: list[Finding], config: Config) -> list[Finding]
     ]
 
 
-def _read_source(path: str) -> str:
+def _frame_keys(result: FileResult) -> set[str]:
+    from sparkpar_lint.sources.notebook import cell_key
+
+    return {cell_key(result.path, f.cell) for f in result.findings}
+
+
+def _read_sources(result: FileResult) -> dict[str, str]:
+    """Code-frame texts for a result served from the cache."""
+    from sparkpar_lint.sources.notebook import NotebookError, read_notebook
+
     try:
-        with open(path, "rb") as handle:
-            return decode(handle.read())
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-        return ""
+        with open(result.path, "rb") as handle:
+            data = handle.read()
+        if _is_jupyter(result):
+            return read_notebook(result.path, data).display_sources(result.findings)
+        return {result.path: decode(data)}
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+        return {}
+
+
+def _is_jupyter(result: FileResult) -> bool:
+    return any(f.cell is not None for f in result.findings)
 
 
 def _reason(error: Exception) -> str:

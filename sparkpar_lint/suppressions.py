@@ -14,6 +14,7 @@ from sparkpar_lint.model import Finding
 
 # Every rule on the line; stands in for the code set of a bare `# noqa`.
 ALL = frozenset({"*"})
+UNSUPPRESSIBLE = frozenset({"SPX901"})
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*sparkpar:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
@@ -39,6 +40,9 @@ def apply_suppressions(findings: list[Finding], source: str) -> list[Finding]:
 
 
 def _is_suppressed(finding: Finding, codes: frozenset[str] | None) -> bool:
+    # A file that does not parse was not checked at all; no comment may hide that.
+    if finding.rule_id in UNSUPPRESSIBLE:
+        return False
     return codes is not None and (codes is ALL or finding.rule_id in codes)
 
 

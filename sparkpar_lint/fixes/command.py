@@ -31,6 +31,8 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, con
     from sparkpar_lint.fixes.files import encoding_of, write_atomically
     from sparkpar_lint.fixes.summary import render_summary
     from sparkpar_lint.runner import effective_rules
+    from sparkpar_lint.sources import is_notebook
+    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
 
     rules = {rule.id: rule for rule in _rule_classes()}
     config = _load_config(config_path, list(rules))
@@ -42,15 +44,19 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, con
     for path in found.files:
         try:
             data = Path(path).read_bytes()
-            encoding = encoding_of(data)
+            notebook = is_notebook(path, data)
+            encoding = "utf-8" if notebook else encoding_of(data)
             source = data.decode(encoding)
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
             errors.append(f"{path}: cannot read: {error}")
             continue
-        if "spark" not in source.lower():
+        if "spark" not in source.lower() and not notebook:
             continue
         try:
-            outcome = fix_source(path, source, rule_ids, unsafe=unsafe_fixes)
+            outcome = (fix_notebook if notebook else fix_source)(path, source, rule_ids, unsafe=unsafe_fixes)
+        except NotebookError as error:
+            errors.append(str(error))
+            continue
         except Exception as error:  # one file's internal error must not stop the others
             errors.append(f"{path}: internal error: {type(error).__name__}: {error}")
             continue

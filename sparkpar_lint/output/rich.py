@@ -34,21 +34,30 @@ def render(
         width=200,
     )
     for finding in findings:
-        lines = sources.get(finding.path, "").splitlines()
+        lines = _lines(sources, finding.path, finding.cell)
         console.print(_headline(finding))
         _frame(console, lines, finding.span, Text(finding.rule_id, style=_STYLE[finding.severity]))
         for related in finding.related:
-            location = f"{finding.path}:{related.span.line}:{related.span.column + 1}"
+            location = f"{finding.path}:{_cell(related.cell)}{related.span.line}:{related.span.column + 1}"
             console.print(Text.assemble("  ::: ", (location, "bold"), f": {related.message}"))
-            _frame(console, lines, related.span, Text(related.message, style="blue"))
+            _frame(console, _lines(sources, finding.path, related.cell), related.span, Text(related.message, style="blue"))
         console.print()
     console.print(_summary(findings, files_checked))
     return buffer.getvalue()
 
 
+def _lines(sources: Mapping[str, str], path: str, cell: int | None) -> list[str]:
+    # A Jupyter finding's span is within its cell; the runner keys each cell's text `path:cell N`.
+    return sources.get(path if cell is None else f"{path}:cell {cell}", "").splitlines()
+
+
+def _cell(cell: int | None) -> str:
+    return "" if cell is None else f"cell {cell}:"
+
+
 def _headline(f: Finding) -> Text:
     return Text.assemble(
-        (f"{f.path}:{f.span.line}:{f.span.column + 1}", "bold"),
+        (f"{f.path}:{_cell(f.cell)}{f.span.line}:{f.span.column + 1}", "bold"),
         ": ",
         (f.rule_id, _STYLE[f.severity]),
         f" [{f.severity.value}] ",

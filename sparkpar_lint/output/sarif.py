@@ -59,20 +59,29 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
         "ruleId": finding.rule_id,
         "level": _LEVEL[finding.severity],
         "message": {"text": finding.message},
-        "locations": [_location(finding.path, finding.span)],
+        "locations": [_location(finding.path, finding.span, finding.cell)],
     }
     if finding.rule_id in index:
         result["ruleIndex"] = index[finding.rule_id]
     if finding.related:
         result["relatedLocations"] = [
-            {**_location(finding.path, r.span), "id": i, "message": {"text": r.message}}
+            {**_location(finding.path, r.span, r.cell), "id": i, "message": {"text": r.message}}
             for i, r in enumerate(finding.related)
         ]
     return result
 
 
-def _location(path: str, span: Span) -> dict:
+def _location(path: str, span: Span, cell: int | None = None) -> dict:
     # SARIF columns are 1-based and endColumn points just past the span, as ours does 0-based.
+    # In a Jupyter notebook the region is within cell `cell` (1-based over all cells), the same
+    # coordinates as the text and JSON formats; the property bag names the cell.
+    location = _physical(path, span)
+    if cell is not None:
+        location["properties"] = {"cell": cell}
+    return location
+
+
+def _physical(path: str, span: Span) -> dict:
     return {
         "physicalLocation": {
             "artifactLocation": {"uri": _uri(path)},

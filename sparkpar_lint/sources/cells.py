@@ -1,0 +1,82 @@
+"""A notebook as cells, and the masking that turns a code cell into Python the parser accepts.
+
+IPython syntax (`%magic`, `!shell`, `x = !cmd`) is not Python; each such line becomes a comment
+that keeps the original text after a marker, so a fixed cell gets its magics back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MASK = "#sparkpar-masked:"
+# Cell magics whose body is still Python (timing, capturing output).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+_ASSIGNED_MAGIC = re.compile(r"^\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+_CONTINUED = re.compile(r"(\\|[(\[{,]|[-+*/%&|^=<>])\s*$")
+
+
+@dataclass
+class Cell:
+    index: int  # 1-based over ALL cells of the notebook, markdown included
+    kind: str  # "code", "sql" or "other" (markdown, raw, other languages)
+    lines: list[str]  # without line endings
+    first_line: int = 1  # Databricks exports: the file line of the cell's first line
+    header: str | None = None  # SQL cells: the magic line that made them SQL
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+
+def is_magic(line: str, previous: str) -> bool:
+    """An IPython line magic or shell escape, not a continuation of the line before."""
+    stripped = line.lstrip()
+    if _CONTINUED.search(previous):
+        return False
+    if stripped.startswith("!") and not stripped.startswith("!="):
+        return True
+    if stripped.startswith("%"):
+        return True
+    return bool(_ASSIGNED_MAGIC.match(line))
+
+
+def mask_line(line: str) -> str:
+    """A comment (or `pass` when indented, so the block stays valid) carrying the original line."""
+    indent = line[: len(line) - len(line.lstrip())]
+    if not indent:
+        return MASK + line
+    return f"{indent}pass  {MASK}{line}"
+
+
+def mask_all(lines: list[str]) -> list[str]:
+    return [MASK + line for line in lines]
+
+
+def mask_magics(lines: list[str]) -> list[str]:
+    masked, previous = [], ""
+    for line in lines:
+        if is_magic(line, previous):
+            masked.append(mask_line(line))
+        else:
+            masked.append(line)
+        if line.strip() and not line.lstrip().startswith("#"):
+            previous = line
+    return masked
+
+
+def unmask(line: str) -> str:
+    at = line.find(MASK)
+    return line if at < 0 else line[at + len(MASK) :]
+
+
+def cell_magic(lines: list[str]) -> str | None:
+    """The name of the cell magic (`%%sql` -> "sql"), or None."""
+    for line in lines:
+        if line.strip():
+            stripped = line.strip()
+            if stripped.startswith("%%"):
+                return stripped[2:].split(None, 1)[0] if stripped[2:].strip() else ""
+            return None
+    return None

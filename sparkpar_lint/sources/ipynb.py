@@ -1,0 +1,95 @@
+"""Jupyter notebooks: cells from the JSON, and cell sources written back without disturbing the rest.
+
+Outputs, metadata, key order and the file's indentation stay as they were; only the `source` of
+cells a fix changed is replaced, in the same shape (a list of lines or one string).
+"""
+
+from __future__ import annotations
+
+import json
+
+from sparkpar_lint.sources.cells import PYTHON_CELL_MAGICS, Cell, cell_magic
+
+
+class NotebookError(ValueError):
+    """The file cannot be read as a notebook; the message names the file and the reason."""
+
+
+def load(path: str, data: bytes) -> dict:
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise NotebookError(f"{path}: not a valid notebook: not UTF-8 (byte at offset {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise NotebookError(
+            f"{path}: not a valid notebook: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or not cells:
+        raise NotebookError(f"{path}: not a valid notebook: it has no cells")
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), (str, list)):
+            raise NotebookError(f"{path}: not a valid notebook: cell {number} has no readable source")
+    return notebook
+
+
+def read_cells(path: str, data: bytes) -> list[Cell]:
+    notebook = load(path, data)
+    python = _is_python(notebook)
+    return [_cell(number, raw, python) for number, raw in enumerate(notebook["cells"], 1)]
+
+
+def write_cells(data: bytes, sources: dict[int, str]) -> bytes:
+    """The notebook with the given cells' sources replaced (keys are 1-based cell numbers)."""
+    text = data.decode("utf-8-sig")
+    notebook = json.loads(text)
+    for number, source in sources.items():
+        cell = notebook["cells"][number - 1]
+        cell["source"] = source.splitlines(keepends=True) if isinstance(cell.get("source"), list) else source
+    return _dump_like(notebook, text).encode("utf-8")
+
+
+def source_text(raw: dict) -> str:
+    source = raw.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _cell(number: int, raw: dict, python: bool) -> Cell:
+    text = source_text(raw)
+    lines = text.split("\n")
+    trailing = text.endswith("\n")
+    if trailing:
+        lines.pop()
+    cell = Cell(number, "other", lines, extra={"trailing_newline": trailing})
+    if raw.get("cell_type") != "code" or not python:
+        return cell
+    magic = cell_magic(lines)
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    if magic == "sql" or (lines and lines[first].strip() == "%sql"):
+        cell.kind, cell.header = "sql", lines[first]
+        cell.extra["header_line"] = first
+    elif magic is None or magic in PYTHON_CELL_MAGICS:
+        cell.kind = "code"
+    return cell
+
+
+def _is_python(notebook: dict) -> bool:
+    metadata = notebook.get("metadata")
+    if not isinstance(metadata, dict):
+        return True
+    for key, name in (("language_info", "name"), ("kernelspec", "language")):
+        entry = metadata.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get(name), str):
+            return entry[name].lower() in ("python", "python3", "pyspark")
+    return True
+
+
+def _dump_like(notebook: dict, original: str) -> str:
+    """Serialise with the layout of `original` (indent, ASCII escapes, final newline) when one fits."""
+    parsed = json.loads(original)
+    ending = "\n" if original.endswith("\n") else ""
+    for indent in (1, 2, 4, None, 3, "\t"):
+        for ascii_only in (False, True):
+            if json.dumps(parsed, indent=indent, ensure_ascii=ascii_only) + ending == original:
+                return json.dumps(notebook, indent=indent, ensure_ascii=ascii_only) + ending
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"  # nbformat's own layout

@@ -1,0 +1,157 @@
+"""One Python text for a notebook, mapped both ways.
+
+Code cells are masked (cells.py); SQL cells become `spark.sql(r\"\"\"...\"\"\")` around their own lines,
+so the SQL analysis, its graph links and its fixes treat them as any literal query. Columns of the SQL
+are kept (Databricks' `# MAGIC ` prefix becomes as many spaces). A cell that does not parse is masked
+whole and reported on its own. Jupyter cells are preceded by a marker comment so fixed text splits
+back into cells; Databricks files keep their lines one to one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from sparkpar_lint.model import Span
+from sparkpar_lint.sources.cells import Cell, mask_all, mask_magics, unmask
+
+CELL_MARKER = "#sparkpar-cell:"
+SQL_OPENER = 'spark.sql(r"""--sparkpar-sql:'
+SQL_CLOSER = '""")'
+_MARKER_LINE = re.compile(r"^#sparkpar-cell:(\d+)$")
+
+
+@dataclass
+class VirtualSource:
+    text: str
+    cells: list[Cell]
+    markers: bool  # Jupyter: marker lines and cell coordinates; Databricks: file lines
+    # Virtual line (0-based) -> (cell number, 1-based line in that cell).
+    origin: list[tuple[int, int]] = field(default_factory=list)
+    broken: list[tuple[Cell, SyntaxError]] = field(default_factory=list)
+
+    def locate(self, span: Span) -> tuple[int | None, Span]:
+        """The notebook coordinates of a span of the virtual text."""
+        if not self.markers:
+            return None, span
+        cell, line = self.origin[min(span.line, len(self.origin)) - 1]
+        end_cell, end_line = self.origin[min(span.end_line, len(self.origin)) - 1]
+        if end_cell != cell:
+            return cell, Span(line, span.column, line, span.column)
+        return cell, Span(line, span.column, end_line, span.end_column)
+
+    def restore(self, fixed: str) -> dict[int, str]:
+        """Jupyter: cell number -> new source of every cell the fixed text changed."""
+        chunks: dict[int, list[str]] = {}
+        preamble: list[str] = []
+        current = None
+        for line in fixed.split("\n")[:-1] if fixed.endswith("\n") else fixed.split("\n"):
+            marker = _MARKER_LINE.match(line)
+            if marker:
+                current = chunks.setdefault(int(marker.group(1)), [])
+            elif current is None:
+                preamble.append(line)  # imports a fix added above the first cell
+            else:
+                current.append(line)
+        if preamble and chunks:
+            first = next(iter(chunks))
+            chunks[first] = preamble + chunks[first]
+        changed = {}
+        for cell in self.cells:
+            if cell.index not in chunks:
+                continue
+            lines = restore_lines(chunks[cell.index], databricks=False)
+            text = "\n".join(lines) + ("\n" if cell.extra.get("trailing_newline") else "")
+            original = "\n".join(cell.lines) + ("\n" if cell.extra.get("trailing_newline") else "")
+            if text != original:
+                changed[cell.index] = text
+        return changed
+
+
+def build(cells: list[Cell], *, markers: bool) -> VirtualSource:
+    virtual = VirtualSource("", cells, markers)
+    out: list[str] = []
+    for cell in cells:
+        if cell.kind == "other" and markers:
+            continue  # markdown and raw cells are not in the Jupyter text at all
+        lines = _python_lines(cell, virtual, databricks=not markers)
+        if markers:
+            out.append(f"{CELL_MARKER}{cell.index}")
+            virtual.origin.append((cell.index, 1))
+        out.extend(lines)
+        virtual.origin.extend((cell.index, number) for number in range(1, len(lines) + 1))
+    virtual.text = "".join(line + "\n" for line in out)
+    return virtual
+
+
+def restore_lines(lines: list[str], *, databricks: bool) -> list[str]:
+    """Undo masking and SQL wrapping on (fixed) virtual lines."""
+    out: list[str] = []
+    in_sql = False
+    for line in lines:
+        if not in_sql and line.startswith(SQL_OPENER):
+            out.append(line[len(SQL_OPENER) :])
+            in_sql = True
+        elif in_sql:
+            in_sql = not line.endswith(SQL_CLOSER)
+            body = line if in_sql else line[: -len(SQL_CLOSER)]
+            out.append(_remagic(body) if databricks else body)
+        else:
+            out.append(unmask(line))
+    return out
+
+
+def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> list[str]:
+    if cell.kind == "other":
+        return list(cell.lines)
+    if cell.kind == "sql":
+        return _wrap_sql(cell, databricks) or mask_all(cell.lines)
+    masked = mask_magics(cell.lines)
+    try:
+        ast.parse("".join(line + "\n" for line in masked))
+    except SyntaxError as error:
+        virtual.broken.append((cell, error))
+        return mask_all(cell.lines)
+    except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
+        return mask_all(cell.lines)
+    return masked
+
+
+def _wrap_sql(cell: Cell, databricks: bool) -> list[str] | None:
+    """The cell as one `spark.sql` call on its own lines, or None if it cannot be wrapped exactly."""
+    header = cell.extra["header_line"]
+    rest = cell.lines[header + 1 :]
+    if databricks:
+        magic = [i for i, line in enumerate(rest) if line.startswith("# MAGIC")]
+        end = magic[-1] + 1 if magic else 0
+        if any(not line.startswith("# MAGIC") for line in rest[:end]):
+            return None
+        body = [_unmagic(line) for line in rest[:end]]
+    else:
+        filled = [i for i, line in enumerate(rest) if line.strip()]
+        end = filled[-1] + 1 if filled else 0
+        body = rest[:end]
+    if not body or any('"""' in line for line in [cell.header or "", *body]) or body[-1].endswith("\\"):
+        return None
+    body[-1] += SQL_CLOSER
+    tail = rest[end:]
+    before = cell.lines[:header] if databricks else mask_all(cell.lines[:header])
+    return [*before, SQL_OPENER + (cell.header or ""), *body, *tail]
+
+
+def _unmagic(line: str) -> str:
+    rest = line[len("# MAGIC") :]
+    if not rest:
+        return ""
+    return " " * 8 + rest[1:] if rest.startswith(" ") else " " * 7 + rest
+
+
+def _remagic(line: str) -> str:
+    if not line:
+        return "# MAGIC"
+    if line.startswith(" " * 8):
+        return "# MAGIC " + line[8:]
+    if line.startswith(" " * 7):
+        return "# MAGIC" + line[7:]
+    return "# MAGIC " + line

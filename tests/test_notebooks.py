@@ -1,0 +1,172 @@
+"""Jupyter notebooks and Databricks source exports through the real CLI: coordinates, masking,
+bad input, and `sparkpar fix` rewriting cells in place."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+FIRST_AFTER_SORT = 'out = df.orderBy("ts").groupBy("k").agg(F.first("v"))'
+FIXED_LINE = 'out = df.groupBy("k").agg(F.min(F.struct("ts", "v")).getField("v"))'
+
+
+def notebook(*cells: tuple[str, str], indent: int = 1) -> str:
+    """A notebook whose code cells carry an output and metadata a fix must keep."""
+    raw = []
+    for kind, text in cells:
+        cell = {"cell_type": kind, "metadata": {"tags": ["keep"]}, "source": text.splitlines(keepends=True)}
+        if kind == "code":
+            cell |= {"execution_count": 7, "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok\n"]}]}
+        raw.append(cell)
+    document = {"cells": raw, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
+
+
+JOB_CELLS = (
+    ("markdown", "# Report"),
+    ("code", "%pip install tabulate\n!ls\nfiles = !ls /tmp\nfrom pyspark.sql import functions as F\ndf = spark.read.parquet('x')"),
+    ("code", f"%%time\n{FIRST_AFTER_SORT}\nout.show()"),
+)
+JOB = notebook(*JOB_CELLS)
+
+
+def lint(cli, *args):
+    return cli("lint", "--select", "SPX101,SPX901", *args)
+
+
+def test_cells_are_reported_as_path_cell_line_column(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(JOB)
+    result = lint(sparkpar_cli, "--format", "concise", "job.ipynb")
+    assert result.exit_code == 1, result.output
+    # Cell 3 counts the markdown cell; line 2 of that cell, after the `%%time` line.
+    assert result.stdout.startswith("job.ipynb:cell 3:2:41: SPX101 ")
+
+
+def test_json_and_sarif_carry_the_cell(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(JOB)
+    [finding] = json.loads(lint(sparkpar_cli, "--format", "json", "job.ipynb").stdout)
+    assert (finding["cell"], finding["line"], finding["column"]) == (3, 2, 40)
+    sarif = json.loads(lint(sparkpar_cli, "--format", "sarif", "job.ipynb").stdout)
+    [location] = sarif["runs"][0]["results"][0]["locations"]
+    assert location["properties"] == {"cell": 3}
+    assert location["physicalLocation"]["region"]["startLine"] == 2
+
+
+def test_rich_output_frames_the_cell_line(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(JOB)
+    result = lint(sparkpar_cli, "job.ipynb")
+    assert "job.ipynb:cell 3:2:41" in result.stdout
+    assert f"2 | {FIRST_AFTER_SORT}" in result.stdout
+
+
+def test_directory_walk_includes_notebooks(sparkpar_cli, tmp_path):
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "job.ipynb").write_text(JOB)
+    result = lint(sparkpar_cli, "--format", "concise", "nb")
+    assert "nb/job.ipynb:cell 3:2:41: SPX101" in result.stdout
+
+
+def test_other_cell_magics_and_kernels_are_not_python(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(
+        notebook(("code", "%%bash\nfor f in *; do echo $f; done"), ("code", "%%html\n<b>x</b>"))
+    )
+    result = lint(sparkpar_cli, "job.ipynb")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [("{not json", "not a valid notebook: invalid JSON at line 1"), ('{"cells": []}', "not a valid notebook: it has no cells"),
+     ("[1, 2]", "not a valid notebook: it has no cells")],
+)
+def test_a_broken_notebook_is_one_error_naming_it(sparkpar_cli, tmp_path, content, message):
+    (tmp_path / "bad.ipynb").write_text(content)
+    (tmp_path / "good.ipynb").write_text(JOB)
+    result = lint(sparkpar_cli, "--format", "concise", "bad.ipynb", "good.ipynb")
+    assert result.exit_code == 2
+    assert f"bad.ipynb: {message}" in result.stderr
+    assert "Traceback" not in result.output
+    assert "good.ipynb:cell 3:2:41: SPX101" in result.stdout  # the other file is still checked
+
+
+def test_a_cell_that_does_not_parse_is_spx901_there_and_noqa_cannot_hide_it(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(notebook(("code", "def f(:  # noqa\n    pass"), *JOB_CELLS[1:]))
+    result = lint(sparkpar_cli, "--format", "concise", "job.ipynb")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("job.ipynb:cell 1:1:7: SPX901 cannot parse cell 1")
+    assert lines[1].startswith("job.ipynb:cell 3:2:41: SPX101")
+
+
+def test_noqa_never_hides_an_unparsable_python_file(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text("import pyspark\nx = (1,  # noqa\n")
+    result = lint(sparkpar_cli, "--format", "concise", "job.py")
+    assert result.exit_code == 1 and "SPX901" in result.stdout
+
+
+def test_fix_rewrites_the_cell_in_place_and_keeps_everything_else(sparkpar_cli, tmp_path):
+    for indent in (1, 2):
+        path = tmp_path / f"job{indent}.ipynb"
+        original = notebook(*JOB_CELLS, indent=indent)
+        path.write_text(original)
+        result = sparkpar_cli("fix", "--select", "SPX101", path.name)
+        assert result.exit_code == 0, result.output
+        fixed = path.read_text()
+        # Only the one source line changed: outputs, metadata, indentation and magics are kept.
+        expected = original.replace(json.dumps(FIRST_AFTER_SORT + "\n"), json.dumps(FIXED_LINE + "\n"))
+        assert fixed == expected
+        assert sparkpar_cli("fix", "--select", "SPX101", path.name).stdout == ""
+        assert path.read_text() == expected  # a second run changes nothing
+
+
+def test_fix_puts_a_needed_import_in_the_first_code_cell(sparkpar_cli, tmp_path):
+    path = tmp_path / "job.ipynb"
+    path.write_text(notebook(
+        ("markdown", "intro"),
+        ("code", "!pip list\ndf = spark.read.parquet('x')"),
+        ("code", "import pyspark.sql.functions\nout = df.orderBy('ts').groupBy('k').agg(pyspark.sql.functions.first('v'))"),
+    ))
+    assert sparkpar_cli("fix", "--select", "SPX101", "job.ipynb").exit_code == 0
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[1]["source"]).startswith("!pip list\n")  # the magic came back unchanged
+    assert "first(" not in "".join(cells[2]["source"])
+    assert cells[0]["source"] == ["intro"]
+
+
+DATABRICKS = """# Databricks notebook source
+# MAGIC %md
+# MAGIC # Report
+
+# COMMAND ----------
+
+%pip install tabulate
+!ls
+from pyspark.sql import functions as F
+df = spark.table("events")
+
+# COMMAND ----------
+
+{line}
+display(out)
+"""
+
+
+def test_databricks_export_keeps_file_lines_and_masks_magics(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text(DATABRICKS.format(line=FIRST_AFTER_SORT))
+    result = lint(sparkpar_cli, "--format", "concise", "job.py")
+    assert result.stdout.startswith("job.py:14:41: SPX101 "), result.output
+    assert "SPX901" not in result.stdout
+
+
+def test_databricks_fix_keeps_magics_and_comments(sparkpar_cli, tmp_path):
+    path = tmp_path / "job.py"
+    path.write_text(DATABRICKS.format(line=FIRST_AFTER_SORT))
+    assert sparkpar_cli("fix", "--select", "SPX101", "job.py").exit_code == 0
+    assert path.read_text() == DATABRICKS.format(line=FIXED_LINE)
+
+
+def test_databricks_cell_that_does_not_parse_is_spx901_in_file_lines(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text(DATABRICKS.format(line=FIRST_AFTER_SORT) + "\n# COMMAND ----------\n\ndef f(:\n")
+    result = lint(sparkpar_cli, "--format", "concise", "job.py")
+    assert result.stdout.splitlines()[1].startswith("job.py:19:7: SPX901 cannot parse cell 4")
