@@ -439,7 +439,7 @@ class _Analysis:
 def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
     """A value one iteration leaves for the next (`prev = r.ts`), a running total emitted per row,
     the last row kept (`last = r`), or a first match returned from inside the loop."""
-    events = _LoopEvents(_names_in(loop.target))
+    events = _LoopEvents(_names_in(loop.target), _flags(loop))
     events.block(loop.body.body)
     assigns: dict[str, list[str]] = {}
     for kind, name, _, detail in events.events:
@@ -451,10 +451,12 @@ def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
     for kind, name, node, detail in events.events:
         if kind == "return":
             return node, "a `return` inside the loop keeps whichever matching row comes first"
+        if kind == "read" and name in events.flags:
+            continue  # `if first:` only tells the first row from the others, whichever it is
         if kind == "read" and name in assigns:
             if all(d == "fold" for d in assigns[name]):
                 return node, f"`{name}` is a running value emitted row by row"
-            if detail == "compared" and all(d == "guarded" for d in assigns[name]):
+            if detail == "compared" and all(d in ("guarded", "first") for d in assigns[name]):
                 continue  # arg-max: `if best is None or r.ts > best.ts: best = r`
             if events.assigned_before_read(name, node):
                 continue
@@ -463,6 +465,8 @@ def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
             return node, f"`{name}` is built up row by row in arrival order"
         if kind == "assign" and detail == "last" and name in after:
             return node, f"`{name}` keeps whichever row comes last"
+        if kind == "assign" and detail == "first" and "guarded" not in assigns[name] and name in after:
+            return node, f"`{name}` keeps whichever row comes first"
         if kind == "subassign" and detail == "last":
             return node, f"`{name}[...]` keeps whichever row comes last for each key"
     return None
@@ -471,17 +475,19 @@ def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
 class _LoopEvents:
     """Reads and writes inside a loop body, in execution order, with the guard they sit under."""
 
-    def __init__(self, loop_names: set[str]) -> None:
+    def __init__(self, loop_names: set[str], flags: frozenset[str] = frozenset()) -> None:
         self.loop_names = loop_names
+        self.flags = flags
+        self.first_row = 0  # depth of `if first:` branches (flag tests) we are in
         self.events: list[tuple[str, str, cst.CSTNode, str]] = []
         self.guards: list[set[str]] = []  # names compared with <, >, `is` in enclosing `if` tests
         self.local: set[str] = set()
 
     def assigned_before_read(self, name: str, read: cst.CSTNode) -> bool:
-        for kind, event_name, node, _ in self.events:
+        for kind, event_name, node, detail in self.events:
             if node is read:
                 return False
-            if kind == "assign" and event_name == name:
+            if kind == "assign" and event_name == name and detail != "first":
                 return True
         return False
 
@@ -535,9 +541,13 @@ class _LoopEvents:
     def branch(self, statement: cst.If) -> None:
         start = len(self.events)
         self.reads(statement.test)
+        read = {n for k, n, _, _ in self.events[start:] if k == "read"}
         compared = {n for k, n, _, d in self.events[start:] if k == "read" and d == "compared"}
+        flagged = bool(read & self.flags)
         self.guards.append(compared - self.loop_names)
+        self.first_row += flagged
         self.block(statement.body.body)
+        self.first_row -= flagged
         self.guards.pop()
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
@@ -549,7 +559,8 @@ class _LoopEvents:
         if isinstance(small, cst.Assign):
             targets = [t.target for t in small.targets]
             own = targets[0].value if len(targets) == 1 and isinstance(targets[0], cst.Name) else None
-            self.reads(small.value, skip=own if own and _is_fold(own, small.value) else None)
+            builds = own and own in _names_in(small.value) and _evidently_sequence(small.value)
+            self.reads(small.value, skip=own if own and (_is_fold(own, small.value) or builds) else None)
             for target in targets:
                 self.assign(target, small.value, small)
         elif isinstance(small, cst.AugAssign):
@@ -571,8 +582,12 @@ class _LoopEvents:
             name = target.value
             if _is_fold(name, value):
                 detail = "fold"
+            elif name in _names_in(value) and _evidently_sequence(value):
+                detail = "sequence"  # `path = path + [r.page]`: every row, in arrival order
             elif self.guarded():
                 detail = "guarded"
+            elif self.first_row:
+                detail = "first" if from_row else ""
             else:
                 detail = "last" if from_row else ""
             self.local.add(name)
@@ -588,6 +603,29 @@ class _LoopEvents:
             for element in target.elements:
                 if isinstance(element.value, cst.Name):
                     self.local.add(element.value.value)
+
+
+def _flags(loop: cst.For) -> frozenset[str]:
+    """Names the loop only ever sets to constants (`first = False`): they say whether a row was
+    seen, not which one."""
+    constant: set[str] = set()
+    other: set[str] = set()
+
+    class _Assigns(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    literal = isinstance(node.value, (cst.Integer, cst.SimpleString)) or (
+                        isinstance(node.value, cst.Name) and node.value.value in ("True", "False", "None")
+                    )
+                    (constant if literal else other).add(target.target.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                other.add(node.target.value)
+
+    loop.body.visit(_Assigns())
+    return frozenset(constant - other)
 
 
 def _is_fold(name: str, value: cst.BaseExpression) -> bool:

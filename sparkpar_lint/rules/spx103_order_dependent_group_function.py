@@ -78,11 +78,44 @@ class OrderDependentGroupFunction(Rule):
             + "    return [(best, total)]\n"
             + 'spark.read.parquet("c").rdd.mapPartitions(latest)\n'
         ),
+        # A first-row flag only initialises an extreme the other rows then compare against.
+        Valid(
+            _PRELUDE
+            + "def min_max(values):\n"
+            + "    first = True\n"
+            + "    for v in values:\n"
+            + "        if first:\n"
+            + "            low = v\n"
+            + "            high = v\n"
+            + "            first = False\n"
+            + "        else:\n"
+            + "            if v < low:\n"
+            + "                low = v\n"
+            + "            if v > high:\n"
+            + "                high = v\n"
+            + "    return [(low, high)]\n"
+            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(min_max)\n'
+        ),
         # pandas on the driver, not a function Spark runs per group.
         Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
     ]
     INVALID = [
+        # The same flag, but nothing ever replaces the first row it keeps.
+        Invalid(
+            _PRELUDE
+            + "def sample(rows):\n"
+            + "    first = True\n"
+            + "    for r in rows:\n"
+            + "        if first:\n"
+            + "            kept = r\n"
+            + "            first = False\n"
+            + "    return [kept]\n"
+            + 'spark.read.parquet("c").rdd.mapPartitions(sample)\n',
+            line=7,
+            column=12,
+            expected_fix=None,
+        ),
         Invalid(
             _PRELUDE
             + "def fill_gaps(pdf):\n"
@@ -253,8 +286,8 @@ class OrderDependentGroupFunction(Rule):
     ) -> Finding:
         where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
         message = (
-            f"{dependence.operation}{where} depends on the order rows reach `{function.name}`, and "
-            f"`{node.method}` hands them over in whatever order the shuffle or partitioning delivers; "
+            f"{dependence.operation}{where}, so `{function.name}` depends on the order its rows arrive in, "
+            f"and `{node.method}` hands them over in whatever order the shuffle or partitioning delivers; "
             "sort by a deterministic key (with a tie-breaker) at the top of the function"
         )
         related = (RelatedLocation(node.span, f"`{node.method}` runs `{function.name}` on unordered rows"),)

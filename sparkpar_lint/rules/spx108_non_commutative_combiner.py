@@ -49,6 +49,12 @@ class NonCommutativeCombiner(Rule):
             + "                   lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
             + "pairs.values().aggregate(0, lambda a, v: max(a, v), lambda a, b: max(a, b))\n"
         ),
+        # flatMap emits the list's elements: the values are the counts, not lists.
+        Valid(
+            _PRELUDE
+            + 'bases = spark.sparkContext.textFile("t").flatMap(lambda s: [(c, 1) for c in s])\n'
+            + "bases.reduceByKey(lambda x, y: x + y)\n"
+        ),
         # Python's own reduce on the driver is not a Spark combiner.
         Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
     ]
@@ -231,12 +237,22 @@ def _value_shape(graph: StageGraph, node: StageNode) -> str | None:
             continue
         function = upstream.functions[0]
         body = _returned(function.node)
+        if upstream.method in ("flatMap", "flatMapValues"):
+            body = _element(body)  # each element of the returned collection is one record
         if function.role == "row" and isinstance(body, cst.Tuple) and len(body.elements) == 2:
             keyed = node.spec is not None and node.spec.forwarding == "keys"  # a ...ByKey combiner
             return combiners.shape_of_value(body.elements[1].value if keyed else body)
         if function.role == "value":
             return combiners.shape_of_value(body)
         return combiners.shape_of_value(body) if function.role == "row" else None
+    return None
+
+
+def _element(collection: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if isinstance(collection, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return collection.elt
+    if isinstance(collection, (cst.List, cst.Tuple, cst.Set)) and collection.elements:
+        return collection.elements[0].value
     return None
 
 
