@@ -6,6 +6,10 @@ import libcst as cst
 
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 
+# Stands for "the module's name for pyspark.sql.functions" in built code; the engine
+# (fixes/imports.py) replaces it once it knows every name the pass needs.
+FUNCTIONS_PLACEHOLDER = "__sparkpar_functions__"
+
 
 def string(text: str) -> cst.SimpleString:
     return cst.SimpleString(repr(text).replace("'", '"') if '"' not in text else repr(text))
@@ -15,12 +19,14 @@ def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -
     """A call of functions.`name`, written the way `like` calls its function (`F.x`, `fn.x`, `x`).
 
     Returns the call and the imports it needs: none when `like` goes through a module alias.
+    When `like` is a bare name, the new call goes through a placeholder that the engine turns
+    into a bare name (imported) or the module's alias, whichever shadows nothing.
     """
     if isinstance(like.func, cst.Attribute):
         func = like.func.with_changes(attr=cst.Name(name))
         imports = ()
     else:
-        func = cst.Name(name)
+        func = cst.Attribute(value=cst.Name(FUNCTIONS_PLACEHOLDER), attr=cst.Name(name))
         imports = ((FUNCTIONS_MODULE, name),)
     return cst.Call(func=func, args=[cst.Arg(a) for a in args]), imports
 

@@ -7,14 +7,18 @@ not overlap another's; the next pass sees the result, so fixes compose and a sec
 
 from __future__ import annotations
 
+import io
+import tokenize
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from sparkpar_lint.analysis import analyze_module
+from sparkpar_lint.fixes.chain import drop_call
+from sparkpar_lint.fixes.imports import finish_imports
+from sparkpar_lint.fixes.layout import merge_dropped, relayout, wrap_long_lines
 from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.model import Finding
 from sparkpar_lint.suppressions import apply_suppressions
@@ -49,12 +53,42 @@ def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool =
         chosen = _non_overlapping([f for f in apply_suppressions(findings, outcome.fixed) if fixable(f, unsafe)])
         if not chosen:
             break
-        fixed = _apply(module, [f.fix for f in chosen])
+        fixed, chosen = _apply_checked(module, chosen)
         if fixed == outcome.fixed:
             break
         outcome.fixed = fixed
         outcome.applied.extend(chosen)
     return outcome
+
+
+def _apply_checked(module: cst.Module, chosen: list[Finding]) -> tuple[str, list[Finding]]:
+    """The pass's fixes applied together or, if that loses a comment or does not parse, one by one,
+    each kept only if it parses and keeps every comment (the rest are left unfixed)."""
+    before = _comments(module.code)
+    fixed = _apply(module, [f.fix for f in chosen])
+    if _sound(fixed, before):
+        return fixed, chosen
+    kept = []
+    for finding in chosen:
+        if _sound(_apply(module, [f.fix for f in [*kept, finding]]), before):
+            kept.append(finding)
+    return (_apply(module, [f.fix for f in kept]) if kept else module.code), kept
+
+
+def _sound(code: str, comments_before: Counter) -> bool:
+    try:
+        compile(code, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return not (comments_before - _comments(code))
+
+
+def _comments(code: str) -> Counter:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return Counter()
+    return Counter(t.string.strip() for t in tokens if t.type == tokenize.COMMENT)
 
 
 def _non_overlapping(findings: list[Finding]) -> list[Finding]:
@@ -83,17 +117,21 @@ class _Replace(cst.CSTTransformer):
         self.replacements = replacements
 
     def on_leave(self, original_node, updated_node):
-        replacement = self.replacements.get(id(original_node), updated_node)
-        return replacement(updated_node) if callable(replacement) else replacement
+        if isinstance(original_node, cst.Attribute) and self.replacements.get(id(original_node.value)) is drop_call:
+            # The link before this one was dropped: its line break and comments move here.
+            dropped = original_node.value.func.dot.whitespace_before
+            following = merge_dropped(dropped, updated_node.dot.whitespace_before)
+            updated_node = updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=following))
+        replacement = self.replacements.get(id(original_node))
+        if replacement is None:
+            return updated_node
+        new = replacement(updated_node) if callable(replacement) else replacement
+        return relayout(updated_node, new) if isinstance(new, cst.BaseExpression) else new
 
 
 def _apply(module: cst.Module, fixes: list[Fix]) -> str:
     replacements = {id(original): new for fix in fixes for original, new in fix.replacements}
     updated = module.visit(_Replace(replacements))
     imports = {pair for fix in fixes for pair in fix.imports}
-    if imports:
-        context = CodemodContext()
-        for module_name, name in sorted(imports, key=lambda p: (p[0], p[1] or "")):
-            AddImportsVisitor.add_needed_import(context, module_name, name)
-        updated = AddImportsVisitor(context).transform_module(updated)
-    return updated.code
+    replaced = [original for fix in fixes for original, _ in fix.replacements]
+    return wrap_long_lines(finish_imports(updated, imports, replaced).code, module.code)

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from sparkpar_lint.fixes.chain import drop_call
 from sparkpar_lint.fixes.edits import column_function, column_name, string
-from sparkpar_lint.fixes.chain import receiver_of
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import sort_reaches
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
@@ -103,11 +103,16 @@ class OrderDependentAggregate(Rule):
             column=38,
             related_lines=(4,),
             # No sort: arrival order becomes a sequence number taken at the source (unsafe).
-            expected_fix="from pyspark.sql import functions as F\n"
-            "def first_page(spark):\n"
-            '    visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())'
-            '.select("user", "page", "_sparkpar_seq")\n'
-            '    return visits.groupBy("user").agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n',
+            expected_fix=(
+                "from pyspark.sql import functions as F\n"
+                "def first_page(spark):\n"
+                "    visits = (\n"
+                '        spark.read.parquet("visits")\n'
+                '        .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '        .select("user", "page", "_sparkpar_seq")\n'
+                "    )\n"
+                '    return visits.groupBy("user").agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n'
+            ),
         ),
         Invalid(
             "from pyspark.sql.functions import collect_list\n"
@@ -117,10 +122,15 @@ class OrderDependentAggregate(Rule):
             line=4,
             column=39,
             related_lines=(3, 4),
-            expected_fix="from pyspark.sql.functions import array_sort, struct, collect_list\n"
-            "def pages(df):\n"
-            '    ordered = df\n'
-            '    return ordered.groupBy("user").agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n',
+            expected_fix=(
+                "from pyspark.sql.functions import array_sort, struct, collect_list\n"
+                "def pages(df):\n"
+                "    ordered = df\n"
+                "    return (\n"
+                '        ordered.groupBy("user")\n'
+                '        .agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n'
+                "    )\n"
+            ),
         ),
         # A global aggregate in a select: partial results merge in task-completion order.
         Invalid(
@@ -194,7 +204,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
         keys, safety, extra, imports = sort.keys, SAFE, (), ()
         if _sort_only_feeds(graph, sort, node):
             # Once the aggregate reads the sort columns, the sort is work the shuffle throws away.
-            extra = ((sort.call, receiver_of),)
+            extra = ((sort.call, drop_call),)
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:

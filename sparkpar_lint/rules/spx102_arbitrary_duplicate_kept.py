@@ -69,10 +69,20 @@ class ArbitraryDuplicateKept(Rule):
             related_lines=(4,),
             severity=Severity.ERROR,
             # The sort's own arguments order the window (desc stays desc); the whole row breaks ties.
-            expected_fix=_PRELUDE
-            + 'latest = clicks.orderBy(F.col("ts").desc()).withColumn("_sparkpar_rn", F.row_number().over('
-            + 'Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*")))))'
-            + '.filter(F.col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
+            expected_fix=(
+                _PRELUDE
+                + "latest = (\n"
+                + '    clicks.orderBy(F.col("ts").desc())\n'
+                + "    .withColumn(\n"
+                + '        "_sparkpar_rn",\n'
+                + "        F.row_number().over(\n"
+                + '            Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*"))),\n'
+                + "        ),\n"
+                + "    )\n"
+                + '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                + '    .drop("_sparkpar_rn")\n'
+                + ")\n"
+            ),
         ),
         Invalid(
             _PRELUDE + 'one_per_session = clicks.drop_duplicates(subset=["session_id"])\n',
@@ -80,12 +90,19 @@ class ArbitraryDuplicateKept(Rule):
             column=25,
             severity=Severity.WARNING,
             # No sort: the first row to arrive, by a sequence number taken at the source (unsafe).
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            'one_per_session = clicks.withColumn("_sparkpar_rn", F.row_number().over('
-            'Window.partitionBy("session_id").orderBy("_sparkpar_seq"))).filter(F.col("_sparkpar_rn") == 1)'
-            '.drop("_sparkpar_rn", "_sparkpar_seq")\n',
+            expected_fix=(
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                "one_per_session = (\n"
+                "    clicks.withColumn(\n"
+                '        "_sparkpar_rn",\n'
+                '        F.row_number().over(Window.partitionBy("session_id").orderBy("_sparkpar_seq")),\n'
+                "    )\n"
+                '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+                ")\n"
+            ),
         ),
         Invalid(
             "from pyspark.sql import DataFrame\n"
@@ -97,13 +114,21 @@ class ArbitraryDuplicateKept(Rule):
             related_lines=(3,),
             severity=Severity.ERROR,
             # Bare function names are imported; Window joins the existing pyspark.sql import.
-            expected_fix="from pyspark.sql import Window, DataFrame\n"
-            "from pyspark.sql.functions import col, row_number, struct, to_json\n"
-            "\n"
-            "def first_click(df: DataFrame) -> DataFrame:\n"
-            '    ranked = df.sortWithinPartitions("ts")\n'
-            '    return ranked.withColumn("_sparkpar_rn", row_number().over(Window.partitionBy("user", "campaign")'
-            '.orderBy("ts", to_json(struct("*"))))).filter(col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
+            expected_fix=(
+                "from pyspark.sql import Window, functions as F, DataFrame\n"
+                "def first_click(df: DataFrame) -> DataFrame:\n"
+                '    ranked = df.sortWithinPartitions("ts")\n'
+                "    return (\n"
+                "        ranked.withColumn(\n"
+                '            "_sparkpar_rn",\n'
+                "            F.row_number().over(\n"
+                '                Window.partitionBy("user", "campaign").orderBy("ts", F.to_json(F.struct("*"))),\n'
+                "            ),\n"
+                "        )\n"
+                '        .filter(F.col("_sparkpar_rn") == 1)\n'
+                '        .drop("_sparkpar_rn")\n'
+                "    )\n"
+            ),
         ),
         Invalid(
             _PRELUDE
@@ -125,12 +150,22 @@ class ArbitraryDuplicateKept(Rule):
             related_lines=(4,),
             severity=Severity.ERROR,
             # The module's own names for the functions and for Window.
-            expected_fix="import pyspark.sql.functions as fn\n"
-            "from pyspark.sql.window import Window as W\n"
-            "def newest(df):\n"
-            '    return df.orderBy(fn.desc("ts"), "id").withColumn("_sparkpar_rn", fn.row_number().over('
-            'W.partitionBy("user").orderBy(fn.desc("ts"), "id", fn.to_json(fn.struct("*")))))'
-            '.filter(fn.col("_sparkpar_rn") == 1).drop("_sparkpar_rn")\n',
+            expected_fix=(
+                "import pyspark.sql.functions as fn\n"
+                "from pyspark.sql.window import Window as W\n"
+                "def newest(df):\n"
+                "    return (\n"
+                '        df.orderBy(fn.desc("ts"), "id")\n'
+                "        .withColumn(\n"
+                '            "_sparkpar_rn",\n'
+                "            fn.row_number().over(\n"
+                '                W.partitionBy("user").orderBy(fn.desc("ts"), "id", fn.to_json(fn.struct("*"))),\n'
+                "            ),\n"
+                "        )\n"
+                '        .filter(fn.col("_sparkpar_rn") == 1)\n'
+                '        .drop("_sparkpar_rn")\n'
+                "    )\n"
+            ),
         ),
         Invalid(
             _PRELUDE + 'latest = clicks.orderBy("ts", ascending=False).dropDuplicates(["user"])\n',

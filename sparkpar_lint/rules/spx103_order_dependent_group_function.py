@@ -219,12 +219,17 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
             line=4,
             column=18,
-            expected_fix=_PRELUDE
-            + "def rate(pdf):\n"
-            + '    pdf = pdf.sort_values(["event_time", *pdf.columns.difference(["event_time"])], ignore_index=True)\n'
-            + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
-            + "    return pdf\n"
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
+            expected_fix=(
+                _PRELUDE
+                + "def rate(pdf):\n"
+                + "    pdf = pdf.sort_values(\n"
+                + '        ["event_time", *pdf.columns.difference(["event_time"])],\n'
+                + "        ignore_index=True,\n"
+                + "    )\n"
+                + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
+                + "    return pdf\n"
+                + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n'
+            ),
         ),
         # Cogrouped frames: only the frame whose time column the function diffs is sorted.
         Invalid(
@@ -236,13 +241,18 @@ class OrderDependentGroupFunction(Rule):
             + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
             line=4,
             column=18,
-            expected_fix=_PRELUDE
-            + "def merge(left, right):\n"
-            + '    left = left.sort_values(["event_time", *left.columns.difference(["event_time"])], ignore_index=True)\n'
-            + '    left["gap"] = left["event_time"].diff()\n'
-            + "    return left.merge(right, on=\"k\")\n"
-            + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
-            + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
+            expected_fix=(
+                _PRELUDE
+                + "def merge(left, right):\n"
+                + "    left = left.sort_values(\n"
+                + '        ["event_time", *left.columns.difference(["event_time"])],\n'
+                + "        ignore_index=True,\n"
+                + "    )\n"
+                + '    left["gap"] = left["event_time"].diff()\n'
+                + '    return left.merge(right, on="k")\n'
+                + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
+                + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n'
+            ),
         ),
         # A watermarked stream: the rows wait in the group state and are released in event-time
         # order once the watermark passes them (unsafe: output comes a watermark delay later).

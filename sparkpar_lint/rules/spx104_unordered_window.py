@@ -145,12 +145,17 @@ class UnorderedWindow(Rule):
             column=62,
             related_lines=(4,),
             # The spec's own frame stays: the history up to each row, newest first.
-            expected_fix="from pyspark.sql.functions import col, collect_list as gather\n"
-            "from pyspark.sql.window import Window\n"
-            "def with_history(df):\n"
-            '    spec = Window.partitionBy("device").orderBy(col("ts").desc(), "status")'
-            ".rowsBetween(Window.unboundedPreceding, 0)\n"
-            '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n',
+            expected_fix=(
+                "from pyspark.sql.functions import col, collect_list as gather\n"
+                "from pyspark.sql.window import Window\n"
+                "def with_history(df):\n"
+                "    spec = (\n"
+                '        Window.partitionBy("device")\n'
+                '        .orderBy(col("ts").desc(), "status")\n'
+                "        .rowsBetween(Window.unboundedPreceding, 0)\n"
+                "    )\n"
+                '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n'
+            ),
         ),
         # Ordered by a constant: every row ties, row_number numbers them in arrival order.
         Invalid(

@@ -75,11 +75,17 @@ class UnorderedLimit(Rule):
             column=17,
             related_lines=(5,),
             # The sort the shuffle discarded, then the whole row, decide the five (safe).
-            expected_fix=_PRELUDE
-            + 'ranked = events.orderBy("ts")\n'
-            'deduped = ranked.dropDuplicates(["user"])\n'
-            'sample = deduped.withColumn("_sparkpar_tie", F.to_json(F.struct("*"))).orderBy("ts", "_sparkpar_tie")'
-            '.drop("_sparkpar_tie").take(5)\n',
+            expected_fix=(
+                _PRELUDE
+                + 'ranked = events.orderBy("ts")\n'
+                + 'deduped = ranked.dropDuplicates(["user"])\n'
+                + "sample = (\n"
+                + '    deduped.withColumn("_sparkpar_tie", F.to_json(F.struct("*")))\n'
+                + '    .orderBy("ts", "_sparkpar_tie")\n'
+                + '    .drop("_sparkpar_tie")\n'
+                + "    .take(5)\n"
+                + ")\n"
+            ),
         ),
         Invalid(
             _PRELUDE + "def busiest_user(df):\n"
@@ -108,10 +114,18 @@ class UnorderedLimit(Rule):
             column=39,
             related_lines=(4,),
             # No sort: the first rows to arrive, by a sequence number taken at the source (unsafe).
-            expected_fix="from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            'sample = events.repartition(8, "user").orderBy("_sparkpar_seq").drop("_sparkpar_seq").limit(5).collect()\n',
+            expected_fix=(
+                "from pyspark.sql import SparkSession, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                "sample = (\n"
+                '    events.repartition(8, "user")\n'
+                '    .orderBy("_sparkpar_seq")\n'
+                '    .drop("_sparkpar_seq")\n'
+                "    .limit(5)\n"
+                "    .collect()\n"
+                ")\n"
+            ),
         ),
     ]
 

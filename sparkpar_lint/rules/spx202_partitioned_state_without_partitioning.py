@@ -134,9 +134,21 @@ class PartitionedStateWithoutPartitioning(Rule):
             line=9,
             column=42,
             related_lines=(8, 9),
-            expected_fix=_PRELUDE
-            + _DELTAS
-            + 'spark.read.parquet("e").repartition("device").sortWithinPartitions("device", "ts").rdd.mapPartitions(deltas)\n',
+            expected_fix=(
+                _PRELUDE
+                + "def deltas(rows):\n"
+                + "    last = {}\n"
+                + "    for row in rows:\n"
+                + "        if row.device in last:\n"
+                + "            yield row.device, row.ts - last[row.device]\n"
+                + "        last[row.device] = row.ts\n"
+                + "(\n"
+                + '    spark.read.parquet("e")\n'
+                + '    .repartition("device")\n'
+                + '    .sortWithinPartitions("device", "ts")\n'
+                + "    .rdd.mapPartitions(deltas)\n"
+                + ")\n"
+            ),
         ),
     ]
 

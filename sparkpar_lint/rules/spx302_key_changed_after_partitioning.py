@@ -84,11 +84,15 @@ class KeyChangedAfterPartitioning(Rule):
             line=8,
             column=8,
             related_lines=(7, 8),
-            expected_fix=_PRELUDE
-            + "by_user = orders\n"
-            + 'by_user.select(F.col("user_id").alias("user"), "amount").repartition(8, "user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=(
+                _PRELUDE
+                + "by_user = orders\n"
+                + "(\n"
+                + '    by_user.select(F.col("user_id").alias("user"), "amount")\n'
+                + '    .repartition(8, "user")\n'
+                + '    .mapInPandas(per_user, "user string, amount double")\n'
+                + ")\n"
+            ),
         ),
         # The repartitioned frame feeds another stage too: it stays, and the consumer gets its own.
         Invalid(
@@ -101,12 +105,16 @@ class KeyChangedAfterPartitioning(Rule):
             line=9,
             column=8,
             related_lines=(7, 9),
-            expected_fix=_PRELUDE
-            + 'by_user = orders.repartition(8, "user")\n'
-            + 'by_user.write.parquet("copy")\n'
-            + 'by_user.withColumn("user", F.upper("user")).repartition(8, "user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=(
+                _PRELUDE
+                + 'by_user = orders.repartition(8, "user")\n'
+                + 'by_user.write.parquet("copy")\n'
+                + "(\n"
+                + '    by_user.withColumn("user", F.upper("user"))\n'
+                + '    .repartition(8, "user")\n'
+                + '    .mapInPandas(per_user, "user string, amount double")\n'
+                + ")\n"
+            ),
         ),
     ]
 

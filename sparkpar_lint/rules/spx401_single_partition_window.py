@@ -63,8 +63,13 @@ class SinglePartitionWindow(Rule):
             _PRELUDE + 'events.repartition("user").withColumn("n", F.row_number().over(Window.orderBy("ts")))\n',
             line=4,
             column=63,
-            expected_fix=_PRELUDE
-            + 'events.repartition("user").withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("ts")))\n',
+            expected_fix=(
+                _PRELUDE
+                + "(\n"
+                + '    events.repartition("user")\n'
+                + '    .withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("ts")))\n'
+                + ")\n"
+            ),
         ),
         # The key a later aggregation groups by, for a spec built in a variable with a frame.
         Invalid(

@@ -80,10 +80,14 @@ class SerialRegion(Rule):
             column=21,
             related_lines=(10, 10),
             # The global sort becomes a per-key sort inside hash partitions.
-            expected_fix=_PRELUDE
-            + 'clicks.repartition("user").sortWithinPartitions("user", "ts").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=(
+                _PRELUDE
+                + "(\n"
+                + '    clicks.repartition("user")\n'
+                + '    .sortWithinPartitions("user", "ts")\n'
+                + '    .mapInPandas(sessions, "user string, ts long")\n'
+                + ")\n"
+            ),
         ),
         Invalid(
             _PRELUDE

@@ -1,0 +1,216 @@
+"""Keeps a rewritten method chain in its author's layout.
+
+Rewrites build new links (`.withColumn(...)`, `.drop(...)`) with no whitespace around the dot.
+In a chain written one call per line, parenthesised or backslash-continued, the new links get
+that layout too, and comments on the lines of links that changed or went away stay in place:
+a trailing comment stays at the end of the line it ended, a comment line stays above the first
+link that now stands where it stood.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+Whitespace = cst.BaseParenthesizableWhitespace
+
+
+def spine(expr: cst.BaseExpression) -> list[cst.Attribute]:
+    """The `.method` links of a call chain, innermost first: `a.b().c()` → [`.b`, `.c`]."""
+    links = []
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+            continue
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+            continue
+        links.append(expr)
+        expr = expr.value
+    return links[::-1]
+
+
+def multiline(ws: Whitespace) -> bool:
+    return isinstance(ws, cst.ParenthesizedWhitespace) or "\n" in getattr(ws, "value", "")
+
+
+def clean(ws: Whitespace) -> Whitespace:
+    """The line break and indentation of `ws`, without its comments."""
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    return ws
+
+
+def relayout(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` (a rewrite of `old`) with its new links in the layout of `old`'s chain.
+
+    Links are told apart by their `Dot` node: a kept link keeps its dot even when the rewrite
+    rebuilds the link around it; a new link has a new one.
+    """
+    old_links, new_links = spine(old), spine(new)
+    style = next((a.dot.whitespace_before for a in reversed(old_links) if multiline(a.dot.whitespace_before)), None)
+    if style is None:
+        return new
+    old_dots, new_dots = {id(a.dot) for a in old_links}, {id(a.dot) for a in new_links}
+    removed = [a for a in old_links if id(a.dot) not in new_dots]
+    fresh = [i for i, a in enumerate(new_links) if id(a.dot) not in old_dots]
+    if not fresh:
+        return new
+    plain = clean(style)
+    dots: dict[int, Whitespace] = {id(new_links[i].dot): plain for i in fresh}
+    lowest = new_links[fresh[0]]
+    above = new_links[fresh[0] + 1] if fresh[0] + 1 < len(new_links) else None
+    if removed:
+        # The first new link takes the place of the first removed one, comments and all.
+        dots[id(lowest.dot)] = _merged([a.dot.whitespace_before for a in removed], plain)
+    elif above is not None and id(above.dot) in old_dots and isinstance(plain, cst.ParenthesizedWhitespace):
+        # Inserted below a kept link: the trailing comment stays on the line it ended.
+        ws = above.dot.whitespace_before
+        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
+            dots[id(lowest.dot)] = plain.with_changes(first_line=ws.first_line)
+            dots[id(above.dot)] = ws.with_changes(first_line=cst.TrailingWhitespace())
+    return _with_dots(new, dots)
+
+
+def merge_dropped(dropped: Whitespace, following: Whitespace) -> Whitespace:
+    """The whitespace before the link after a dropped one: both links' line breaks and comments."""
+    if not multiline(dropped):
+        return following
+    if not multiline(following):
+        return dropped
+    return _merged([dropped, following], following)
+
+
+def _merged(spaces: list[Whitespace], layout: Whitespace) -> Whitespace:
+    """One line break in `layout`'s indentation carrying every comment of `spaces`, in order."""
+    if not isinstance(layout, cst.ParenthesizedWhitespace):
+        # A backslash continuation cannot carry comments; those cases keep the removed link.
+        return layout
+    first, lines = None, []
+    for ws in spaces:
+        if not isinstance(ws, cst.ParenthesizedWhitespace):
+            continue
+        if first is None:
+            first = ws.first_line
+        elif ws.first_line.comment is not None:
+            lines.append(cst.EmptyLine(indent=layout.indent, whitespace=layout.last_line, comment=ws.first_line.comment))
+        lines.extend(ws.empty_lines)
+    return layout.with_changes(first_line=first or cst.TrailingWhitespace(), empty_lines=tuple(lines))
+
+
+def _with_dots(expr: cst.BaseExpression, dots: dict[int, Whitespace]) -> cst.BaseExpression:
+    if isinstance(expr, cst.Call):
+        return expr.with_changes(func=_with_dots(expr.func, dots))
+    if isinstance(expr, cst.Subscript):
+        return expr.with_changes(value=_with_dots(expr.value, dots))
+    if isinstance(expr, cst.Attribute):
+        value = _with_dots(expr.value, dots)
+        if id(expr.dot) in dots:
+            return expr.with_changes(value=value, dot=expr.dot.with_changes(whitespace_before=dots[id(expr.dot)]))
+        return expr.with_changes(value=value)
+    return expr
+
+
+def wrap_long_lines(code: str, original: str) -> str:
+    """Break the arguments of calls on lines a fix made longer than the file's longest line (or
+    100 characters, if that is more), one argument per line, outermost call first."""
+    before = original.splitlines()
+    limit = max([100, *(len(line) for line in before)])
+    known = set(before)
+    for _ in range(20):
+        lines = code.splitlines()
+        long = [n for n, line in enumerate(lines, 1) if len(line) > limit and line not in known]
+        if not long:
+            return code
+        wrapped = _wrap_line(code, long[0], _indent(lines[long[0] - 1]))
+        if wrapped is None:
+            return code
+        code = wrapped
+    return code
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _wrap_line(code: str, line: int, indent: str) -> str | None:
+    """One step: the longest call chain on `line` one call per line (parenthesised), or else the
+    outermost call's arguments one per line."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(code))
+    except cst.ParserSyntaxError:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    chains, calls = [], []
+    # A chain passed as an argument is broken by its call's arguments, not by new parentheses.
+    arguments = {id(node.value) for node in positions if isinstance(node, cst.Arg)}
+    for node, where in positions.items():
+        if not isinstance(node, cst.Call):
+            continue
+        if where.start.line == where.end.line == line and _breaks(node) and id(node) not in arguments:
+            chains.append((where.start.column, -where.end.column, node))
+        if node.args and where.end.line == line:
+            first = positions[node.args[0]].start
+            if first.line == line and not multiline(node.whitespace_before_args):
+                calls.append((first.column, node))
+    if chains:
+        return wrapper.module.visit(_Chain(min(chains, key=lambda c: c[:2])[2], indent)).code
+    if calls:
+        return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
+    return None
+
+
+def _breaks(chain: cst.Call) -> list[cst.Attribute]:
+    """The links of `chain` a line break goes before: calls on the result of a call (`.filter`
+    in `df.select(...).filter(...)`), not `spark.read` or the first call on a name."""
+    found = []
+    for link in spine(chain):
+        if isinstance(link.value, (cst.Call, cst.Subscript)) and not multiline(link.dot.whitespace_before):
+            found.append(link)
+    return found
+
+
+class _Chain(cst.CSTTransformer):
+    """`a.b(x).c(y)` → `(\n    a.b(x)\n    .c(y)\n)`, the layout of hand-written PySpark."""
+
+    def __init__(self, target: cst.Call, indent: str) -> None:
+        self.target, self.indent = target, indent
+        self.links = {id(link) for link in _breaks(target)}
+
+    def leave_Attribute(self, original_node, updated_node):
+        if id(original_node) in self.links:
+            return updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=_break(self.indent + "    ")))
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        if original_node is not self.target:
+            return updated_node
+        if updated_node.lpar:
+            return updated_node.with_changes(
+                lpar=[updated_node.lpar[0].with_changes(whitespace_after=_break(self.indent + "    ")), *updated_node.lpar[1:]],
+                rpar=[*updated_node.rpar[:-1], updated_node.rpar[-1].with_changes(whitespace_before=_break(self.indent))],
+            )
+        return updated_node.with_changes(
+            lpar=[cst.LeftParen(whitespace_after=_break(self.indent + "    "))],
+            rpar=[cst.RightParen(whitespace_before=_break(self.indent))],
+        )
+
+
+def _break(indent: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=False, last_line=cst.SimpleWhitespace(indent))
+
+
+class _Explode(cst.CSTTransformer):
+    def __init__(self, target: cst.Call, indent: str) -> None:
+        self.target, self.indent = target, indent
+
+    def leave_Call(self, original_node, updated_node):
+        if original_node is not self.target:
+            return updated_node
+        inner = self.indent + "    "
+        args = [
+            a.with_changes(comma=cst.Comma(whitespace_after=_break(inner if i < len(updated_node.args) - 1 else self.indent)))
+            for i, a in enumerate(updated_node.args)
+        ]
+        return updated_node.with_changes(whitespace_before_args=_break(inner), args=args)

@@ -1,0 +1,233 @@
+"""Fixes on code formatted the way PySpark jobs are written: parenthesised and backslash-continued
+chains with comments, functions imported by name next to Python's builtins, other aliases.
+
+Each fixed file must parse, keep every comment and the chain's layout, add no line longer than
+max(the file's longest line, 100), and import nothing that shadows a builtin or a binding.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sparkpar_lint.cli import main
+from sparkpar_lint.fixes.engine import fix_source
+
+PARENTHESISED = '''\
+from pyspark.sql import SparkSession
+from pyspark.sql.functions import first, lit
+
+spark = SparkSession.builder.getOrCreate()
+
+
+def spread(values):
+    return max(values) - min(values)
+
+
+def landing_pages(events):
+    return (
+        events
+        # oldest event first
+        .orderBy("ts")
+        .groupBy("user")  # one row per user
+        .agg(
+            first("page").alias("landing"),  # where they came in
+        )
+    )
+'''
+
+PARENTHESISED_FIXED = '''\
+from pyspark.sql import functions as F, SparkSession
+from pyspark.sql.functions import lit
+
+spark = SparkSession.builder.getOrCreate()
+
+
+def spread(values):
+    return max(values) - min(values)
+
+
+def landing_pages(events):
+    return (
+        events
+        # oldest event first
+        .groupBy("user")  # one row per user
+        .agg(
+            F.min(F.struct("ts", "page")).getField("page").alias("landing"),  # where they came in
+        )
+    )
+'''
+
+BACKSLASHED = '''\
+import pyspark.sql.functions as sf
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.getOrCreate()
+clicks = spark.read.parquet("clicks")
+latest = clicks \\
+    .orderBy(sf.col("ts").desc()) \\
+    .dropDuplicates(["user"])  # one click per user
+latest.write.parquet("out")
+'''
+
+BACKSLASHED_FIXED = '''\
+import pyspark.sql.functions as sf
+from pyspark.sql import Window, SparkSession
+
+spark = SparkSession.builder.getOrCreate()
+clicks = spark.read.parquet("clicks")
+latest = clicks \\
+    .orderBy(sf.col("ts").desc()) \\
+    .withColumn(
+        "_sparkpar_rn",
+        sf.row_number().over(
+            Window.partitionBy("user").orderBy(sf.col("ts").desc(), sf.to_json(sf.struct("*"))),
+        ),
+    ) \\
+    .filter(sf.col("_sparkpar_rn") == 1) \\
+    .drop("_sparkpar_rn")  # one click per user
+latest.write.parquet("out")
+'''
+
+INSERTED = '''\
+from pyspark.sql import SparkSession, functions as F
+
+spark = SparkSession.builder.getOrCreate()
+sample = (
+    spark.read.parquet("events")
+    .orderBy("ts")  # by event time
+    # a reshuffle by user
+    .repartition(8, "user")
+    .limit(10)
+    .collect()
+)
+'''
+
+INSERTED_FIXED = '''\
+from pyspark.sql import SparkSession, functions as F
+
+spark = SparkSession.builder.getOrCreate()
+sample = (
+    spark.read.parquet("events")
+    .orderBy("ts")  # by event time
+    # a reshuffle by user
+    .repartition(8, "user")
+    .withColumn("_sparkpar_tie", F.to_json(F.struct("*")))
+    .orderBy("ts", "_sparkpar_tie")
+    .drop("_sparkpar_tie")
+    .limit(10)
+    .collect()
+)
+'''
+
+BOUND_NAME = '''\
+from pyspark.sql.functions import collect_list
+
+struct = {"kind": "record"}
+
+
+def pages(df):
+    ordered = (
+        df.orderBy("ts")  # by time
+        .filter("page IS NOT NULL")
+    )
+    return ordered.groupBy("user").agg(collect_list("page").alias("pages"))
+'''
+
+BOUND_NAME_FIXED = '''\
+from pyspark.sql import functions as F
+
+struct = {"kind": "record"}
+
+
+def pages(df):
+    ordered = (
+        df  # by time
+        .filter("page IS NOT NULL")
+    )
+    return (
+        ordered.groupBy("user")
+        .agg(F.array_sort(F.collect_list(F.struct("ts", "page"))).getField("page").alias("pages"))
+    )
+'''
+
+
+def comments(code: str) -> list[str]:
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+
+
+def check_fixed(original: str, fixed: str) -> None:
+    compile(fixed, "job.py", "exec")
+    assert sorted(comments(fixed)) == sorted(comments(original))
+    limit = max(100, *(len(line) for line in original.splitlines()))
+    assert max(len(line) for line in fixed.splitlines()) <= limit
+
+
+def test_parenthesised_chain_keeps_parentheses_comments_and_builtins():
+    outcome = fix_source("job.py", PARENTHESISED, {"SPX101"})
+    assert outcome.fixed == PARENTHESISED_FIXED
+    check_fixed(PARENTHESISED, outcome.fixed)
+    # `min`/`max` are not imported from pyspark.sql.functions: the builtins still work, and the
+    # replaced `first` import is gone while the unrelated unused `lit` stays.
+    namespace: dict = {}
+    exec(compile(outcome.fixed.replace("spark = SparkSession.builder.getOrCreate()\n", ""), "job.py", "exec"), namespace)
+    assert namespace["spread"]([3, 9, 4]) == 6
+    assert "min" not in namespace and "max" not in namespace and "first" not in namespace
+
+
+def test_backslash_chain_gets_new_calls_one_per_line():
+    outcome = fix_source("job.py", BACKSLASHED, {"SPX102"})
+    assert outcome.fixed == BACKSLASHED_FIXED
+    check_fixed(BACKSLASHED, outcome.fixed)
+
+
+def test_calls_inserted_in_a_chain_follow_its_layout_and_comments_stay_on_their_lines():
+    outcome = fix_source("job.py", INSERTED, {"SPX106"})
+    assert outcome.fixed == INSERTED_FIXED
+    check_fixed(INSERTED, outcome.fixed)
+
+
+def test_names_bound_in_the_module_are_not_imported_over():
+    outcome = fix_source("job.py", BOUND_NAME, {"SPX101"})
+    assert outcome.fixed == BOUND_NAME_FIXED
+    check_fixed(BOUND_NAME, outcome.fixed)
+    namespace: dict = {}
+    exec(compile(outcome.fixed, "job.py", "exec"), namespace)
+    assert namespace["struct"] == {"kind": "record"}
+
+
+def test_names_imported_bare_when_they_shadow_nothing():
+    code = (
+        "from pyspark.sql.functions import collect_list\n"
+        "def pages(df):\n"
+        '    return df.orderBy("ts").groupBy("user").agg(collect_list("page"))\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}).fixed
+    assert fixed.splitlines()[0] == "from pyspark.sql.functions import array_sort, struct, collect_list"
+    assert 'array_sort(collect_list(struct("ts", "page"))).getField("page")' in fixed
+
+
+def test_a_free_alias_is_chosen_when_f_is_taken():
+    code = (
+        "from pyspark.sql.functions import first\n"
+        "F = 32  # degrees\n"
+        "def landing(df):\n"
+        '    return df.orderBy("ts").groupBy("user").agg(first("page"))\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}).fixed
+    assert "from pyspark.sql import functions as sf" in fixed
+    assert 'sf.min(sf.struct("ts", "page"))' in fixed
+    assert "F = 32  # degrees" in fixed
+
+
+def test_cli_fix_writes_the_formatted_result(tmp_path: Path):
+    job = tmp_path / "job.py"
+    job.write_text(PARENTHESISED, encoding="utf-8")
+    result = CliRunner().invoke(main, ["fix", str(job)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert job.read_text(encoding="utf-8") == PARENTHESISED_FIXED
+    again = CliRunner().invoke(main, ["fix", "--check", str(job)], catch_exceptions=False)
+    assert again.exit_code == 0
