@@ -524,7 +524,7 @@ class GraphBuilder:
                 found.append(dataclasses.replace(args[index].function, role=spec.function_role))
             elif index < len(positional):
                 continue
-        for name in ("f", "func", "function", "zeroValue"):
+        for name in ("f", "func", "function", "zeroValue", "partitionFunc"):
             if isinstance(kwargs.get(name), FunctionValue):
                 found.append(dataclasses.replace(kwargs[name].function, role=spec.function_role))
         self.graph.user_functions.extend(found)

@@ -81,6 +81,15 @@ class ProcessingTimeDependence(Rule):
         ),
     ]
     INVALID = [
+        # A partition function that draws: a retried map task sends its records elsewhere.
+        Invalid(
+            _PRELUDE
+            + "import random\n"
+            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l))\n'
+            + "spread = pairs.partitionBy(8, partitionFunc=lambda k: random.randrange(8))\n",
+            line=5,
+            column=54,
+        ),
         Invalid(
             _PRELUDE
             + "import time\n"
