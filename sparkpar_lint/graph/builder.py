@@ -74,6 +74,8 @@ _NOT_SPARK_LIBRARIES = frozenset(
      "collections", "operator", "typing", "pathlib", "logging", "uuid", "sklearn", "torch", "tensorflow"}
 )
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Methods of estimators (MLlib, scikit-learn style) that train a model on the DataFrame they get.
+_TRAINING_METHODS = frozenset({"fit", "fit_transform", "fitMultiple", "train", "trainImplicit"})
 MAX_INLINE_DEPTH = 4
 # Argument values that can change what a helper's body builds.
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
@@ -409,6 +411,9 @@ class GraphBuilder:
             return WindowValue(_window_step(receiver.spec, method, args, kwargs, bool(call.args)))
         if isinstance(receiver, StringValue) and method == "format":
             return UNKNOWN
+        if method in _TRAINING_METHODS:
+            self.graph.training_inputs.update(a.node for a in [*args, *kwargs.values()]
+                                              if isinstance(a, SparkValue) and a.node is not None)
         if isinstance(receiver, MaybeSparkValue):
             return MaybeSparkValue("<call>")
         return UNKNOWN

@@ -242,6 +242,8 @@ class StageGraph:
     # The module-level import table (graph.imports.ImportTable), for rules that resolve names
     # inside user function bodies (`time.time`, `datetime.now`).
     imports: object = field(default=None, repr=False)
+    # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
+    training_inputs: set[int] = field(default_factory=set)
 
     @property
     def positions(self) -> Mapping:

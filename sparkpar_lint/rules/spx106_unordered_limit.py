@@ -57,6 +57,8 @@ class UnorderedLimit(Rule):
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('k').sum().head(5)\n"),
         # A local list, not a Spark result.
         Valid(_PRELUDE + 'rows = [1, 2]\nfirst = rows[0]\n'),
+        # A preview of a read, and a sorted sample that is written, stay clean.
+        Valid(_PRELUDE + 'events.limit(20).show()\nevents.orderBy("ts", "id").limit(1000).write.parquet("s")\n'),
     ]
     INVALID = [
         Invalid(
@@ -127,6 +129,17 @@ class UnorderedLimit(Rule):
                 ")\n"
             ),
         ),
+        # Straight from a read, no shuffle: the written sample is whichever rows arrive first.
+        Invalid(
+            _PRELUDE + 'events.limit(1000).write.parquet("sample")\n',
+            line=4,
+            column=7,
+            severity=Severity.WARNING,
+            expected_fix="from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            'events.orderBy("_sparkpar_seq").drop("_sparkpar_seq").limit(1000).write.parquet("sample")\n',
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -137,6 +150,19 @@ class UnorderedLimit(Rule):
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)
+            elif node.method == "limit" and not node.input_order.kind == "total" and not node.streaming:
+                consumer = _result_consumer(graph, node)
+                if consumer is not None:
+                    yield self._source_finding(ctx, node, consumer)
+
+    def _source_finding(self, ctx: RuleContext, node: StageNode, consumer: str) -> Finding:
+        message = (
+            f"`limit` with no sort before it keeps whichever rows reach it first, and {consumer} "
+            "makes that choice the result: the rows of a multi-file or multi-partition input reach "
+            "the limit in task-completion order. Sort first (`orderBy(<key>, <tie-breaker>)`), or "
+            "use `sample` with a seed for a subset"
+        )
+        return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=_fix(ctx.graph, node))
 
     def _finding(self, ctx: RuleContext, node: StageNode, shuffle: StageNode) -> Finding:
         what = f"`{node.method}()[...]`" if node.indexed else f"`{node.method}`"
@@ -190,6 +216,23 @@ def _tied_order(tie, order: tuple, frame):
 
 def _sequence_order(frame):
     return method_call(method_call(frame, "orderBy", [string(SEQUENCE_COLUMN)]), "drop", [string(SEQUENCE_COLUMN)])
+
+
+def _result_consumer(graph: StageGraph, node: StageNode) -> str | None:
+    """What downstream makes the limited rows a result: a write, a join, or model training."""
+    for later in [node, *graph.downstream(node)]:
+        if later.id in graph.training_inputs:
+            return "model training on it"
+        if later is node:
+            continue
+        if later.spec is not None and later.spec.sink:
+            return f"`{later.method}` writing it"
+        if later.method in _COMBINING:
+            return f"`{later.method}`"
+    return None
+
+
+_COMBINING = frozenset({"join", "crossJoin", "union", "unionByName", "intersect", "subtract", "exceptAll"})
 
 
 def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
