@@ -454,7 +454,8 @@ class GraphBuilder:
         method: str | None = None,
     ) -> Value:
         method = method or func.attr.value
-        if receiver.kind not in DATA_KINDS and not (spec and (spec.source or spec.sink)):
+        batch = spec is not None and spec.function_role == "batch"  # foreachBatch: the function sees data
+        if receiver.kind not in DATA_KINDS and not (spec and (spec.source or spec.sink)) and not batch:
             if spec is None:
                 return UNKNOWN
             if spec.returns == "driver":

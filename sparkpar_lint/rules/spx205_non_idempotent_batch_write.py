@@ -1,0 +1,182 @@
+"""SPX205 non-idempotent-batch-write: a `foreachBatch` function that appends, or pushes rows out,
+with nothing that makes a replayed micro-batch write the same thing only once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+
+_PRELUDE = (
+    "from pyspark.sql import SparkSession\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    'orders = spark.readStream.format("kafka").load()\n'
+)
+# Text in the function that makes a replay write once: Delta's idempotent-write options, a MERGE.
+_IDEMPOTENT_MARKERS = ("txnversion", "txnappid", ".merge(", "merge into")
+# Calls that only report the batch id; using it there makes no write idempotent.
+_LOGGING = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "exception"})
+# Actions that push each row to an outside system.
+_PUSHES = frozenset({"foreach", "foreachPartition"})
+
+
+class NonIdempotentBatchWrite(Rule):
+    id = "SPX205"
+    name = "non-idempotent-batch-write"
+    severity = Severity.WARNING
+    summary = "A foreachBatch function appends with no batch id: a replayed micro-batch is written twice."
+    VALID = [
+        # Delta's idempotent writes: a replayed (txnAppId, txnVersion) is skipped.
+        Valid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    (batch.write.format("delta").option("txnAppId", "orders-sink")\n'
+            + '        .option("txnVersion", batch_id).mode("append").save("/lake/orders"))\n'
+            + 'orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()\n'
+        ),
+        # An upsert: replaying the batch merges the same rows again, nothing is added.
+        Valid(
+            _PRELUDE
+            + "from delta.tables import DeltaTable\n"
+            + "def upsert(batch, batch_id):\n"
+            + '    target = DeltaTable.forPath(spark, "/lake/orders")\n'
+            + '    target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()\n'
+            + "orders.writeStream.foreachBatch(upsert).start()\n"
+        ),
+        # One directory per batch, overwritten on replay.
+        Valid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n"
+        ),
+        # A plain streaming sink: Spark's file sink commits each batch once.
+        Valid(_PRELUDE + 'orders.writeStream.format("parquet").option("path", "/out").start()\n'),
+    ]
+    INVALID = [
+        Invalid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    print(f"writing batch {batch_id}")\n'
+            + '    batch.write.mode("append").parquet("/out/orders")\n'
+            + 'orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()\n',
+            line=6,
+            column=31,
+            related_lines=(7,),
+        ),
+        Invalid(
+            _PRELUDE
+            + 'orders.writeStream.foreachBatch(lambda df, _: df.write.insertInto("audit.orders")).start()\n',
+            line=4,
+            column=55,
+            related_lines=(4,),
+        ),
+        Invalid(
+            _PRELUDE
+            + "def notify(rows):\n    for row in rows:\n        send(row)\n"
+            + "def push(batch, batch_id):\n    batch.foreachPartition(notify)\n"
+            + "orders.writeStream.foreachBatch(push).start()\n",
+            line=8,
+            column=10,
+            related_lines=(9,),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        graph = ctx.graph
+        for node in graph.nodes:
+            if node.spec is None or node.spec.function_role != "batch":
+                continue
+            functions = [f for f in node.functions if f.role == "batch"]
+            if not functions or any(_replay_safe(ctx.graph, f.node) for f in functions):
+                continue
+            related = (RelatedLocation(node.span, f"`{node.method}` runs it once per micro-batch, again on replay"),)
+            for later, what in _unkeyed_outputs(graph, node):
+                message = (
+                    f"{what} in a `foreachBatch` function that ignores the batch id: when Spark replays "
+                    "a micro-batch after a failure, its rows are written again. Make the write idempotent "
+                    "(Delta `txnAppId`/`txnVersion` options, a `MERGE` on a key, or an overwrite of a "
+                    "per-batch location keyed by the batch id)"
+                )
+                yield self.finding(ctx, later.span, message, related=related)
+
+
+def _unkeyed_outputs(graph: StageGraph, batch: StageNode) -> Iterator[tuple[StageNode, str]]:
+    for later in graph.downstream(batch):
+        if later.spec is None:
+            continue
+        if later.spec.sink and later.receiver == "Writer" and _appends(graph, later):
+            if not any(_anti_join(n) for n in graph.upstream(later)):
+                yield later, f"`{later.method}` appends"
+        elif later.method in _PUSHES:
+            yield later, f"`{later.method}` pushes every row out"
+
+
+def _appends(graph: StageGraph, sink: StageNode) -> bool:
+    """The writer chain ends in an append: `mode("append")`, `mode=...`, or `insertInto`."""
+    if sink.method == "insertInto":
+        return sink.keywords.get("overwrite") != "True"
+    mode = _literal(sink.keywords.get("mode"))
+    link = sink.call.func.value if sink.call is not None and isinstance(sink.call.func, cst.Attribute) else None
+    # Writer settings are not stages: read `.mode(...)` off the chain the sink is called on.
+    while mode is None and isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+        if link.func.attr.value == "mode" and link.args:
+            mode = _literal_node(link.args[0].value)
+        link = link.func.value
+    return mode == "append"
+
+
+def _anti_join(node: StageNode) -> bool:
+    """Rows already in the target are removed first (`join(target, key, "left_anti")`)."""
+    if node.method != "join" or node.call is None:
+        return False
+    return any(_literal_node(a.value) in ("left_anti", "leftanti", "anti") for a in node.call.args)
+
+
+def _literal(text: str | None) -> str | None:
+    return text.strip("'\"").lower() if text and text[0] in "'\"" else None
+
+
+def _literal_node(expr: cst.BaseExpression) -> str | None:
+    value = expr.evaluated_value if isinstance(expr, cst.SimpleString) else None
+    return value.lower() if isinstance(value, str) else None
+
+
+def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef) -> bool:
+    """The function keys something on the batch id, or writes through an idempotent API."""
+    code = cst.Module([]).code_for_node(function).lower()
+    if any(marker in code for marker in _IDEMPOTENT_MARKERS):
+        return True
+    params = parameter_names(function)
+    return len(params) >= 2 and _used_beyond_logging(function, params[1])
+
+
+def _used_beyond_logging(function: cst.CSTNode, name: str) -> bool:
+    class _Uses(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+            self.found = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            self.calls.append(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+
+        def leave_Call(self, node: cst.Call) -> None:
+            self.calls.pop()
+
+        def visit_Parameters(self, node: cst.Parameters) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and not any(c in _LOGGING for c in self.calls):
+                self.found = True
+
+    uses = _Uses()
+    body = function.body
+    body.visit(uses)
+    return uses.found
