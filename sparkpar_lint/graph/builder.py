@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph import sql_text
+from sparkpar_lint.sql import bridge as sql_bridge
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.stage_graph import (
     LazySpan,
@@ -40,6 +41,7 @@ from sparkpar_lint.graph.values import (
     SequenceValue,
     SparkValue,
     StringValue,
+    TemplateValue,
     Value,
     WindowValue,
 )
@@ -131,6 +133,8 @@ class GraphBuilder:
         self.analysed: set[int] = set()
         self.node_at: dict[tuple[int, int, str, tuple[int, ...]], int] = {}
         self.plain_results: dict[int, Value] = {}
+        # Temp views registered so far (lower-cased name -> node id): SQL reading one continues it.
+        self.views: dict[str, int] = {}
 
     # ---------------------------------------------------------------- driver
 
@@ -463,7 +467,12 @@ class GraphBuilder:
             return SparkValue(spec.returns, receiver.node, receiver.streaming or spec.streaming)
         if spec is not None and spec.function_role == "dataframe" and args:
             return self.call_value(args[0], [SparkValue(receiver.kind, receiver.node, receiver.streaming)], scope)
+        if receiver.kind == "SparkSession" and method == "sql" and args:
+            analysed, result = sql_bridge.run_query(self, args[0])
+            if analysed and result is not None:
+                return SparkValue("DataFrame", result)
         node = self.make_node(receiver, spec, method, func, call, args, kwargs, scope)
+        sql_bridge.register_view(self.views, method, args, receiver.node)
         if spec is not None and spec.function_role == "batch":
             for function in node.functions:
                 value = FunctionValue(function, scope)
@@ -621,11 +630,16 @@ class GraphBuilder:
 
     def ev_SimpleString(self, expr: cst.SimpleString, scope: Scope) -> Value:
         value = expr.evaluated_value
-        return StringValue(value, self.span(expr)) if isinstance(value, str) else UNKNOWN
+        return StringValue(value, self.span(expr), expr) if isinstance(value, str) else UNKNOWN
 
     def ev_ConcatenatedString(self, expr: cst.ConcatenatedString, scope: Scope) -> Value:
         value = expr.evaluated_value
-        return StringValue(value, self.span(expr)) if isinstance(value, str) else UNKNOWN
+        if isinstance(value, str):
+            return StringValue(value, self.span(expr), expr)
+        return TemplateValue(expr) if value is None else UNKNOWN  # None: it holds an f-string
+
+    def ev_FormattedString(self, expr: cst.FormattedString, scope: Scope) -> Value:
+        return TemplateValue(expr)
 
     def ev_List(self, expr: cst.List | cst.Tuple | cst.Set, scope: Scope) -> Value:
         items = []
@@ -692,6 +706,10 @@ class GraphBuilder:
 
     def ev_BinaryOperation(self, expr, scope: Scope) -> Value:
         parts = [self.ev(expr.left, scope), self.ev(expr.right, scope)]
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add) and all(
+            isinstance(p, (StringValue, TemplateValue)) for p in parts
+        ):
+            return TemplateValue(expr)  # "SELECT ..." + "FROM ...": SQL analysis reads it
         return _merge_columns(parts)
 
     ev_BooleanOperation = ev_BinaryOperation

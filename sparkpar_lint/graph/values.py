@@ -58,6 +58,14 @@ class WindowValue(Value):
 class StringValue(Value):
     text: str
     span: Span = field(compare=False)
+    node: object = field(default=None, compare=False, repr=False)  # the literal, for SQL positions
+
+
+@dataclass(frozen=True)
+class TemplateValue(Value):
+    """An f-string or `+` of strings: SQL analysis reads it; it names no column."""
+
+    node: object = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)

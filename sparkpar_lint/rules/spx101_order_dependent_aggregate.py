@@ -17,6 +17,8 @@ from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 _PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
+_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+
 
 class OrderDependentAggregate(Rule):
     id = "SPX101"
@@ -49,6 +51,9 @@ class OrderDependentAggregate(Rule):
         ),
         # pandas, not Spark: a lower-case groupby on a pandas frame.
         Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
+        # SQL: max_by names the order; an array sorted after collecting has none to lose.
+        Valid(_SQL_PRELUDE + 'latest = spark.sql("SELECT sensor, max_by(value, ts) AS value FROM readings GROUP BY sensor")\n'),
+        Valid(_SQL_PRELUDE + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'),
     ]
     INVALID = [
         Invalid(
@@ -140,6 +145,28 @@ class OrderDependentAggregate(Rule):
             line=4,
             column=33,
             expected_fix=None,
+        ),
+        # SQL: the subquery's ORDER BY is lost by the GROUP BY, as `orderBy` before `groupBy` is.
+        Invalid(
+            _SQL_PRELUDE + 'spark.read.parquet("readings").createOrReplaceTempView("readings")\n'
+            "latest = spark.sql(\n"
+            '    "SELECT sensor, last(value) AS value FROM (SELECT * FROM readings ORDER BY ts) GROUP BY sensor"\n'
+            ")\n",
+            line=5,
+            column=20,
+            related_lines=(5, 5),
+        ),
+        # An f-string: the placeholder is an opaque table name; positions are inside the string.
+        Invalid(
+            _SQL_PRELUDE + 'table = "readings"\n'
+            'pages = spark.sql(f"""\n'
+            "    SELECT user, collect_list(page) AS pages\n"
+            "    FROM (SELECT * FROM {table} ORDER BY ts)\n"
+            "    GROUP BY user\n"
+            '""")\n',
+            line=5,
+            column=17,
+            related_lines=(6, 7),
         ),
     ]
 

@@ -25,6 +25,8 @@ _PRELUDE = (
     'events = spark.read.parquet("events")\n'
 )
 
+_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+
 
 class UnorderedWindow(Rule):
     id = "SPX104"
@@ -64,6 +66,13 @@ class UnorderedWindow(Rule):
               'events.withColumn("r", F.row_number().over(w))\n'
               'def ranked(df, order):\n'
               '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'),
+        # SQL: the named window is ordered, with a tie-breaker.
+        Valid(
+            _SQL_PRELUDE + "landing = spark.sql(\n"
+            '    "SELECT user, first_value(page) OVER w AS landing FROM visits "\n'
+            '    "WINDOW w AS (PARTITION BY user ORDER BY ts, page)"\n'
+            ")\n"
+        ),
     ]
     INVALID = [
         Invalid(
@@ -172,6 +181,15 @@ class UnorderedWindow(Rule):
             'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
             line=5,
             column=31,
+            related_lines=(4,),
+        ),
+        # SQL: a window named in the WINDOW clause, with no ORDER BY.
+        Invalid(
+            _SQL_PRELUDE + "landing = spark.sql(\n"
+            '    "SELECT user, first_value(page) OVER w AS landing FROM visits WINDOW w AS (PARTITION BY user)"\n'
+            ")\n",
+            line=4,
+            column=18,
             related_lines=(4,),
         ),
     ]

@@ -28,6 +28,8 @@ _FIX_BY_RECEIVER = {
     "RDD": "use `takeOrdered(n, key=...)` or `sortBy(...)` before it",
 }
 
+_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+
 
 class UnorderedLimit(Rule):
     id = "SPX106"
@@ -59,6 +61,14 @@ class UnorderedLimit(Rule):
         Valid(_PRELUDE + 'rows = [1, 2]\nfirst = rows[0]\n'),
         # A preview of a read, and a sorted sample that is written, stay clean.
         Valid(_PRELUDE + 'events.limit(20).show()\nevents.orderBy("ts", "id").limit(1000).write.parquet("s")\n'),
+        # SQL: a total ORDER BY before LIMIT; a global aggregate is one row.
+        Valid(
+            _SQL_PRELUDE
+            + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")\n'
+        ),
+        Valid(_SQL_PRELUDE + 'one = spark.sql("SELECT max(ts) AS latest FROM events LIMIT 1")\n'),
+        # SQL that does not parse (a template) is skipped, never an error.
+        Valid(_SQL_PRELUDE + 'rows = spark.sql("SELECT {cols} FROM {{table}} LIMIT").limit(3)\n'),
     ]
     INVALID = [
         Invalid(
@@ -139,6 +149,25 @@ class UnorderedLimit(Rule):
             "spark = SparkSession.builder.getOrCreate()\n"
             'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
             'events.orderBy("_sparkpar_seq").drop("_sparkpar_seq").limit(1000).write.parquet("sample")\n',
+        ),
+        # SQL: LIMIT straight after GROUP BY.
+        Invalid(
+            _SQL_PRELUDE + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page LIMIT 10")\n',
+            line=3,
+            column=74,
+            related_lines=(3,),
+        ),
+        # A temp view read by SQL (a CTE), whose result the Python chain continues.
+        Invalid(
+            _SQL_PRELUDE + 'events = spark.read.parquet("events")\n'
+            'events.createOrReplaceTempView("events")\n'
+            'busiest = spark.sql("""\n'
+            "    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)\n"
+            "    SELECT * FROM per_page\n"
+            '""").limit(5)\n',
+            line=8,
+            column=5,
+            related_lines=(6,),
         ),
     ]
 

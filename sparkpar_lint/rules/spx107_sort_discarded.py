@@ -19,6 +19,8 @@ _FIX_BY_RECEIVER = {
     "RDD": "sort after the shuffle (`sortBy`/`sortByKey`), or `takeOrdered`",
 }
 
+_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+
 
 class SortDiscarded(Rule):
     id = "SPX107"
@@ -50,6 +52,8 @@ class SortDiscarded(Rule):
         Valid(_PRELUDE + 'events.orderBy("ts").coalesce(1).write.csv("out")\n'),
         # pandas: sort_values then groupby keeps order within groups.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').groupby('user').first()\n"),
+        # SQL: the sort comes after the aggregation.
+        Valid(_SQL_PRELUDE + 'per_user = spark.sql("SELECT user, count(*) AS n FROM visits GROUP BY user ORDER BY user")\n'),
     ]
     INVALID = [
         Invalid(
@@ -82,6 +86,14 @@ class SortDiscarded(Rule):
             line=4,
             column=15,
             related_lines=(4,),
+        ),
+        # SQL: ORDER BY in a subquery, then GROUP BY.
+        Invalid(
+            _SQL_PRELUDE
+            + 'per_user = spark.sql("SELECT user, count(*) AS n FROM (SELECT * FROM visits ORDER BY ts) GROUP BY user")\n',
+            line=3,
+            column=76,
+            related_lines=(3,),
         ),
     ]
 

@@ -1,0 +1,39 @@
+"""Where the graph builder meets SQL: `spark.sql(<string>)` and `createOrReplaceTempView(name)`."""
+
+from __future__ import annotations
+
+from sparkpar_lint.sql.parse import parse
+from sparkpar_lint.sql.stages import SqlContext, run_statements
+from sparkpar_lint.sql.text import sql_text
+
+TEMP_VIEW_METHODS = frozenset(
+    {"createOrReplaceTempView", "createTempView", "createGlobalTempView", "createOrReplaceGlobalTempView",
+     "registerTempTable"}
+)
+
+
+def register_view(views: dict[str, int], method: str, args: list, node_id: int | None) -> None:
+    """`df.createOrReplaceTempView("name")`: SQL reading `name` continues from `df`."""
+    name = getattr(args[0], "text", None) if args else None
+    if method in TEMP_VIEW_METHODS and isinstance(name, str) and node_id is not None:
+        views[name.lower()] = node_id
+
+
+def run_query(builder, value) -> tuple[bool, int | None]:
+    """(analysed?, node id of the query's result). Strings that are not literal SQL, or that do
+    not parse, are left to the caller: no finding, never an error."""
+    node = getattr(value, "node", None)
+    if node is None:
+        return False, None
+    positions = builder.graph.positions
+    try:
+        text = sql_text(node, lambda n: (positions[n].start.line, positions[n].start.column), builder.module.code_for_node)
+    except KeyError:  # a node from another tree (an inlined default): nothing to locate
+        return False, None
+    if text is None or not text.text.strip():
+        return False, None
+    parsed = parse(text.text)
+    if parsed is None:
+        return False, None
+    ctx = SqlContext(parsed, text, builder.graph, builder.catalogue, builder.derive_flow, builder.views)
+    return True, run_statements(ctx)

@@ -1,0 +1,112 @@
+"""Spark SQL parsed by sqlglot, with the places of the clause keywords the tree does not record.
+
+sqlglot keeps the position of names (tables, columns, functions) but not of `ORDER BY`, `LIMIT`,
+`GROUP BY` or `DISTINCT`; those are found among the tokens of the same query level (parenthesis
+depth), after that query's own `SELECT`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.tokens import Token, TokenType
+
+_SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
+
+
+@dataclass
+class ParsedSql:
+    text: str
+    statements: list[exp.Expression]
+    tokens: list[Token]
+    depths: list[int]
+
+    def name_range(self, node: exp.Expression) -> tuple[int, int] | None:
+        """Offsets of a name sqlglot located (identifier, function name), end exclusive."""
+        meta = node.meta
+        if "start" in meta and "end" in meta:
+            return meta["start"], meta["end"] + 1
+        return None
+
+    def clause(self, query: exp.Expression, kind: TokenType) -> tuple[int, int] | None:
+        """Offsets of the `kind` keyword (ORDER BY, LIMIT, ...) belonging to `query` itself."""
+        select = self.select_token(query)
+        if select is None:
+            return None
+        depth = self.depths[select]
+        for index in range(select + 1, len(self.tokens)):
+            token = self.tokens[index]
+            if self.depths[index] < depth:
+                return None
+            if self.depths[index] == depth:
+                if token.token_type == kind:
+                    return token.start, token.end + 1
+                if token.token_type in _SET_OPERATIONS and not isinstance(query, exp.SetOperation):
+                    return None
+        return None
+
+    def call_range(self, node: exp.Expression) -> tuple[int, int] | None:
+        """From a function's name to its closing parenthesis."""
+        name = self.name_range(node)
+        if name is None:
+            return None
+        depth = 0
+        for token in self.tokens:
+            if token.start < name[0]:
+                continue
+            if token.token_type == TokenType.L_PAREN:
+                depth += 1
+            elif token.token_type == TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    return name[0], token.end + 1
+        return name
+
+    def select_token(self, query: exp.Expression) -> int | None:
+        if isinstance(query, exp.SetOperation):
+            return self.select_token(query.expression)
+        anchor = _first_own_name(query)
+        if anchor is None:
+            return None
+        at = next((i for i, t in enumerate(self.tokens) if t.start >= anchor), None)
+        if at is None:
+            return None
+        depth = self.depths[at]
+        for index in range(at, -1, -1):
+            if self.tokens[index].token_type == TokenType.SELECT and self.depths[index] == depth:
+                return index
+        return None
+
+
+def parse(text: str) -> ParsedSql | None:
+    """None for SQL sqlglot cannot read (a template, another dialect): no finding, no crash."""
+    try:
+        tokens = Spark().tokenize(text)
+        statements = [s for s in sqlglot.parse(text, read="spark") if s is not None]
+    except Exception:  # noqa: BLE001 - sqlglot raises several error types; unreadable SQL is skipped
+        return None
+    depths, depth = [], 0
+    for token in tokens:
+        if token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        depths.append(depth)
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+    return ParsedSql(text, statements, tokens, depths)
+
+
+def _first_own_name(query: exp.Expression) -> int | None:
+    """The earliest located name in `query`, outside its CTEs and nested queries."""
+    starts = []
+    stack = [query]
+    while stack:
+        node = stack.pop()
+        if node is not query and isinstance(node, (exp.Query, exp.With, exp.Subquery)):
+            continue
+        if "start" in node.meta:
+            starts.append(node.meta["start"])
+        stack.extend(node.iter_expressions())
+    return min(starts) if starts else None

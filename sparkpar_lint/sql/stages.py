@@ -1,0 +1,254 @@
+"""Stage-graph nodes for a SQL query, with spans inside the string or cell that holds it.
+
+A query becomes the chain a DataFrame program would build: source (a table, a temp view a Python
+DataFrame registered, a CTE, a subquery) -> join -> groupBy/agg -> select (windows) -> distinct ->
+orderBy -> limit. The nodes use the catalogue's DataFrame operators, so order flow and the rules
+treat them exactly as they treat Python chains. They carry no CST call: fixes for SQL are textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from sparkpar_lint.graph.stage_graph import (
+    ColumnCall,
+    ColumnExpr,
+    StageNode,
+    WindowSpecValue,
+)
+from sparkpar_lint.model import Span
+from sparkpar_lint.sql.parse import ParsedSql
+from sparkpar_lint.sql.text import SqlText
+
+
+@dataclass
+class SqlContext:
+    """What one SQL string needs from the graph builder."""
+
+    parsed: ParsedSql
+    text: SqlText
+    graph: object  # StageGraph
+    catalogue: object
+    derive_flow: Callable[[StageNode], None]
+    views: dict[str, int]  # temp views registered so far (lower-cased name -> node id)
+    ctes: dict[str, int] = field(default_factory=dict)
+
+    def span(self, offsets: tuple[int, int] | None) -> Span:
+        if offsets is None:
+            first = self.parsed.tokens[0] if self.parsed.tokens else None
+            offsets = (first.start, first.end + 1) if first else (0, 0)
+        return self.text.span(*offsets)
+
+    def add(self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=()) -> StageNode:
+        node = StageNode(
+            id=0,
+            receiver=kind,
+            method=method,
+            spec=self.catalogue.operator(kind, method),
+            span=span,
+            inputs=[i for i in inputs if i is not None],
+            keys=tuple(keys),
+            columns=ColumnExpr(tuple(calls), tuple(keys)),
+            positional_count=len(keys),
+        )
+        self.graph.add(node)
+        self.derive_flow(node)
+        return node
+
+
+def run_statements(ctx: SqlContext) -> int | None:
+    """Nodes for every statement; the node id of the last query's result (None: no DataFrame)."""
+    result = None
+    for statement in ctx.parsed.statements:
+        result = _statement(ctx, statement)
+    return result
+
+
+def _statement(ctx: SqlContext, statement: exp.Expression) -> int | None:
+    if isinstance(statement, exp.Create) and statement.expression is not None:
+        node = query(ctx, statement.expression)
+        name = statement.this.name if isinstance(statement.this, exp.Table) else None
+        if name and node is not None and str(statement.kind).upper() == "VIEW":
+            ctx.views[name.lower()] = node
+        return None
+    if isinstance(statement, (exp.Query, exp.Subquery)):
+        return query(ctx, statement)
+    return None
+
+
+def query(ctx: SqlContext, node: exp.Expression) -> int | None:
+    if isinstance(node, exp.Subquery):
+        return query(ctx, node.this)
+    with_ = node.args.get("with_") or node.args.get("with")
+    if with_ is not None:
+        for cte in with_.expressions:
+            built = query(ctx, cte.this)
+            if built is not None:
+                ctx.ctes[cte.alias_or_name.lower()] = built
+    if isinstance(node, exp.SetOperation):
+        left, right = query(ctx, node.this), query(ctx, node.expression)
+        method = "union" if isinstance(node, exp.Union) else "intersect" if isinstance(node, exp.Intersect) else "subtract"
+        current = ctx.add("DataFrame", method, [left, right], ctx.span(_set_keyword(ctx, node))).id
+        return _order_and_limit(ctx, node, current)
+    if not isinstance(node, exp.Select):
+        return None
+    current = _from(ctx, node)
+    for join in node.args.get("joins") or []:
+        right = _relation(ctx, join.this)
+        current = ctx.add("DataFrame", "join", [current, right], ctx.span(_name_of(ctx, join.this))).id
+    current = _aggregate_and_windows(ctx, node, current)
+    if node.args.get("distinct") is not None:
+        current = ctx.add("DataFrame", "distinct", [current], ctx.span(ctx.parsed.clause(node, TokenType.DISTINCT))).id
+    return _order_and_limit(ctx, node, current)
+
+
+def _from(ctx: SqlContext, select: exp.Select) -> int | None:
+    source = select.args.get("from_") or select.args.get("from")
+    return _relation(ctx, source.this) if source is not None else None
+
+
+def _relation(ctx: SqlContext, relation: exp.Expression) -> int | None:
+    if isinstance(relation, exp.Subquery):
+        return query(ctx, relation.this)
+    if isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
+        name = relation.name.lower()
+        if not relation.db and name in ctx.ctes:
+            return ctx.ctes[name]
+        if not relation.db and name in ctx.views:
+            return ctx.views[name]
+        return ctx.add("SparkSession", "table", [], ctx.span(_name_of(ctx, relation))).id
+    return None
+
+
+def _aggregate_and_windows(ctx: SqlContext, select: exp.Select, current: int | None) -> int | None:
+    plain, windowed = _calls(ctx, select)
+    group = select.args.get("group")
+    aggregated = any(c.spec is not None and c.spec.aggregate for c in plain)
+    if group is not None:
+        keys = tuple(_column_name(e) for e in group.expressions)
+        group_span = ctx.span(ctx.parsed.clause(select, TokenType.GROUP_BY))
+        grouped = ctx.add("DataFrame", "groupBy", [current], group_span, keys=keys)
+        current = ctx.add("GroupedData", "agg", [grouped.id], group_span, keys=keys, calls=plain).id
+    elif aggregated:
+        current = ctx.add("DataFrame", "agg", [current], ctx.span(_select_keyword(ctx, select)), calls=plain).id
+    elif plain or windowed:
+        current = ctx.add("DataFrame", "select", [current], ctx.span(_select_keyword(ctx, select)), calls=plain).id
+        plain = []
+    if windowed:
+        current = ctx.add("DataFrame", "select", [current], ctx.span(_select_keyword(ctx, select)), calls=windowed).id
+    return current
+
+
+def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None) -> int | None:
+    order = node.args.get("order")
+    if order is not None:
+        keys = tuple(_column_name(o.this) for o in order.expressions)
+        current = ctx.add("DataFrame", "orderBy", [current], ctx.span(ctx.parsed.clause(node, TokenType.ORDER_BY)), keys=keys).id
+    if node.args.get("limit") is not None:
+        current = ctx.add("DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT))).id
+    return current
+
+
+def _calls(ctx: SqlContext, select: exp.Select) -> tuple[list[ColumnCall], list[ColumnCall]]:
+    """Known functions in the select list and HAVING: (plain calls, calls over a window)."""
+    functions = ctx.catalogue.functions
+    named = {w.alias_or_name.lower(): w for w in select.args.get("windows") or [] if isinstance(w, exp.Window)}
+    plain, windowed = [], []
+    roots = [*select.expressions]
+    if select.args.get("having") is not None:
+        roots.append(select.args["having"])
+    for root in roots:
+        for func in _own_functions(root):
+            name = _function_name(ctx, func)
+            spec = functions.get(name)
+            if spec is None:
+                continue
+            window = func.parent if isinstance(func.parent, exp.Window) and func.parent.this is func else None
+            call = ColumnCall(
+                function=name,
+                span=ctx.span(ctx.parsed.call_range(func) or ctx.parsed.name_range(func)),
+                spec=spec,
+                enclosing=tuple(n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions),
+                window=_window_spec(ctx, window, named) if window is not None else None,
+                from_sql=True,
+            )
+            (windowed if window is not None else plain).append(call)
+    return plain, windowed
+
+
+def _own_functions(root: exp.Expression):
+    """Function calls in `root`, not inside a nested query (that query has its own nodes)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (exp.Query, exp.Subquery)) and node is not root:
+            continue
+        if isinstance(node, exp.Func):
+            yield node
+        stack.extend(reversed(list(node.iter_expressions())))
+
+
+def _enclosing(func: exp.Expression, root: exp.Expression) -> list[exp.Func]:
+    found, node = [], func.parent
+    while node is not None and node is not root.parent:
+        if isinstance(node, exp.Func):
+            found.append(node)
+        node = node.parent
+    return list(reversed(found))
+
+
+def _function_name(ctx: SqlContext, func: exp.Expression) -> str:
+    where = ctx.parsed.name_range(func)
+    if where is not None:
+        return ctx.parsed.text[where[0] : where[1]].lower()
+    if isinstance(func, exp.Anonymous):
+        return func.name.lower()
+    return func.sql_name().lower()
+
+
+def _window_spec(ctx: SqlContext, window: exp.Window, named: dict[str, exp.Window]) -> WindowSpecValue:
+    partition = list(window.args.get("partition_by") or [])
+    order = window.args.get("order")
+    frame = window.args.get("spec")
+    base = named.get(window.alias.lower()) if isinstance(window.args.get("alias"), exp.Identifier) else None
+    if base is not None:
+        partition = partition or list(base.args.get("partition_by") or [])
+        order = order or base.args.get("order")
+        frame = frame or base.args.get("spec")
+    ordered = [o.this for o in order.expressions] if order is not None else []
+    return WindowSpecValue(
+        partition_by=tuple(_column_name(p) for p in partition),
+        order_by=tuple(_column_name(o) for o in ordered if isinstance(o, exp.Column)),
+        has_partition=bool(partition),
+        has_order=bool(ordered),
+        has_frame=frame is not None,
+        span=ctx.span(ctx.parsed.name_range(window.this)),
+        order_constant=bool(ordered) and all(isinstance(o, exp.Literal) for o in ordered),
+        order_opaque=any(not isinstance(o, (exp.Column, exp.Literal)) for o in ordered),
+    )
+
+
+def _column_name(node: exp.Expression) -> str:
+    return node.name if isinstance(node, exp.Column) else node.sql(dialect="spark")
+
+
+def _name_of(ctx: SqlContext, relation: exp.Expression) -> tuple[int, int] | None:
+    identifier = relation.this if isinstance(relation, exp.Table) else None
+    return ctx.parsed.name_range(identifier) if isinstance(identifier, exp.Identifier) else None
+
+
+def _select_keyword(ctx: SqlContext, select: exp.Select) -> tuple[int, int] | None:
+    index = ctx.parsed.select_token(select)
+    if index is None:
+        return None
+    token = ctx.parsed.tokens[index]
+    return token.start, token.end + 1
+
+
+def _set_keyword(ctx: SqlContext, node: exp.SetOperation) -> tuple[int, int] | None:
+    kind = {exp.Union: TokenType.UNION, exp.Intersect: TokenType.INTERSECT}.get(type(node), TokenType.EXCEPT)
+    return ctx.parsed.clause(node.this, kind)
