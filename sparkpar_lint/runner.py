@@ -182,7 +182,7 @@ def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | N
     # notebook must be reported.
     if not _MENTIONS_SPARK.search(data) and not path.endswith(".ipynb"):
         return FileResult(path), None
-    file_rules = frozenset(_per_file_rules(path, config, rule_ids))
+    file_rules = frozenset(rules_for_file(path, config, rule_ids))
     key = cache.key(path, data, file_rules) if cache is not None else None
     if cache is not None:
         cached = cache.get(key)
@@ -199,7 +199,8 @@ def _is_cached(result: FileResult) -> bool:
     return isinstance(result, _CachedResult)
 
 
-def _per_file_rules(path: str, config: Config, rule_ids: Collection[str]) -> set[str]:
+def rules_for_file(path: str, config: Config, rule_ids: Collection[str]) -> set[str]:
+    """The selected rules less the file's `per-file-ignores` (lint and fix both read this)."""
     ignored = [
         prefix
         for glob, prefixes in config.per_file_ignores.items()

@@ -94,8 +94,12 @@ def test_summary_is_markdown_for_a_pull_request(job: Path, tmp_path: Path):
     assert run("fix", "--summary", str(summary), str(job)).exit_code == 0
     text = summary.read_text()
     assert text.startswith("# sparkpar fix\n")
-    assert "## SPX101 order-dependent-aggregate" in text
-    assert f"- `{job}:8`: `last` → `max` of `struct(ts, status)`" in text
+    assert f"## `{job}`" in text
+    # Each hunk: one sentence on why, then the hunk itself.
+    sentence = "SPX101, line 8: `last` → `max` of `struct(ts, status)`, because an aggregate whose result depends"
+    assert sentence in text
+    hunk = text[text.index(sentence):]
+    assert "```diff\n@@ " in hunk and '+        F.max(F.struct("ts", "status")).getField("status"),  # keep this comment' in hunk
 
 
 def test_bad_inputs_are_reported_and_the_rest_still_fixed(job: Path, tmp_path: Path):

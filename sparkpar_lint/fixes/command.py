@@ -21,21 +21,24 @@ from sparkpar_lint.selection import check_selection, comma_list
 @click.option("--ignore", callback=comma_list, help="Comma list of rule ids or prefixes not to fix.")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a Markdown summary for a pull-request body.")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable), as for `lint`.")
+@click.option("--show-unfixed", is_flag=True, help="Print one line per finding left unfixed, saying why.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
-def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, config_path):
+def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exclude, show_unfixed, config_path):
     """Rewrite PATHS so their results no longer depend on partitioning."""
-    from sparkpar_lint.cli import _load_config, _rule_classes
+    from sparkpar_lint.cli import _load_config, _rule_classes, _with_cli_excludes
     from sparkpar_lint.discovery import discover
     from sparkpar_lint.fixes.engine import fix_source
     from sparkpar_lint.fixes.files import encoding_of, write_atomically
     from sparkpar_lint.fixes.summary import render_summary
-    from sparkpar_lint.runner import effective_rules
+    from sparkpar_lint.fixes.unfixed import unfixed_lines
+    from sparkpar_lint.runner import effective_rules, rules_for_file
     from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
 
     rules = {rule.id: rule for rule in _rule_classes()}
-    config = _load_config(config_path, list(rules))
+    config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude)
     check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
     found = discover(paths, config.exclude, config.root)
@@ -53,7 +56,8 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, con
         if "spark" not in source.lower() and not notebook:
             continue
         try:
-            outcome = (fix_notebook if notebook else fix_source)(path, source, rule_ids, unsafe=unsafe_fixes)
+            file_rules = rules_for_file(path, config, rule_ids)
+            outcome = (fix_notebook if notebook else fix_source)(path, source, file_rules, unsafe=unsafe_fixes)
         except NotebookError as error:
             errors.append(str(error))
             continue
@@ -61,6 +65,9 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, con
             errors.append(f"{path}: internal error: {type(error).__name__}: {error}")
             continue
         outcomes.append(outcome)
+        if show_unfixed:
+            for line in unfixed_lines(outcome, rules, unsafe_fixes):
+                click.echo(line)
         if not outcome.changed:
             continue
         if show_diff:

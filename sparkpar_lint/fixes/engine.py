@@ -32,6 +32,10 @@ class FixOutcome:
     original: str
     fixed: str
     applied: list[Finding] = field(default_factory=list)
+    # Selected findings the last pass left in the file, and those whose fix was tried and undone
+    # (it lost a comment or did not compile), for `--show-unfixed`.
+    remaining: list[Finding] = field(default_factory=list)
+    rejected: set = field(default_factory=set)
 
     @property
     def changed(self) -> bool:
@@ -50,15 +54,22 @@ def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool =
         except cst.ParserSyntaxError:
             break
         findings = [f for f in analyze_module(path, outcome.fixed, module, rule_ids) if f.rule_id in rule_ids]
-        chosen = _non_overlapping([f for f in apply_suppressions(findings, outcome.fixed) if fixable(f, unsafe)])
+        outcome.remaining = apply_suppressions(findings, outcome.fixed)
+        chosen = _non_overlapping([f for f in outcome.remaining if fixable(f, unsafe)])
         if not chosen:
             break
-        fixed, chosen = _apply_checked(module, chosen)
+        fixed, kept = _apply_checked(module, chosen)
+        outcome.rejected |= {_key(f) for f in chosen if f not in kept}
+        chosen = kept
         if fixed == outcome.fixed:
             break
         outcome.fixed = fixed
         outcome.applied.extend(chosen)
     return outcome
+
+
+def _key(finding: Finding) -> tuple:
+    return (finding.rule_id, finding.span.line, finding.span.column)
 
 
 def _apply_checked(module: cst.Module, chosen: list[Finding]) -> tuple[str, list[Finding]]:

@@ -1,8 +1,11 @@
-"""The sequential semantics as a column: a sequence number added right after the source, before
-any shuffle, and forwarded through every stage up to the consumer that needs the order.
+"""The sequential semantics as a column: a sequence number taken before any shuffle, in the
+consumer's own statement, so no other reader of a shared DataFrame sees it.
 
-`monotonically_increasing_id()` right after a batch source numbers rows by input split and
-position, which is the arrival order the job had when it ran on one partition.
+`monotonically_increasing_id()` on rows that have not been shuffled since a batch source numbers
+them by input split and position, which is the arrival order the job had when it ran on one
+partition. Narrow stages (select, filter, union) keep that order, so the number can be taken
+right before the consumer's own shuffle: on every side of a union at once, on no DataFrame
+another statement reads, and gone after the consumer (aggregates drop it; other fixes drop it).
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ from functools import partial
 
 import libcst as cst
 
+from sparkpar_lint.fixes.chain import receiver_of
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 SEQUENCE_COLUMN = "_sparkpar_seq"
-# Stages that keep every column, or whose column list can be widened to keep the sequence.
+# Stages that keep rows in their order within a partition, and all or chosen columns.
 _FORWARDING = {"all", "selected"}
 
 
@@ -27,30 +31,27 @@ def sequence_parts(graph: StageGraph, consumer: StageNode, like: cst.Call):
     chain = list(graph.upstream(consumer))
     if not chain or not chain[-1].spec or not chain[-1].spec.source or chain[-1].streaming:
         return None
-    source, between = chain[-1], chain[:-1]
+    between = chain[:-1]
     shuffles = [n for n in between if n.is_shuffle]
     # The consumer's own shuffle (groupBy/window partitioning) may sit just above it; none earlier.
     if any(n is not (between[0] if between else None) for n in shuffles):
         return None
     if any(n.spec is None or n.spec.forwarding not in _FORWARDING for n in between if not n.is_shuffle):
         return None
-    if source.call is None or any(n.call is None for n in between):
+    target = between[0] if between and between[0].is_shuffle else consumer
+    if target.call is None or receiver_of(target.call) is None:
         return None
+    if target is not consumer and len(graph.consumers(target)) != 1:
+        return None  # the shuffled rows feed other statements too
+    if target.call_site is not None or consumer.call_site is not None:
+        return None  # inside a helper other callers share
     numbered, imports = column_function(like, "monotonically_increasing_id", [])
     # A partial, not a lambda: findings and their fixes are pickled across the linter's workers.
-    replacements = [(source.call, partial(_number, numbered=numbered))]
-    replacements += [(n.call, _widen) for n in between if n.spec.forwarding == "selected"]
-    return tuple(replacements), imports
+    return ((receiver_of(target.call), partial(_number, numbered=numbered)),), imports
 
 
-def _number(source: cst.Call, numbered: cst.Call) -> cst.Call:
+def _number(rows: cst.BaseExpression, numbered: cst.Call) -> cst.Call:
     return cst.Call(
-        func=cst.Attribute(value=source, attr=cst.Name("withColumn")),
+        func=cst.Attribute(value=rows, attr=cst.Name("withColumn")),
         args=[cst.Arg(string(SEQUENCE_COLUMN)), cst.Arg(numbered)],
     )
-
-
-def _widen(select: cst.Call) -> cst.Call:
-    args = [*select.args]
-    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return select.with_changes(args=[*args, cst.Arg(string(SEQUENCE_COLUMN))])

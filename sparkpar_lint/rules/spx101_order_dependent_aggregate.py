@@ -111,12 +111,12 @@ class OrderDependentAggregate(Rule):
             expected_fix=(
                 "from pyspark.sql import functions as F\n"
                 "def first_page(spark):\n"
-                "    visits = (\n"
-                '        spark.read.parquet("visits")\n'
-                '        .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '        .select("user", "page", "_sparkpar_seq")\n'
+                '    visits = spark.read.parquet("visits").select("user", "page")\n'
+                "    return (\n"
+                '        visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '        .groupBy("user")\n'
+                '        .agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n'
                 "    )\n"
-                '    return visits.groupBy("user").agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n'
             ),
         ),
         Invalid(

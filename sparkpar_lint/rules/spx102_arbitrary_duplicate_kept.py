@@ -93,9 +93,10 @@ class ArbitraryDuplicateKept(Rule):
             expected_fix=(
                 "from pyspark.sql import SparkSession, Window, functions as F\n"
                 "spark = SparkSession.builder.getOrCreate()\n"
-                'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                'clicks = spark.read.parquet("clicks")\n'
                 "one_per_session = (\n"
-                "    clicks.withColumn(\n"
+                '    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                "    .withColumn(\n"
                 '        "_sparkpar_rn",\n'
                 '        F.row_number().over(Window.partitionBy("session_id").orderBy("_sparkpar_seq")),\n'
                 "    )\n"

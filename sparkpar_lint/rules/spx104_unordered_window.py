@@ -82,11 +82,17 @@ class UnorderedWindow(Rule):
             column=43,
             related_lines=(4,),
             # No sort: arrival order, a sequence number taken at the source and dropped after (unsafe).
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            'by_user = Window.partitionBy("user").orderBy("_sparkpar_seq")\n'
-            'sessions = events.withColumn("entry_page", F.first("page").over(by_user)).drop("_sparkpar_seq")\n',
+            expected_fix=(
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'events = spark.read.parquet("events")\n'
+                'by_user = Window.partitionBy("user").orderBy("_sparkpar_seq")\n'
+                "sessions = (\n"
+                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .withColumn("entry_page", F.first("page").over(by_user))\n'
+                '    .drop("_sparkpar_seq")\n'
+                ")\n"
+            ),
         ),
         Invalid(
             "from pyspark.sql.functions import collect_list as gather\n"

@@ -129,9 +129,10 @@ class UnorderedLimit(Rule):
             expected_fix=(
                 "from pyspark.sql import SparkSession, functions as F\n"
                 "spark = SparkSession.builder.getOrCreate()\n"
-                'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                'events = spark.read.parquet("events")\n'
                 "sample = (\n"
-                '    events.repartition(8, "user")\n'
+                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .repartition(8, "user")\n'
                 '    .orderBy("_sparkpar_seq")\n'
                 '    .drop("_sparkpar_seq")\n'
                 "    .limit(5)\n"

@@ -1,0 +1,103 @@
+"""`sparkpar fix` reads the configuration `sparkpar lint` reads: the same file walk (exclude), the
+same selection (select/ignore) and the same per-file-ignores; and `--show-unfixed` says, one
+line per finding, why a finding was left in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sparkpar_lint.cli import main
+
+JOB = (
+    "from pyspark.sql import functions as F\n"
+    "\n"
+    "def latest(orders):\n"
+    '    return orders.orderBy("ts").groupBy("order").agg(F.last("status"))\n'
+)
+UNFIXABLE = (
+    "from pyspark.sql import functions as F\n"
+    "\n"
+    "def top(views):\n"
+    '    per_page = views.groupBy("page").agg(F.count("*").alias("views"))\n'
+    "    return per_page.limit(10)\n"
+)
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "jobs" / "a.py").write_text(JOB)
+    (tmp_path / "legacy" / "b.py").write_text(JOB)
+    (tmp_path / "jobs" / "c.py").write_text(JOB)
+    return tmp_path
+
+
+def configure(root: Path, table: str) -> Path:
+    path = root / "pyproject.toml"
+    path.write_text("[tool.sparkpar]\n" + table)
+    return path
+
+
+def lint_and_fix_touch_the_same_files(root: Path, config: Path) -> set[str]:
+    linted = run("lint", "--config", str(config), "--format", "concise", "--no-cache", str(root))
+    flagged = {line.split(":")[0] for line in linted.output.splitlines() if "SPX101" in line}
+    run("fix", "--config", str(config), str(root))
+    fixed = {str(p) for p in root.rglob("*.py") if p.read_text() != JOB}
+    assert flagged == fixed
+    return fixed
+
+
+def test_exclude_applies_to_fix(project: Path):
+    config = configure(project, 'exclude = ["legacy"]\n')
+    fixed = lint_and_fix_touch_the_same_files(project, config)
+    assert fixed == {str(project / "jobs" / "a.py"), str(project / "jobs" / "c.py")}
+
+
+def test_per_file_ignores_apply_to_fix(project: Path):
+    config = configure(project, '[tool.sparkpar.per-file-ignores]\n"jobs/c.py" = ["SPX1"]\n')
+    fixed = lint_and_fix_touch_the_same_files(project, config)
+    assert str(project / "jobs" / "c.py") not in fixed and str(project / "jobs" / "a.py") in fixed
+
+
+def test_ignore_in_the_config_applies_to_fix(project: Path):
+    config = configure(project, 'ignore = ["SPX101"]\n')
+    assert lint_and_fix_touch_the_same_files(project, config) == set()
+
+
+def test_show_unfixed_says_why_one_line_per_finding(tmp_path: Path):
+    job = tmp_path / "top.py"
+    job.write_text(UNFIXABLE)
+    result = run("fix", "--show-unfixed", str(job))
+    lines = [line for line in result.output.splitlines() if "not fixed" in line]
+    assert lines == [
+        f"{job}:5:21: SPX106 not fixed: no automatic fix here: SPX106 needs a sort the shuffle discarded or an "
+        "unshuffled batch source; after an aggregation the intended order (the busiest, the newest) is the "
+        "author's to choose"
+    ]
+    assert job.read_text() == UNFIXABLE
+
+
+def test_show_unfixed_points_to_unsafe_fixes(tmp_path: Path):
+    job = tmp_path / "seq.py"
+    job.write_text(
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'firsts = spark.read.parquet("v").groupBy("user").agg(F.first("page"))\n'
+    )
+    result = run("fix", "--show-unfixed", str(job))
+    assert "SPX101 not fixed: an unsafe fix is available" in result.output
+    assert "rerun with --unsafe-fixes" in result.output
+
+
+def test_exclude_on_the_command_line_applies_to_fix(project: Path):
+    run("fix", "--exclude", "legacy", str(project))
+    assert (project / "legacy" / "b.py").read_text() == JOB
+    assert (project / "jobs" / "a.py").read_text() != JOB
