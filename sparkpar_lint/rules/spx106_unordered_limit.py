@@ -146,10 +146,18 @@ class UnorderedLimit(Rule):
             line=4,
             column=7,
             severity=Severity.WARNING,
-            expected_fix="from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'events = spark.read.parquet("events").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            'events.orderBy("_sparkpar_seq").drop("_sparkpar_seq").limit(1000).write.parquet("sample")\n',
+            expected_fix=(
+                "from pyspark.sql import SparkSession, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'events = spark.read.parquet("events")\n'
+                "(\n"
+                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .orderBy("_sparkpar_seq")\n'
+                '    .drop("_sparkpar_seq")\n'
+                "    .limit(1000)\n"
+                '    .write.parquet("sample")\n'
+                ")\n"
+            ),
         ),
         # SQL: LIMIT straight after GROUP BY.
         Invalid(
