@@ -688,7 +688,12 @@ class GraphBuilder:
             if isinstance(element.slice, cst.Index):
                 index = self.ev(element.slice.value, scope)
         if isinstance(base, DriverValue):
-            self.graph.node(base.node).indexed = True
+            # `rows[0]`, `rows[-3:]` pick rows by position; a pandas frame's `pdf["a"]`, `pdf[cols]`
+            # pick columns, and only a slice (`pdf[:10]`) picks rows.
+            node = self.graph.node(base.node)
+            sliced = any(isinstance(e.slice, cst.Slice) for e in expr.slice)
+            if sliced or (node.method != "toPandas" and not isinstance(index, (StringValue, SequenceValue))):
+                node.indexed = True
             return UNKNOWN
         if isinstance(base, SparkValue) and base.kind == "DataFrame":
             if len(expr.slice) > 1 or isinstance(index, SequenceValue):

@@ -15,6 +15,7 @@ from sparkpar_lint.fixes.ordering import sort_arguments, sort_reaches, watermark
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import deduplicated_on
 from sparkpar_lint.model import Span
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -61,6 +62,9 @@ class UnorderedWindow(Rule):
         # Ties give `rank` one answer: every row of the partition ranks 1.
         Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\n'
               'events.withColumn("r", F.rank().over(w))\n'),
+        # Ordered by its keys after a deduplication on them: one row per key, nothing to choose.
+        Valid(_PRELUDE + 'w = Window.partitionBy("user", "ts").orderBy("ts")\n'
+              'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))\n'),
         # An order column beyond the partition keys, and an order held in a parameter.
         Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("user", "ts")\n'
               'events.withColumn("r", F.row_number().over(w))\n'
@@ -205,7 +209,7 @@ class UnorderedWindow(Rule):
             for call in node.columns.calls:
                 if _unordered_window_call(call):
                     yield self._finding(ctx, ctx.graph, call)
-                elif _order_orders_nothing(call):
+                elif _order_orders_nothing(ctx.graph, node, call):
                     yield self._no_order_finding(ctx, call)
 
     def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
@@ -326,9 +330,13 @@ def _user_order(graph: StageGraph, node: StageNode) -> list[cst.BaseExpression] 
     return [string(event_time)] if event_time else None
 
 
-def _order_orders_nothing(call: ColumnCall) -> bool:
+def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
     """An ordered spec whose order ties every row of a partition: `orderBy(lit(1))`, or
-    `partitionBy("k").orderBy("k")`, under a function that reads which row comes first."""
+    `partitionBy("k").orderBy("k")`, under a function that reads which row comes first.
+
+    Ordering by the keys reads as "one row per key anyway": with a deduplication upstream that
+    is taken at its word. A constant order says the author expected duplicates.
+    """
     window = call.window
     if window is None or not window.has_order or call.spec is None:
         return False
@@ -336,7 +344,11 @@ def _order_orders_nothing(call: ColumnCall) -> bool:
         return False
     if window.order_constant:
         return True
-    return bool(window.order_by) and not window.order_opaque and set(window.order_by) <= set(window.partition_by)
+    if not window.order_by or window.order_opaque or not set(window.order_by) <= set(window.partition_by):
+        return False
+    # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call.
+    sourced = any(n.spec is not None and n.spec.source for n in [node, *graph.upstream(node)])
+    return sourced and not deduplicated_on(graph, node, window.partition_by)
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:

@@ -69,6 +69,9 @@ class UnorderedLimit(Rule):
         Valid(_SQL_PRELUDE + 'one = spark.sql("SELECT max(ts) AS latest FROM events LIMIT 1")\n'),
         # SQL that does not parse (a template) is skipped, never an error.
         Valid(_SQL_PRELUDE + 'rows = spark.sql("SELECT {cols} FROM {{table}} LIMIT").limit(3)\n'),
+        # A pandas frame indexed by column names picks columns, not rows.
+        Valid(_PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
+              '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'),
     ]
     INVALID = [
         Invalid(
