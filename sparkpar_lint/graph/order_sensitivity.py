@@ -50,6 +50,8 @@ _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEq
 _FOLD_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.BitOrAssign, cst.BitAndAssign)
 _FOLD_BIN = (cst.Add, cst.Subtract, cst.Multiply, cst.BitOr, cst.BitAnd)
 MAX_HELPER_DEPTH = 3
+# Functions that split rows into parts by their position (shuffled or not, seeded or not).
+POSITIONAL_SPLITTERS = frozenset({"train_test_split"})
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,20 @@ def find_order_dependence(
     except _Found as found:
         return found.dependence
     return None
+
+
+def _numbers_rows(expr: cst.BaseExpression) -> bool:
+    """`range(len(pdf))`, `np.arange(len(pdf))`, `np.arange(pdf.shape[0])`: 0..n-1 in row order."""
+    if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+        return False
+    func = expr.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if name not in ("range", "arange"):
+        return False
+    size = expr.args[0].value
+    if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len":
+        return True
+    return isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) and size.value.attr.value == "shape"
 
 
 def _statements(body: cst.BaseSuite) -> list:
@@ -223,6 +239,11 @@ class _Analysis:
     def small(self, small) -> None:
         if isinstance(small, cst.Assign):
             data = self.value(small.value)
+            for target in small.targets:
+                if isinstance(target.target, cst.Subscript) and _numbers_rows(small.value):
+                    frame = self.value(target.target.value)
+                    if frame is not None and frame.kind == FRAME and not frame.sorted:
+                        self.report(small.value, "numbering rows by position")
             for target in small.targets:
                 self.bind(target.target, data)
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
@@ -346,6 +367,8 @@ class _Analysis:
             return Data(ROWS, True) if first is not None else None
         if name in ROW_WRAPPERS:
             return Data(ROWS, first.sorted) if first is not None and first.kind != KEY else None
+        if name in POSITIONAL_SPLITTERS:
+            self._positional_split(expr, args)
         if name == "next":
             if first is not None and first.kind in (ROWS, FRAMES, SERIES) and not first.sorted:
                 self.report(expr, "`next(...)` takes whichever row arrives first")
@@ -359,6 +382,8 @@ class _Analysis:
         args = [self.value(a.value) for a in expr.args]
         method = func.attr.value
         if base is None:
+            if method in POSITIONAL_SPLITTERS:
+                self._positional_split(expr, args)
             if method == "join" and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
                 if args and args[0] is not None and args[0].kind in (ROWS, SERIES) and not args[0].sorted:
                     self.report(expr, "`str.join` over rows in arrival order")
@@ -385,9 +410,18 @@ class _Analysis:
             return base
         return None
 
+    def _positional_split(self, expr: cst.Call, args: list[Data | None]) -> None:
+        """`train_test_split(pdf)`: which rows land in each part follows their position."""
+        if any(a is not None and a.kind in (FRAME, SERIES, ROWS) and not a.sorted for a in args):
+            self.report(expr, "`train_test_split` (rows split by position)")
+
     def check_method(self, expr: cst.Call, method: str) -> None:
         if method in POSITIONAL_METHODS:
             self.report(expr, f"`.{method}()`")
+        if method == "assign":
+            for arg in expr.args:
+                if arg.keyword is not None and _numbers_rows(arg.value):
+                    self.report(arg.value, "numbering rows by position")
         if method in ("drop_duplicates", "duplicated"):
             keep = _keyword(expr, "keep")
             has_subset = bool(expr.args) and (expr.args[0].keyword is None or _keyword(expr, "subset") is not None)

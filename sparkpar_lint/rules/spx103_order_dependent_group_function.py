@@ -21,6 +21,7 @@ from sparkpar_lint.graph.order_sensitivity import (
     find_order_dependence,
     parameter_kinds,
 )
+from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -99,6 +100,21 @@ class OrderDependentGroupFunction(Rule):
         # pandas on the driver, not a function Spark runs per group.
         Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
+        # Sorted values, a list that a later stage sums, and a split after a sort.
+        Valid(
+            _PRELUDE
+            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], int(l[2:])))\n'
+            + "pairs.groupByKey().mapValues(sorted).collect()\n"
+            + "pairs.groupByKey().mapValues(list).mapValues(sum).collect()\n"
+        ),
+        Valid(
+            _PRELUDE
+            + "from sklearn.model_selection import train_test_split\n"
+            + "def holdout(pdf):\n"
+            + '    train, test = train_test_split(pdf.sort_values(["ts", "id"]), test_size=0.2, random_state=7)\n'
+            + "    return test\n"
+            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n'
+        ),
     ]
     INVALID = [
         # The same flag, but nothing ever replaces the first row it keeps.
@@ -277,6 +293,36 @@ class OrderDependentGroupFunction(Rule):
             + 'events.groupBy("device").applyInPandasWithState(release_in_event_time_order(track, "ts"), '
             + '"d string", PULSE_STATE_SCHEMA, "Append", PULSE_TIMEOUT)\n',
         ),
+        # Each key's values listed as they arrived, and collected.
+        Invalid(
+            _PRELUDE
+            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))\n'
+            + "print(pairs.groupByKey().mapValues(lambda vs: list(vs)).collect())\n",
+            line=4,
+            column=35,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
+        # A group's rows numbered by their position, and split by position.
+        Invalid(
+            _PRELUDE
+            + 'loans = spark.read.parquet("loans")\n'
+            + 'loans.groupBy("client").applyInPandas(lambda g: g.assign(n=range(len(g))), "client long, n long")\n',
+            line=4,
+            column=59,
+            expected_fix=None,
+        ),
+        Invalid(
+            _PRELUDE
+            + "from sklearn.model_selection import train_test_split\n"
+            + "def holdout(pdf):\n"
+            + "    train, test = train_test_split(pdf, test_size=0.2, random_state=7)\n"
+            + "    return test\n"
+            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
+            line=5,
+            column=18,
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -290,6 +336,19 @@ class OrderDependentGroupFunction(Rule):
                 dependence = find_order_dependence(function.node, kinds, node.keys, helpers)
                 if dependence is not None:
                     yield self._finding(ctx, graph, node, function, dependence, _fix(graph, node, function, kinds, helpers))
+            listed = listed_in_arrival_order(graph, node)
+            if listed is not None:
+                yield self._listed_finding(ctx, graph, node, listed)
+
+    def _listed_finding(self, ctx, graph: StageGraph, node: StageNode, listed) -> Finding:
+        upstream = graph.input_of(node)
+        message = (
+            f"this lists each key's values in the order `{upstream.method}` delivered them, which changes "
+            "with partitioning, and the list goes straight into the result; sort them "
+            "(`mapValues(sorted)`) or keep them as a set if the order means nothing"
+        )
+        related = (RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),)
+        return self.finding(ctx, graph.span_of(listed), message, related=related)
 
     def _finding(
         self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | None
