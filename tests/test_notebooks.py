@@ -170,3 +170,26 @@ def test_databricks_cell_that_does_not_parse_is_spx901_in_file_lines(sparkpar_cl
     (tmp_path / "job.py").write_text(DATABRICKS.format(line=FIRST_AFTER_SORT) + "\n# COMMAND ----------\n\ndef f(:\n")
     result = lint(sparkpar_cli, "--format", "concise", "job.py")
     assert result.stdout.splitlines()[1].startswith("job.py:19:7: SPX901 cannot parse cell 4")
+
+
+SQL_LIMIT = "SELECT page, count(*) AS n\nFROM events\nGROUP BY page\nLIMIT 5"
+
+
+@pytest.mark.parametrize("header", ["%%sql", "%sql"])
+def test_sql_cells_are_analysed_in_cell_coordinates(sparkpar_cli, tmp_path, header):
+    (tmp_path / "job.ipynb").write_text(notebook(
+        ("code", "spark.read.parquet('e').createOrReplaceTempView('events')"),
+        ("code", f"{header}\n{SQL_LIMIT}"),
+        ("code", "%%sql\nSELECT {broken template FROM"),  # does not parse: skipped, no error
+    ))
+    result = sparkpar_cli("lint", "--select", "SPX106,SPX901", "--format", "concise", "job.ipynb")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines() == [result.stdout.splitlines()[0]]
+    assert result.stdout.startswith("job.ipynb:cell 2:5:1: SPX106 ")
+
+
+def test_databricks_sql_cell_is_analysed_in_file_lines(sparkpar_cli, tmp_path):
+    magic = "".join(f"# MAGIC {line}\n" for line in SQL_LIMIT.splitlines())
+    (tmp_path / "job.py").write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n# MAGIC %sql\n{magic}")
+    result = sparkpar_cli("lint", "--select", "SPX106", "--format", "concise", "job.py")
+    assert result.stdout.startswith("job.py:23:9: SPX106 "), result.output

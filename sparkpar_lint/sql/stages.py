@@ -93,6 +93,9 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
         left, right = query(ctx, node.this), query(ctx, node.expression)
         method = "union" if isinstance(node, exp.Union) else "intersect" if isinstance(node, exp.Intersect) else "subtract"
         current = ctx.add("DataFrame", method, [left, right], ctx.span(_set_keyword(ctx, node))).id
+        if isinstance(node, exp.Union) and node.args.get("distinct"):
+            # Plain UNION removes duplicates: a shuffle, unlike UNION ALL.
+            current = ctx.add("DataFrame", "distinct", [current], ctx.span(_set_keyword(ctx, node))).id
         return _order_and_limit(ctx, node, current)
     if not isinstance(node, exp.Select):
         return None

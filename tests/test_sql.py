@@ -1,0 +1,94 @@
+"""SQL in Python strings: which strings are read, where findings land inside them, and how SQL
+and DataFrame code connect (temp views, `spark.sql(...)` results)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from sparkpar_lint.analysis import analyze
+
+PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+
+
+def findings(code: str, rule: str) -> list[tuple[int, int]]:
+    return [(f.span.line, f.span.column) for f in analyze("job.py", PRELUDE + code) if f.rule_id == rule]
+
+
+def test_position_inside_a_string_with_escapes():
+    # `\t` and `\n` are one character each in the SQL but two in the source.
+    code = 'top = spark.sql("SELECT page,\\tcount(*) AS n FROM e\\nGROUP BY page LIMIT 3")\n'
+    assert findings(code, "SPX106") == [(3, 67)]
+    assert code[67:72] == "LIMIT"
+
+
+def test_implicit_and_plus_concatenation_and_a_variable():
+    code = (
+        'query = ("SELECT page, count(*) AS n FROM e "\n'
+        '         "GROUP BY page " + "LIMIT 3")\n'
+        "top = spark.sql(query)\n"
+    )
+    assert findings(code, "SPX106") == [(4, 29)]
+
+
+def test_fstring_placeholders_are_opaque_names():
+    code = 'top = spark.sql(f"SELECT {col}, count(*) AS n FROM {table} GROUP BY {col} LIMIT {n}")\n'
+    [(line, column)] = findings(code, "SPX106")
+    assert code[column : column + 5] == "LIMIT"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["SELECT FROM WHERE LIMIT", "{{ jinja }} LIMIT 3", "", "SELECT 1; DROP", "SELECT * FROM t LIMIT"],
+)
+def test_sql_that_does_not_parse_gives_nothing_and_no_error(query):
+    code = f"rows = spark.sql({query!r}).groupBy('k').count()\n"
+    assert [f for f in analyze("job.py", PRELUDE + code) if f.rule_id.startswith("SPX")] == []
+
+
+def test_a_temp_view_connects_python_to_sql_and_back():
+    code = (
+        "events = spark.read.parquet('e').orderBy('ts')\n"
+        "events.createOrReplaceTempView('events')\n"
+        "per_user = spark.sql('SELECT user, first(page) AS page FROM events GROUP BY user')\n"
+        "per_user.limit(5).collect()\n"
+    )
+    assert findings(code, "SPX101") == [(5, 35)]  # the Python sort is lost by the SQL GROUP BY
+    assert findings(code, "SPX106") == [(6, 9)]  # the SQL result continues in Python
+
+
+def test_create_temp_view_registers_a_view_for_later_sql():
+    code = (
+        "spark.sql('CREATE OR REPLACE TEMP VIEW daily AS SELECT day, count(*) AS n FROM e GROUP BY day')\n"
+        "spark.sql('SELECT * FROM daily LIMIT 7')\n"
+    )
+    assert findings(code, "SPX106") == [(4, 31)]
+
+
+def test_windows_order_rules_in_sql():
+    code = "spark.sql('SELECT k, collect_list(v) OVER (PARTITION BY k) AS vs FROM t')\n"
+    assert findings(code, "SPX104") == [(3, 21)]
+    ordered = "spark.sql('SELECT k, collect_list(v) OVER (PARTITION BY k ORDER BY ts, v) AS vs FROM t')\n"
+    assert findings(ordered, "SPX104") == []
+    ties = "spark.sql('SELECT k, row_number() OVER (PARTITION BY k ORDER BY k) AS rn FROM t')\n"
+    assert findings(ties, "SPX104") == [(3, 21)]
+
+
+def test_union_then_limit_and_sorted_union():
+    # UNION (distinct) shuffles; UNION ALL of two reads keeps their order.
+    code = "spark.sql('SELECT a FROM x UNION SELECT a FROM y LIMIT 2')\n"
+    assert findings(code, "SPX106") == [(3, 49)]
+    assert findings("spark.sql('SELECT a FROM x UNION ALL SELECT a FROM y LIMIT 2')\n", "SPX106") == []
+    assert findings("spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2')\n", "SPX106") == []
+
+
+def test_the_linter_never_imports_pyspark_for_sql():
+    job = PRELUDE + 'spark.sql("SELECT a FROM t GROUP BY a LIMIT 1")\n'
+    script = (
+        "import sys\nfrom sparkpar_lint.analysis import analyze\n"
+        f"assert analyze('j.py', {job!r})\n"
+        "assert 'pyspark' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
