@@ -8,15 +8,25 @@ import libcst as cst
 
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.model import Finding
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.rules.base import RuleContext
-from sparkpar_lint.rules.spx901_unparsable_file import unparsable_finding
+from sparkpar_lint.rules.spx901_unparsable_file import (
+    too_deep_finding,
+    unparsable_finding,
+)
 
 
 def analyze(path: str, source: str, rule_ids: Collection[str] | None = None) -> list[Finding]:
     """All findings of the selected rules (all when `rule_ids` is None), before suppressions."""
+    return with_deep_stack(_analyze, path, source, rule_ids)
+
+
+def _analyze(path: str, source: str, rule_ids: Collection[str] | None) -> list[Finding]:
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
+    except TooDeeplyNested as error:
+        return [too_deep_finding(path, error)]
     except cst.ParserSyntaxError as error:
         return [unparsable_finding(path, source, error)]
     return analyze_module(path, source, module, rule_ids)

@@ -161,19 +161,30 @@ def explain(rule_id):
               default="rich", show_default=True)
 def graph(file, fmt):
     """Show the stage graph sparkpar builds for FILE."""
+    from sparkpar_lint.discovery import (
+        NotASourceFile,
+        describe_read_error,
+        read_source_bytes,
+    )
     from sparkpar_lint.runner import decode
 
     try:
-        source = decode(file.read_bytes())
-    except OSError as error:
-        _fail(f"{file}: cannot read: {error.strerror or error}")
+        source = decode(read_source_bytes(str(file)))
+    except (OSError, NotASourceFile) as error:
+        _fail(describe_read_error(str(file), error))
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         _fail(f"{file}: cannot decode: {error}")
     try:
-        from sparkpar_lint.graph.render import render_graph
+        from sparkpar_lint.graph.render import GraphError, render_graph
     except ImportError as error:
         _fail(f"graph rendering is not available in this build ({error})")
-    click.echo(render_graph(str(file), source, fmt), nl=False)
+    try:
+        text = render_graph(str(file), source, fmt)
+    except GraphError as error:
+        _fail(str(error))
+    except Exception as error:  # a bug of ours: one line naming the file, never a traceback
+        _fail(f"{file}: internal error: {type(error).__name__}: {error}")
+    click.echo(text, nl=False)
 
 
 def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:

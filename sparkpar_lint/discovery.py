@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparkpar_lint.config import matches
+
+# Larger than any hand-written module (50,000 lines is ~2 MB); bigger files are generated data.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+_KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
 
 SKIPPED_DIRS = frozenset(
     {".venv", "venv", ".git", "node_modules", "__pycache__", ".sparkpar_cache", "build", "dist"}
@@ -21,6 +27,32 @@ class Discovery:
     errors: list[str] = field(default_factory=list)
     # Things skipped on purpose that the user may want to know about (symlink loops).
     warnings: list[str] = field(default_factory=list)
+
+
+class NotASourceFile(ValueError):
+    """A path that is not a regular file, or too large to be source: its message says which."""
+
+
+def read_source_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, refusing pipes and devices (a FIFO would block forever and
+    /dev/zero never ends) and files larger than `limit`; raises OSError or NotASourceFile."""
+    # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotASourceFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special file')}); skipped")
+        data = handle.read(limit + 1)  # at most: the file may grow while it is read
+    if max(len(data), st.st_size) > limit:
+        size = max(len(data), st.st_size)
+        raise NotASourceFile(f"too large to be source code ({size:,} bytes, limit {limit:,}); skipped")
+    return data
+
+
+def describe_read_error(path: str, error: Exception) -> str:
+    if isinstance(error, NotASourceFile):
+        return f"{path}: {error}"
+    return f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
 
 
 def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: Path | None = None) -> Discovery:
@@ -89,5 +121,12 @@ def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
         elif entry.name.endswith((".py", ".ipynb")):
             if entry.is_symlink() and not os.path.exists(path):
                 found.errors.append(f"{path}: broken or looping symlink")
+                continue
+            try:
+                is_file = entry.is_file()  # follows symlinks: a *.py link to /dev/zero is not one
+            except OSError:
+                is_file = False
+            if not is_file:
+                found.warnings.append(f"{path}: not a regular file; skipped")
                 continue
             add(path)

@@ -16,7 +16,12 @@ from pathlib import Path
 
 from sparkpar_lint.cache import Cache
 from sparkpar_lint.config import Config, matches, selected_rules
-from sparkpar_lint.discovery import discover
+from sparkpar_lint.discovery import (
+    NotASourceFile,
+    describe_read_error,
+    discover,
+    read_source_bytes,
+)
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
@@ -174,10 +179,9 @@ def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Ite
 def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | None]:
     """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        return FileResult(path, error=f"{path}: cannot read: {error.strerror or error}"), None
+        data = read_source_bytes(path)
+    except (OSError, NotASourceFile) as error:
+        return FileResult(path, error=describe_read_error(path, error)), None
     # A notebook is checked whatever it mentions: `%sql` cells name no Spark API, and a broken
     # notebook must be reported.
     if not _MENTIONS_SPARK.search(data) and not path.endswith(".ipynb"):
@@ -247,12 +251,11 @@ def _read_sources(result: FileResult) -> dict[str, str]:
     from sparkpar_lint.sources.notebook import NotebookError, read_notebook
 
     try:
-        with open(result.path, "rb") as handle:
-            data = handle.read()
+        data = read_source_bytes(result.path)
         if _is_jupyter(result):
             return read_notebook(result.path, data).display_sources(result.findings)
         return {result.path: decode(data)}
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+    except (OSError, NotASourceFile, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
         return {}
 
 

@@ -94,16 +94,16 @@ def test_self_referencing_symlink_file_is_an_error_naming_it(pinned_cli, project
 
 
 def test_unreadable_file_is_an_error_naming_it(project, monkeypatch):
-    real_open = open
+    real_read = runner.read_source_bytes
 
-    def guarded_open(path, *args, **kwargs):
+    def guarded_read(path, *args, **kwargs):
         if str(path).endswith("secret.py"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
+        return real_read(path, *args, **kwargs)
 
     (project / "secret.py").write_text(BAD_JOB)
-    # Tests run as root in CI containers, where chmod 000 does not stop a read; fail open instead.
-    monkeypatch.setattr(runner, "open", guarded_open, raising=False)
+    # Tests run as root in CI containers, where chmod 000 does not stop a read; fail the read instead.
+    monkeypatch.setattr(runner, "read_source_bytes", guarded_read)
     outcome = lint(["."])
     assert outcome.all_errors == ["secret.py: cannot read: Permission denied"]
     assert codes(outcome) == [("bad.py", "SPX101", BAD_LINE)]
@@ -175,3 +175,41 @@ def test_parallel_run_gives_the_same_results_as_serial(project):
     assert serial.findings == parallel.findings and len(serial.findings) > 40
     assert {f.rule_id for f in serial.findings} == {"SPX101", "SPX901"}
     assert serial.all_errors == parallel.all_errors == []
+
+
+def test_fifo_named_job_py_is_skipped_not_waited_on(pinned_cli, project):
+    # A FIFO found by the walk or named on the command line used to block the run forever.
+    os.mkfifo(project / "job.py")
+    result = pinned_cli("lint", ".", "--format", "concise")
+    assert result.exit_code == 1 and result.stdout.startswith("bad.py:")
+    assert result.stderr == "sparkpar: warning: job.py: not a regular file; skipped\n"
+    result = pinned_cli("lint", "job.py", "bad.py", "--format", "concise")
+    assert result.exit_code == 2 and result.stdout.startswith("bad.py:")
+    assert result.stderr == "sparkpar: error: job.py: not a regular file (a named pipe); skipped\n"
+
+
+def test_symlink_to_dev_zero_is_refused(pinned_cli, project):
+    # Reading it used to exhaust memory.
+    os.symlink("/dev/zero", project / "zero.py")
+    result = pinned_cli("lint", "zero.py", "bad.py", "--format", "concise")
+    assert result.exit_code == 2 and result.stdout.startswith("bad.py:")
+    assert result.stderr == "sparkpar: error: zero.py: not a regular file (a character device); skipped\n"
+    result = pinned_cli("graph", "zero.py")
+    assert result.exit_code == 2 and "zero.py: not a regular file" in result.stderr
+
+
+def test_file_over_the_size_limit_is_one_clear_error(project, monkeypatch):
+    from sparkpar_lint import discovery
+
+    (project / "huge.py").write_text("# spark\n" + "x = 1\n" * 1000)
+    monkeypatch.setattr(runner, "read_source_bytes", lambda path: discovery.read_source_bytes(path, 4096))
+    outcome = lint(["."])
+    assert outcome.all_errors == ["huge.py: too large to be source code (6,008 bytes, limit 4,096); skipped"]
+    assert codes(outcome) == [("bad.py", "SPX101", BAD_LINE)]
+
+
+def test_graph_of_an_unparsable_file_is_one_error_line(sparkpar_cli, tmp_path):
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    result = sparkpar_cli("graph", "broken.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("sparkpar: error: broken.py: cannot parse") and "Traceback" not in result.output

@@ -365,7 +365,25 @@ class GraphBuilder:
         return MaybeSparkValue(expr.value)
 
     def ev_Attribute(self, expr: cst.Attribute, scope: Scope) -> Value:
-        base = self.ev(expr.value, scope)
+        return self.ev_chain(expr, scope)
+
+    def ev_chain(self, expr: cst.Call | cst.Attribute, scope: Scope) -> Value:
+        """A method chain evaluated from its innermost receiver outwards in a loop, not by recursion:
+        feature-engineering code chains thousands of calls, deeper than Python's recursion limit."""
+        links: list[cst.Call | cst.Attribute] = []
+        node: cst.BaseExpression = expr
+        while isinstance(node, cst.Attribute) or (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            links.append(node)
+            node = node.value if isinstance(node, cst.Attribute) else node.func.value
+        value = self.ev(node, scope)
+        for link in reversed(links):
+            if isinstance(link, cst.Call):
+                value = self.method_call(value, link.func, link, scope)
+            else:
+                value = self.attribute_of(value, link, scope)
+        return value
+
+    def attribute_of(self, base: Value, expr: cst.Attribute, scope: Scope) -> Value:
         attr = expr.attr.value
         if isinstance(base, QualifiedName):
             return QualifiedName(f"{base.name}.{attr}")
@@ -387,8 +405,7 @@ class GraphBuilder:
     def ev_Call(self, expr: cst.Call, scope: Scope) -> Value:
         func = expr.func
         if isinstance(func, cst.Attribute):
-            receiver = self.ev(func.value, scope)
-            return self.method_call(receiver, func, expr, scope)
+            return self.ev_chain(expr, scope)
         callee = self.ev(func, scope)
         if isinstance(callee, QualifiedName):
             return self.qualified_call(callee.name, expr, scope)
@@ -710,12 +727,21 @@ class GraphBuilder:
         return UNKNOWN
 
     def ev_BinaryOperation(self, expr, scope: Scope) -> Value:
-        parts = [self.ev(expr.left, scope), self.ev(expr.right, scope)]
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add) and all(
-            isinstance(p, (StringValue, TemplateValue)) for p in parts
-        ):
-            return TemplateValue(expr)  # "SELECT ..." + "FROM ...": SQL analysis reads it
-        return _merge_columns(parts)
+        # `a + b + c ...` nests to the left; walked in a loop so thousands of terms do not recurse.
+        operations = []
+        while isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
+            operations.append(expr)
+            expr = expr.left
+        value = self.ev(expr, scope)
+        for operation in reversed(operations):
+            right = self.ev(operation.right, scope)
+            if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, cst.Add) and all(
+                isinstance(p, (StringValue, TemplateValue)) for p in (value, right)
+            ):
+                value = TemplateValue(operation)  # "SELECT ..." + "FROM ...": SQL analysis reads it
+            else:
+                value = _merge_columns([value, right])
+        return value
 
     ev_BooleanOperation = ev_BinaryOperation
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import Order, Partitioning, StageGraph, StageNode
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
 
 FORMATS = ("rich", "mermaid", "dot", "json")
 
@@ -18,8 +19,14 @@ class GraphError(ValueError):
 
 
 def render_graph(path: str, source: str, fmt: str) -> str:
+    return with_deep_stack(_render_graph, path, source, fmt)
+
+
+def _render_graph(path: str, source: str, fmt: str) -> str:
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
+    except TooDeeplyNested as error:
+        raise GraphError(f"{path}:{error.line}:{error.column}: {error}") from None
     except cst.ParserSyntaxError as error:
         raise GraphError(f"{path}: cannot parse: {error.message}") from None
     graph = build_graph(module, path)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.parsing import TooDeeplyNested
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 
@@ -32,12 +33,23 @@ def unparsable_finding(path: str, source: str, error: cst.ParserSyntaxError) -> 
     # message stays for code CPython accepts but LibCST cannot represent.
     try:
         ast.parse(source)
+    except (RecursionError, MemoryError, ValueError):
+        line, column = error.editor_line, error.editor_column - 1
+        message = f"cannot parse: {error.message}"
     except SyntaxError as syntax_error:
         line, column = syntax_error.lineno or 1, max((syntax_error.offset or 1) - 1, 0)
         message = f"cannot parse: {syntax_error.msg}"
     else:
         line, column = error.editor_line, error.editor_column - 1
         message = f"cannot parse: {error.message}"
+    return _finding(path, message, line, column)
+
+
+def too_deep_finding(path: str, error: TooDeeplyNested) -> Finding:
+    return _finding(path, str(error), error.line, error.column - 1)
+
+
+def _finding(path: str, message: str, line: int, column: int) -> Finding:
     return Finding(
         rule_id=UnparsableFile.id,
         message=message,

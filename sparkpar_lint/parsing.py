@@ -1,0 +1,115 @@
+"""Parsing one file safely: a cheap nesting check before LibCST, and a deep stack to walk the tree.
+
+LibCST's native parser recurses on the thread's C stack and kills the process (SIGSEGV) on deeply
+nested brackets; CPython itself refuses more than 200 levels, so sparkpar refuses them first.
+Its tree walks (positions, code generation) recurse in Python once per node, so a chain of
+thousands of calls needs far more frames than the default 1,000: analyses run on a thread with a
+large stack and a raised recursion limit.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import threading
+import tokenize
+from collections.abc import Callable
+from typing import TypeVar
+
+import libcst as cst
+
+# CPython's tokenizer refuses more nested brackets than this ("too many nested parentheses").
+MAX_BRACKET_DEPTH = 200
+# Enough for chains of ~20,000 calls; the stack is reserved, not committed, until used.
+STACK_BYTES = 512 * 1024 * 1024
+RECURSION_LIMIT = 120_000
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+
+T = TypeVar("T")
+
+
+class TooDeeplyNested(Exception):
+    """Brackets nest deeper than MAX_BRACKET_DEPTH; `line`/`column` (1-based) locate the opener."""
+
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__(f"too deeply nested to analyse (more than {MAX_BRACKET_DEPTH} nested brackets)")
+        self.line, self.column = line, column
+
+
+def check_nesting(source: str) -> None:
+    """Raise TooDeeplyNested when brackets nest deeper than CPython allows."""
+    if sum(source.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
+        return  # cannot nest deeper than the brackets there are
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in _OPENERS:
+                depth += 1
+                if depth > MAX_BRACKET_DEPTH:
+                    raise TooDeeplyNested(token.start[0], token.start[1] + 1)
+            elif token.string in _CLOSERS:
+                depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError):
+        return  # not Python: LibCST reports the syntax error itself
+
+
+def parse_module(source: str) -> cst.Module:
+    """`libcst.parse_module` behind the nesting check (raises TooDeeplyNested or ParserSyntaxError)."""
+    check_nesting(source)
+    return cst.parse_module(source)
+
+
+def with_deep_stack(function: Callable[..., T], *args, **kwargs) -> T:
+    """Call `function` on a thread with a large stack; its result or its exception comes back."""
+    if getattr(_state, "deep", False):
+        return function(*args, **kwargs)
+    outcome: list = []
+
+    def target() -> None:
+        _state.deep = True
+        try:
+            outcome.append((True, function(*args, **kwargs)))
+        except BaseException as error:  # handed back to the caller's thread below
+            outcome.append((False, error))
+
+    _raise_recursion_limit()
+    try:
+        with _lock:
+            previous_size = threading.stack_size(STACK_BYTES)
+            try:
+                thread = threading.Thread(target=target, name="sparkpar-deep-stack", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous_size)
+        thread.join()
+    finally:
+        _restore_recursion_limit()
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
+def _raise_recursion_limit() -> None:
+    # The limit is per interpreter, but only the deep thread may use it: the main thread's 8 MB
+    # stack would overflow (a crash, not a RecursionError) long before 120,000 frames.
+    with _lock:
+        if _users[0] == 0:
+            _users[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(RECURSION_LIMIT, _users[1]))
+        _users[0] += 1
+
+
+def _restore_recursion_limit() -> None:
+    with _lock:
+        _users[0] -= 1
+        if _users[0] == 0:
+            sys.setrecursionlimit(_users[1])
+
+
+_state = threading.local()
+_lock = threading.Lock()
+_users = [0, 1000]  # deep threads running, the limit to restore when none is

@@ -1,0 +1,65 @@
+"""Long code is normal: chains of hundreds of calls, thousands of statements and terms are
+analysed, not refused; brackets nested past CPython's limit are one SPX901, never a crash."""
+
+from __future__ import annotations
+
+import json
+
+from samples import BAD_JOB
+
+HEADER = 'from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\ndf = spark.read.parquet("x")\n'
+TAIL = 'out = df.groupBy("k").agg(F.first("v"))\n'
+
+
+def chain_job(calls: int) -> str:
+    links = "".join(f"    .withColumn('c{i}', F.lit({i}))\n" for i in range(calls))
+    return HEADER + "df = (df\n" + links + ")\n" + TAIL
+
+
+def test_chain_of_300_calls_is_analysed(sparkpar_cli, tmp_path):
+    # Used to fail past ~180 calls with "nesting too deep to analyse".
+    (tmp_path / "chain.py").write_text(chain_job(300))
+    result = sparkpar_cli("lint", "chain.py", "--format", "concise", "--select", "SPX101", "--no-cache")
+    assert result.stderr == ""
+    assert result.exit_code == 1 and result.stdout.startswith("chain.py:306:")
+
+
+def test_3000_flat_with_column_statements_are_analysed(sparkpar_cli, tmp_path):
+    body = "".join(f"df = df.withColumn('c{i}', F.lit({i}))\n" for i in range(3000))
+    (tmp_path / "flat.py").write_text(HEADER + body + TAIL)
+    result = sparkpar_cli("lint", "flat.py", "--format", "concise", "--select", "SPX101", "--no-cache")
+    assert result.stderr == "" and result.stdout.startswith("flat.py:3004:")
+
+
+def test_sum_of_500_columns_is_analysed(sparkpar_cli, tmp_path):
+    # LibCST's own parse grows quadratically with one expression's length (1,000 terms: ~10 s).
+    total = " + ".join(f"F.col('c{i}')" for i in range(500))
+    (tmp_path / "sum.py").write_text(HEADER + f"df = df.withColumn('total', {total})\n" + TAIL)
+    result = sparkpar_cli("lint", "sum.py", "--format", "concise", "--select", "SPX101", "--no-cache")
+    assert result.stderr == "" and result.stdout.startswith("sum.py:5:")
+
+
+def test_graph_of_a_long_chain_has_every_stage(sparkpar_cli, tmp_path):
+    # `graph` showed a RecursionError traceback here.
+    (tmp_path / "chain.py").write_text(chain_job(300))
+    result = sparkpar_cli("graph", "chain.py", "--format", "json")
+    assert result.exit_code == 0, result.output
+    methods = [node["api"] for node in json.loads(result.stdout)["nodes"]]
+    assert methods.count("DataFrame.withColumn") == 300
+
+
+def test_brackets_nested_past_the_limit_are_spx901_and_other_files_are_checked(sparkpar_cli, tmp_path):
+    # 5,000 nested brackets used to kill the process inside LibCST's native parser (SIGSEGV).
+    (tmp_path / "deep.py").write_text("# spark\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    (tmp_path / "bad.py").write_text(BAD_JOB)
+    result = sparkpar_cli("lint", ".", "--format", "concise", "--select", "SPX101,SPX901", "--no-cache")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bad.py:5:")
+    assert lines[1] == "deep.py:2:205: SPX901 too deeply nested to analyse (more than 200 nested brackets)"
+
+
+def test_brackets_at_the_limit_still_parse(sparkpar_cli, tmp_path):
+    (tmp_path / "edge.py").write_text("# spark\nx = " + "(" * 200 + "1" + ")" * 200 + "\n")
+    result = sparkpar_cli("lint", "edge.py", "--format", "concise", "--no-cache")
+    assert result.exit_code == 0, result.output
