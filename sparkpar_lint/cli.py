@@ -13,6 +13,7 @@ import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
+from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
 from sparkpar_lint.selection import check_selection, comma_list
@@ -58,17 +59,19 @@ def main() -> None:
               help=f"Cache directory (default: {CACHE_DIR_NAME}/ beside the config, else here).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
-def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero):
+@click.option("--file-timeout", type=click.FloatRange(min=0), default=DEFAULT_FILE_TIMEOUT, show_default=True,
+              help="Seconds one file may take before it is reported as an error and skipped (0: no limit).")
+def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero)
+        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout)
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
 
 
-def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero):
+def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
     from sparkpar_lint.runner import effective_rules, run
 
     rule_ids = [rule.id for rule in _rule_classes()]
@@ -86,6 +89,7 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
             cache_dir=None if no_cache else cache_dir,
             jobs=jobs,
             on_progress=on_progress,
+            file_timeout=file_timeout or None,
         )
     for message in outcome.warnings:
         click.echo(f"sparkpar: warning: {message}", err=True)

@@ -10,7 +10,6 @@ import re
 import tokenize
 from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from sparkpar_lint.discovery import (
     discover,
     read_source_bytes,
 )
+from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
@@ -72,8 +72,10 @@ def run(
     cache_dir: Path | None = None,
     jobs: int | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
 ) -> RunResult:
-    """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off."""
+    """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off,
+    `file_timeout` the seconds one file may take (None or 0: no limit)."""
     found = discover(paths, config.exclude, config.root)
     outcome = RunResult(errors=found.errors, warnings=found.warnings)
     cache = Cache(cache_dir) if cache_dir is not None else None
@@ -87,7 +89,7 @@ def run(
             pending.append(job)
     outcome.files_checked = len(found.files)
     done = len(found.files) - len(pending)
-    for job, result, source in _analyse_all(pending, jobs):
+    for job, result, source in _analyse_all(pending, jobs, file_timeout):
         if cache is not None and job.cache_key is not None and result.error is None:
             cache.put(job.cache_key, result.findings)
         outcome.results.append(result)
@@ -130,6 +132,8 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
         return FileResult(path, apply_suppressions(findings, source)), {path: source}
     except RecursionError:
         return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), {}
+    except MemoryError:
+        raise  # the worker reports it as over the memory budget
     except Exception as error:  # one bad file must not stop the run, so report it and move on
         return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
 
@@ -214,17 +218,14 @@ def rules_for_file(path: str, config: Config, rule_ids: Collection[str]) -> set[
     return {r for r in rule_ids if not any(r.startswith(p) for p in ignored)}
 
 
-def _analyse_all(pending: list[_Job], jobs: int | None):
-    results = map_in_workers(_analyse, pending, jobs)
-    done = 0
-    try:
-        for job, (result, source) in zip(pending, results):
-            done += 1
-            yield job, result, source
-    except BrokenProcessPool:
-        # A worker died (out of memory, a crash in native code): finish the rest in this process.
-        for job in pending[done:]:
-            yield (job, *_analyse(job))
+def _analyse_all(pending: list[_Job], jobs: int | None, file_timeout: float | None):
+    """Every job analysed in worker processes: a crash, a hang or a memory blow-up costs one file."""
+    workers = min(jobs or os.cpu_count() or 1, max(1, len(pending) // 4))
+    for job, outcome in map_isolated(_analyse, pending, workers, file_timeout):
+        if isinstance(outcome, Failure):
+            yield job, FileResult(job.path, error=f"{job.path}: {outcome}"), {}
+        else:
+            yield (job, *outcome)
 
 
 def _analyse(job: _Job) -> tuple[FileResult, dict[str, str]]:

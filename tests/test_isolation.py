@@ -1,0 +1,79 @@
+"""One file's crash, hang or memory blow-up costs that file, never the run."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from samples import BAD_JOB, BAD_LINE
+from sparkpar_lint import analysis, runner
+from sparkpar_lint.config import Config
+
+RULES = frozenset({"SPX101", "SPX901"})
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.py").write_text(BAD_JOB)
+    return tmp_path
+
+
+def lint(**options) -> runner.RunResult:
+    return runner.run(["."], Config(root=Path.cwd()), RULES, **options)
+
+
+def codes(outcome):
+    return [(f.path, f.rule_id, f.span.line) for f in outcome.findings]
+
+
+def test_file_that_hangs_the_parser_is_stopped_at_the_timeout(sparkpar_cli, project):
+    # 5,000 nested conditional expressions: LibCST's parser takes minutes.
+    (project / "hang.py").write_text("# spark\nx = " + "a if b else " * 5000 + "c\n")
+    result = sparkpar_cli("lint", ".", "--format", "concise", "--select", "SPX101", "--file-timeout", "3", "--no-cache")
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"bad.py:{BAD_LINE}:")
+    assert result.stderr == (
+        "sparkpar: error: hang.py: analysis stopped after 3 s (--file-timeout); the file was not checked\n"
+    )
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_worker_killed_by_a_signal_costs_one_file(project, monkeypatch, jobs):
+    real_analyze = analysis.analyze
+
+    def crashing(path, source, rule_ids=None):
+        if path.endswith("crash.py"):
+            os.kill(os.getpid(), signal.SIGSEGV)  # what LibCST's native parser did on deep nesting
+        return real_analyze(path, source, rule_ids)
+
+    for i in range(6):
+        (project / f"job{i}.py").write_text(BAD_JOB)
+    (project / "crash.py").write_text(BAD_JOB)
+    monkeypatch.setattr(analysis, "analyze", crashing)
+    outcome = lint(jobs=jobs)
+    assert outcome.all_errors == [
+        "crash.py: the analyser crashed on this file (SIGSEGV); the file was not checked"
+    ]
+    assert len(codes(outcome)) == 7 and ("bad.py", "SPX101", BAD_LINE) in codes(outcome)
+
+
+def test_memory_blow_up_is_one_error_naming_the_file(project, monkeypatch):
+    real_analyze = analysis.analyze
+
+    def greedy(path, source, rule_ids=None):
+        if path.endswith("greedy.py"):
+            hoard = bytearray(64 * 1024**3)  # beyond the worker's budget: MemoryError, not the OOM killer
+            del hoard
+        return real_analyze(path, source, rule_ids)
+
+    (project / "greedy.py").write_text(BAD_JOB)
+    monkeypatch.setattr(analysis, "analyze", greedy)
+    outcome = lint(jobs=1)
+    assert outcome.all_errors == [
+        "greedy.py: analysis needed more than its 6 GiB memory budget; the file was not checked"
+    ]
+    assert codes(outcome) == [("bad.py", "SPX101", BAD_LINE)]
