@@ -16,11 +16,12 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph import sql_text
+from sparkpar_lint.sql import bridge as sql_bridge
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.stage_graph import (
+    LazySpan,
     ColumnCall,
     ColumnExpr,
-    LazySpan,
     Order,
     Partitioning,
     StageGraph,
@@ -45,7 +46,6 @@ from sparkpar_lint.graph.values import (
     WindowValue,
 )
 from sparkpar_lint.model import Span
-from sparkpar_lint.sql import bridge as sql_bridge
 
 DATA_KINDS = frozenset({"DataFrame", "GroupedData", "CoGroupedData", "RDD", "DStream"})
 WINDOW_CLASS = "pyspark.sql.Window"

@@ -14,17 +14,7 @@ from fractions import Fraction
 
 import libcst as cst
 
-from sparkpar_lint.graph.combiners import (
-    SAFE,
-    UNKNOWN,
-    UNSAFE,
-    Verdict,
-    _arity,
-    _body,
-    _eval,
-    _show,
-    _Unevaluable,
-)
+from sparkpar_lint.graph.combiners import SAFE, UNKNOWN, UNSAFE, Verdict, _arity, _body, _eval, _show, _Unevaluable
 from sparkpar_lint.graph.user_functions import parameter_names
 
 _VALUES = (2, 5, 11, 3, 7)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from importlib import metadata
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from sparkpar_lint.model import Finding, Severity, Span

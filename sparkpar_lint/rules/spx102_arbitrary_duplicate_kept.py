@@ -10,13 +10,7 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import method_call, receiver_of
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import (
-    functions_like,
-    sort_arguments,
-    sort_reaches,
-    whole_row,
-    window_class,
-)
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode

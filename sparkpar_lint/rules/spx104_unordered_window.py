@@ -11,17 +11,13 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.fixes.chain import append_after, method_call
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import (
-    sort_arguments,
-    sort_reaches,
-    watermark_column,
-    window_class,
-)
+from sparkpar_lint.fixes.ordering import sort_arguments, sort_reaches, watermark_column, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import deduplicated_on
-from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
+from sparkpar_lint.model import Span
+from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 _PRELUDE = (

@@ -16,12 +16,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.fixes.edits import (
-    column_function,
-    column_name,
-    positional_values,
-    string,
-)
+from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode

@@ -8,12 +8,7 @@ from functools import partial
 from sparkpar_lint.fixes.chain import method_call, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import (
-    functions_like,
-    sort_arguments,
-    sort_reaches,
-    whole_row,
-)
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode

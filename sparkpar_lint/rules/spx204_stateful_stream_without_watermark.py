@@ -10,14 +10,7 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.key_space import (
-    ENTITY,
-    EVENT_TIME,
-    LABEL,
-    UNKNOWN,
-    KeySpace,
-    key_space,
-)
+from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, key_space
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid

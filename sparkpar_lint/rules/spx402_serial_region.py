@@ -15,9 +15,7 @@ from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import (
-    PARTITION_ROLES,
-)
+from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession\n"
