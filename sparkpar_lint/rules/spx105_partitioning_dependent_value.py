@@ -50,6 +50,9 @@ class PartitioningDependentValue(Rule):
             + 'visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
             + 'visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n'
         ),
+        # Seeded samples, and an unseeded one that is only previewed.
+        Valid(_PRELUDE + 'df = spark.read.parquet("e")\ntrain, test = df.randomSplit([0.8, 0.2], seed=7)\n'
+              'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'),
     ]
     INVALID = [
         Invalid(
@@ -119,6 +122,14 @@ class PartitioningDependentValue(Rule):
             column=17,
             expected_fix=None,
         ),
+        # An unseeded split: the model trained on it, and its accuracy, change on every run.
+        Invalid(
+            _PRELUDE
+            + 'train, test = spark.read.parquet("labelled").randomSplit([0.8, 0.2])\n',
+            line=3,
+            column=45,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -131,6 +142,17 @@ class PartitioningDependentValue(Rule):
                     yield self._column_finding(ctx, graph, node, call)
             if node.spec is not None and node.spec.assigns_ids:
                 yield self._operator_finding(ctx, graph, node)
+            if node.method in _SAMPLERS and node.spec is not None and node.spec.partitioning_dependent:
+                if not _seeded(node) and not _only_previewed(graph, node):
+                    yield self._unseeded_finding(ctx, node)
+
+    def _unseeded_finding(self, ctx, node: StageNode) -> Finding:
+        message = (
+            f"`{node.method}` with no seed draws a different subset on every run and on every task "
+            "retry, so everything computed from it (a model, its accuracy, a written sample) changes; "
+            "pass a seed (it is still tied to the input's partitioning, so keep that fixed too)"
+        )
+        return self.finding(ctx, node.span, message, severity=Severity.WARNING)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
         name = _bound_name(node, call)
@@ -169,6 +191,28 @@ class PartitioningDependentValue(Rule):
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles"),) if shuffle else ()
         severity = Severity.ERROR if shuffle is not None else Severity.WARNING
         return self.finding(ctx, node.span, message, severity=severity, related=related)
+
+
+# Random subsets and where their seed goes: (positional index of the seed, or with a leading
+# `withReplacement` bool, that index + 1).
+_SAMPLERS = {"sample": 1, "randomSplit": 1, "sampleBy": 2}
+_PREVIEWS = frozenset({"show", "count", "display"})
+
+
+def _seeded(node: StageNode) -> bool:
+    if "seed" in node.keywords or node.call is None:
+        return "seed" in node.keywords
+    positional = [a.value for a in node.call.args if a.keyword is None]
+    index = _SAMPLERS[node.method]
+    if node.method == "sample" and (node.receiver == "RDD" or (positional and isinstance(positional[0], cst.Name)
+                                                                and positional[0].value in ("True", "False"))):
+        index += 1  # sample(withReplacement, fraction, seed)
+    return len(positional) > index
+
+
+def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(c.method in _PREVIEWS for c in consumers)
 
 
 def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
