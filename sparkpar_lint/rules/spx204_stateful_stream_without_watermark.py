@@ -61,6 +61,14 @@ class StatefulStreamWithoutWatermark(Rule):
         Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
     ]
     INVALID = [
+        # A watermark that cannot evict anything: complete mode keeps every window forever.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
+            line=4,
+            column=87,
+        ),
         # A key whose name says nothing of its size: a note, and no watermark (it would not help).
         Invalid(
             _PRELUDE + 'clicks.groupBy("page").count()\n', line=4, column=23, severity=Severity.INFO, expected_fix=None
@@ -125,9 +133,11 @@ class StatefulStreamWithoutWatermark(Rule):
                     continue
                 yield self.finding(ctx, node.span, _join_message(node))
                 continue
-            if node.has_watermark_upstream:
-                continue
             grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+            if node.has_watermark_upstream:
+                if _complete_mode(graph, node) and _state_key_space(graph, node, grouping).kind != LABEL:
+                    yield self.finding(ctx, node.span, _COMPLETE_WITH_WATERMARK.format(method=node.method))
+                continue
             space = _state_key_space(graph, node, grouping)
             if space.kind == LABEL:
                 continue  # one state row per label value: bounded, and no watermark could help
@@ -154,6 +164,13 @@ def _keeps_every_row(node: StageNode) -> bool:
     """`dropDuplicates()`/`distinct()` on a stream: the key is the whole row."""
     no_subset = node.call is not None and not node.call.args
     return node.method in ("dropDuplicates", "drop_duplicates", "distinct") and no_subset
+
+
+_COMPLETE_WITH_WATERMARK = (
+    "`{method}` has a watermark upstream, but the query writes in complete mode: every result row is "
+    "re-emitted each trigger, so Spark keeps all state and the watermark drops none; the state grows "
+    "with every new key or window. Use update or append mode, or drop the watermark's promise"
+)
 
 
 def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
