@@ -37,6 +37,7 @@ from sparkpar_lint.graph.values import (
     DriverValue,
     FunctionValue,
     MaybeSparkValue,
+    ProcessorValue,
     QualifiedName,
     SequenceValue,
     SparkValue,
@@ -170,6 +171,8 @@ class GraphBuilder:
             self.exec_block(statement.body.body, class_scope)
             # A module's own class is not Spark: its instances must not be guessed as DataFrames.
             scope.variables[statement.name.value] = UNKNOWN
+            if any(_is_processor_base(self.ev(b.value, scope)) for b in statement.bases):
+                scope.variables[statement.name.value] = ProcessorValue(statement, class_scope)
         elif isinstance(statement, cst.For):
             iterated = self.ev(statement.iter, scope)
             item = iterated.items[0] if isinstance(iterated, SequenceValue) and iterated.items else UNKNOWN
@@ -413,6 +416,9 @@ class GraphBuilder:
             if callee.udf:
                 return self.udf_call(callee, expr, scope)
             return self.inline(callee, expr, scope)
+        if isinstance(callee, ProcessorValue):
+            self.ev_args(expr, scope)
+            return dataclasses.replace(callee, instance=True)
         self.ev_args(expr, scope)
         return MaybeSparkValue("<call>") if isinstance(callee, MaybeSparkValue) else UNKNOWN
 
@@ -552,6 +558,8 @@ class GraphBuilder:
         found = []
         positional = [a for a in call.args if a.keyword is None]
         for index in spec.functions:
+            if index < len(args) and isinstance(args[index], ProcessorValue) and args[index].instance:
+                found.extend(self.processor_methods(args[index], spec.function_role))
             if index < len(args) and isinstance(args[index], FunctionValue):
                 found.append(dataclasses.replace(args[index].function, role=spec.function_role))
             elif index < len(positional):
@@ -561,6 +569,14 @@ class GraphBuilder:
                 found.append(dataclasses.replace(kwargs[name].function, role=spec.function_role))
         self.graph.user_functions.extend(found)
         return found
+
+    def processor_methods(self, processor: ProcessorValue, role: str) -> list[UserFunction]:
+        """A StatefulProcessor's `handleInputRows`: what Spark runs per key and micro-batch."""
+        return [
+            self.user_function(item, item.name.value, role, processor.scope)
+            for item in processor.node.body.body
+            if isinstance(item, cst.FunctionDef) and item.name.value == "handleInputRows"
+        ]
 
     def derive_flow(self, node: StageNode) -> None:
         """The data-trace type and partitioning of the node's output edge."""
@@ -787,6 +803,10 @@ def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
         if isinstance(name, cst.Name):
             names.append(name.value)
     return names
+
+
+def _is_processor_base(value: Value) -> bool:
+    return isinstance(value, QualifiedName) and value.name.rsplit(".", 1)[-1] == "StatefulProcessor"
 
 
 def _flatten(values) -> list[Value]:

@@ -76,6 +76,8 @@ class _Found(Exception):
 def parameter_kinds(function: cst.Lambda | cst.FunctionDef, role: str, receiver: str) -> dict[str, Data]:
     """What each parameter of a function Spark calls holds, by the catalogue's function role."""
     names = parameter_names(function)
+    if names[:1] == ["self"]:
+        names = names[1:]  # a processor's method: Spark passes the key and the rows after self
     count = len(names)
     if role == "group":
         kinds = [KEY, FRAME][-count:] if count <= 2 else []

@@ -237,7 +237,9 @@ def executor_functions(graph) -> list[tuple[UserFunction, bool]]:
     found: dict[int, tuple[UserFunction, bool]] = {}
     for function in graph.user_functions:
         if function.role not in DRIVER_ROLES:
-            found.setdefault(id(function.node), (function, False))
+            # A StatefulProcessor's method: one instance serves every key of a task.
+            processor = function.role == "stateful-processor" and parameter_names(function.node)[:1] == ["self"]
+            found.setdefault(id(function.node), (function, processor))
     for function in _bound_methods(graph):
         found.setdefault(id(function.node), (function, True))
     return list(found.values())

@@ -94,3 +94,12 @@ class DriverValue(Value):
     """A result on the driver (collect(), first(), count()) from stage `node`."""
 
     node: int
+
+
+@dataclass(frozen=True)
+class ProcessorValue(Value):
+    """A class of this module deriving from StatefulProcessor (`instance`: an object of it)."""
+
+    node: object = field(compare=False, repr=False)
+    scope: object = field(compare=False, repr=False, default=None)
+    instance: bool = False

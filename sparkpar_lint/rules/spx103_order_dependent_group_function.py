@@ -323,6 +323,19 @@ class OrderDependentGroupFunction(Rule):
             column=18,
             expected_fix=None,
         ),
+        # A transformWithState processor: its rows per key arrive in shuffle order.
+        Invalid(
+            "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
+            "class FirstVisit(StatefulProcessor):\n"
+            "    def handleInputRows(self, key, rows, timer_values):\n"
+            "        for pdf in rows:\n"
+            "            yield pdf.head(1)\n"
+            'def run(stream):\n    return stream.groupBy("user").transformWithStateInPandas(FirstVisit(), "u string", "append", "None")\n',
+            line=5,
+            column=18,
+            related_lines=(7,),
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from sparkpar_lint.graph.processors import state_handles
 from sparkpar_lint.graph.user_functions import executor_functions, mutations
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -122,14 +125,34 @@ class HiddenMutableState(Rule):
             line=6,
             column=4,
         ),
+        # A processor's own attribute, shared by every key its task handles; the state handle is fine.
+        Invalid(
+            "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
+            "class Totals(StatefulProcessor):\n"
+            "    def init(self, handle):\n"
+            '        self.total = handle.getValueState("total", "t long")\n'
+            "        self.rows_seen = 0\n"
+            "    def handleInputRows(self, key, rows, timer_values):\n"
+            "        for pdf in rows:\n"
+            "            self.rows_seen += len(pdf)\n"
+            "            self.total.update((len(pdf),))\n"
+            "        yield from ()\n"
+            'def run(stream):\n    return stream.groupBy("k").transformWithStateInPandas(Totals(), "t long", "append", "None")\n',
+            line=8,
+            column=12,
+            related_lines=(6,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for function, is_method in executor_functions(graph):
+            handles = state_handles(graph, function) if function.role == "stateful-processor" else frozenset()
             for name, where in mutations(function, receiver_is_captured=is_method):
                 if graph.shared_variables.get(name) == "Accumulator":
                     continue
+                if handles and _through_handle(where, handles):
+                    continue  # `self.count.update(...)`: Spark's state store, kept per key
                 yield self._finding(ctx, function, name, where)
 
     def _finding(self, ctx: RuleContext, function, name: str, where) -> Finding:
@@ -142,3 +165,16 @@ class HiddenMutableState(Rule):
         )
         related = (RelatedLocation(function.span, f"`{function.name}` is defined here and Spark runs it in tasks"),)
         return self.finding(ctx, ctx.graph.span_of(where), message, related=related)
+
+
+def _through_handle(where: cst.CSTNode, handles: frozenset[str]) -> bool:
+    """The mutation is a call on a state handle attribute: `self.<handle>.<method>(...)`."""
+    call = where.value if isinstance(where, cst.Expr) else where
+    func = call.func if isinstance(call, cst.Call) else None
+    target = func.value if isinstance(func, cst.Attribute) else None
+    return (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and target.attr.value in handles
+    )

@@ -11,6 +11,7 @@ from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, key_space
+from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -39,6 +40,17 @@ class StatefulStreamWithoutWatermark(Rule):
     summary = "A streaming stateful operator with no `withWatermark` upstream: state grows without bound."
     fix_safety = UNSAFE
     VALID = [
+        # A transformWithState processor whose state expires (a TTL on its handle).
+        Valid(
+            _PRELUDE
+            + "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
+            + "class LastSeen(StatefulProcessor):\n"
+            + "    def init(self, handle):\n"
+            + '        self.last = handle.getValueState("last", "ts long", 3600000)\n'
+            + "    def handleInputRows(self, key, rows, timer_values):\n"
+            + "        yield from ()\n"
+            + 'clicks.groupBy("user_id").transformWithStateInPandas(LastSeen(), "ts long", "append", "None")\n'
+        ),
         Valid(
             _PRELUDE
             + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n'
@@ -134,6 +146,8 @@ class StatefulStreamWithoutWatermark(Rule):
                 yield self.finding(ctx, node.span, _join_message(node))
                 continue
             grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+            if _processor_expires_state(graph, node):
+                continue
             if node.has_watermark_upstream:
                 if _complete_mode(graph, node) and _state_key_space(graph, node, grouping).kind != LABEL:
                     yield self.finding(ctx, node.span, _COMPLETE_WITH_WATERMARK.format(method=node.method))
@@ -171,6 +185,12 @@ _COMPLETE_WITH_WATERMARK = (
     "re-emitted each trigger, so Spark keeps all state and the watermark drops none; the state grows "
     "with every new key or window. Use update or append mode, or drop the watermark's promise"
 )
+
+
+def _processor_expires_state(graph: StageGraph, node: StageNode) -> bool:
+    """A transformWithState processor that sets a TTL or timers bounds its own state."""
+    classes = [processor_class(graph, f) for f in node.functions if f.role == "stateful-processor"]
+    return any(c is not None and expires_state(c) for c in classes)
 
 
 def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
