@@ -193,3 +193,20 @@ def test_databricks_sql_cell_is_analysed_in_file_lines(sparkpar_cli, tmp_path):
     (tmp_path / "job.py").write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n# MAGIC %sql\n{magic}")
     result = sparkpar_cli("lint", "--select", "SPX106", "--format", "concise", "job.py")
     assert result.stdout.startswith("job.py:23:9: SPX106 "), result.output
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "pip install kafka-python",  # automagic: IPython runs it without `%`
+        "ls ~/data\ncd /tmp",
+        "! ls -la  # a space after the bang",
+        "! cd repo && rm *\n! cp a b",  # a shell line ending in `*` continues nothing
+        "total = (a\n    % b)",  # a continuation line starting with `%` is Python
+        "files = !ls\n%matplotlib inline",
+    ],
+)
+def test_valid_ipython_is_never_spx901(sparkpar_cli, tmp_path, cell):
+    (tmp_path / "job.ipynb").write_text(notebook(("code", cell), ("code", "df = spark.range(3)")))
+    result = lint(sparkpar_cli, "--format", "concise", "job.ipynb")
+    assert result.exit_code == 0, result.output

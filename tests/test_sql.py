@@ -92,3 +92,18 @@ def test_the_linter_never_imports_pyspark_for_sql():
         "assert 'pyspark' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_sql_over_a_streaming_view_is_streaming():
+    code = (
+        "events = spark.readStream.format('kafka').load()\n"
+        "events.createOrReplaceTempView('events')\n"
+        "spark.sql('SELECT user, count(*) AS n FROM events GROUP BY user')"
+        ".writeStream.outputMode('complete').start()\n"
+    )
+    assert findings(code, "SPX204")
+
+
+def test_unsupported_statements_print_nothing(capfd):
+    analyze("job.py", PRELUDE + "spark.sql(f'ALTER TABLE {t} SET TAGS (\"{k}\")')\n")
+    assert capfd.readouterr().err == ""

@@ -13,6 +13,12 @@ MASK = "#sparkpar-masked:"
 # Cell magics whose body is still Python (timing, capturing output).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _ASSIGNED_MAGIC = re.compile(r"^\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+# IPython runs these without `%` (automagic) or as shell commands; only tried when a cell does
+# not parse otherwise, since `ls -l` is also a valid Python expression.
+_AUTOMAGIC = re.compile(
+    r"^\s*(pip|conda|ls|cd|pwd|cat|mkdir|rm|cp|mv|less|man|clear|env|history|who|whos|alias|unalias"
+    r"|load_ext|reload_ext|matplotlib|pylab|time|timeit|run|sx|system|pinfo|pip3)\b(?!\s*[=(.\[,:])"
+)
 _CONTINUED = re.compile(r"(\\|[(\[{,]|[-+*/%&|^=<>])\s*$")
 
 
@@ -54,13 +60,14 @@ def mask_all(lines: list[str]) -> list[str]:
     return [MASK + line for line in lines]
 
 
-def mask_magics(lines: list[str]) -> list[str]:
+def mask_magics(lines: list[str], automagic: bool = False) -> list[str]:
     masked, previous = [], ""
     for line in lines:
-        if is_magic(line, previous):
+        if is_magic(line, previous) or (automagic and _AUTOMAGIC.match(line) and not _CONTINUED.search(previous)):
             masked.append(mask_line(line))
-        else:
-            masked.append(line)
+            previous = ""  # a shell line ending in `*` or `&&` continues nothing in Python
+            continue
+        masked.append(line)
         if line.strip() and not line.lstrip().startswith("#"):
             previous = line
     return masked

@@ -107,15 +107,20 @@ def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> li
         return list(cell.lines)
     if cell.kind == "sql":
         return _wrap_sql(cell, databricks) or mask_all(cell.lines)
-    masked = mask_magics(cell.lines)
-    try:
-        ast.parse("".join(line + "\n" for line in masked))
-    except SyntaxError as error:
-        virtual.broken.append((cell, error))
-        return mask_all(cell.lines)
-    except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
-        return mask_all(cell.lines)
-    return masked
+    # Plain Python first (a continuation line may start with `%`), then with magics masked, then
+    # with automagic shell commands (`pip install x`, `ls`) masked too.
+    errors = []
+    for candidate in (cell.lines, mask_magics(cell.lines), mask_magics(cell.lines, automagic=True)):
+        try:
+            ast.parse("".join(line + "\n" for line in candidate))
+        except SyntaxError as error:
+            errors.append(error)
+            continue
+        except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
+            return mask_all(cell.lines)
+        return candidate
+    virtual.broken.append((cell, errors[1]))  # the error with magics masked, as IPython sees it
+    return mask_all(cell.lines)
 
 
 def _wrap_sql(cell: Cell, databricks: bool) -> list[str] | None:

@@ -7,12 +7,17 @@ depth), after that query's own `SELECT`.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
+
+# sqlglot logs a warning for statements it keeps as opaque commands (ALTER ... SET TAGS); a
+# linter reading user strings must not print them.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 _SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
 

@@ -51,6 +51,8 @@ class SqlContext:
             spec=self.catalogue.operator(kind, method),
             span=span,
             inputs=[i for i in inputs if i is not None],
+            # SQL over a streaming temp view is a streaming query.
+            streaming=any(self.graph.node(i).streaming for i in inputs if i is not None),
             keys=tuple(keys),
             columns=ColumnExpr(tuple(calls), tuple(keys)),
             positional_count=len(keys),
