@@ -77,8 +77,13 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=8,
             related_lines=(6,),
-            # No sort to read the order from: no automatic fix.
-            expected_fix=None,
+            # No sort and a streaming source: no order to read, so the list is sorted (unsafe).
+            expected_fix="import pyspark.sql.functions as fn\n"
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'events = spark.readStream.format("kafka").load()\n'
+            'pages = fn.array_sort(fn.collect_list("page"))\n'
+            'events.groupBy("user").agg(pages)\n',
         ),
         Invalid(
             "from pyspark.sql.functions import last as final_value\n"
@@ -87,6 +92,12 @@ class OrderDependentAggregate(Rule):
             line=3,
             column=34,
             related_lines=(3,),
+            # No order anywhere: `max`, one of the answers `last` can give (unsafe). `max` would
+            # shadow the builtin, so it comes through a new `F` alias; the unused import goes.
+            expected_fix="from pyspark.sql import functions as F\n"
+            "\n"
+            "def latest(df):\n"
+            '    return df.groupBy("user").agg(F.max("page"))\n',
         ),
         Invalid(
             _PRELUDE
@@ -235,13 +246,37 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
-            return None
+            return _one_of_its_answers(call)
         keys, safety, (extra, imports) = (SEQUENCE_COLUMN,), UNSAFE, parts
     replacement = _ordered_aggregate(call, keys)
     if replacement is None:
         return None
     new_call, more, what = replacement
     return Fix(safety, what, ((call.call, new_call), *extra), imports + more)
+
+
+def _one_of_its_answers(call: ColumnCall) -> Fix | None:
+    """With no order anywhere to take (no sort, rows not straight from a source), the answer
+    that is one of those the aggregate can already give, whatever the partitioning: `first` →
+    `min`, `last` → `max` (a value of one of the group's rows, null only when all are), and
+    `collect_list` → `array_sort(collect_list)` (one of its orders). Unsafe: it picks the
+    smallest, which may not be the row the author meant.
+    """
+    if call.from_sql:
+        return None
+    value = call.call.args[0].value.deep_clone()
+    if call.function in _FIRST | _LAST:
+        chooser = "min" if call.function in _FIRST else "max"
+        replacement, imports = column_function(call.call, chooser, [value])
+        what = f"`{call.function}` → `{chooser}`: no order to read, so the {'smallest' if chooser == 'min' else 'largest'} value"
+    elif call.function in _LISTS:
+        collected, imports = column_function(call.call, call.function, [value])
+        replacement, more = column_function(call.call, "array_sort", [collected])
+        imports += more
+        what = f"`{call.function}` → `array_sort({call.function})`: no order to read, so sorted values"
+    else:
+        return None
+    return Fix(UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports)
 
 
 def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):

@@ -237,11 +237,15 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
         what = f"the first row by the `{sort.method}` order (then the whole row)"
     else:
         parts = sequence_parts(graph, node, like)
-        if parts is None:
-            return None
-        (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
-        drops = (RANK_COLUMN, SEQUENCE_COLUMN)
-        what = "the first row to arrive (a sequence number taken at the source)"
+        if parts is not None:
+            (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
+            drops = (RANK_COLUMN, SEQUENCE_COLUMN)
+            what = "the first row to arrive (a sequence number taken at the source)"
+        else:
+            # No order anywhere to read: the smallest row, one of those the job could keep.
+            tie, imports = whole_row(like)
+            order, safety = [tie], UNSAFE
+            what = "the smallest row (no order to read; one of the rows it could already keep)"
     window, window_imports = window_class(graph)
     spec = method_call(method_call(window, "partitionBy", [string(k) for k in node.keys]), "orderBy", order)
     numbered, more = column_function(like, "row_number", [])

@@ -11,7 +11,14 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.fixes.chain import append_after, method_call
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import sort_arguments, sort_reaches, watermark_column, window_class
+from sparkpar_lint.fixes.ordering import (
+    functions_like,
+    sort_arguments,
+    sort_reaches,
+    watermark_column,
+    whole_row,
+    window_class,
+)
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
@@ -121,7 +128,18 @@ class UnorderedWindow(Rule):
             line=6,
             column=31,
             related_lines=(4,),
-            expected_fix=None,
+            # No order anywhere: the whole row orders the spec where the helper builds it (unsafe).
+            expected_fix="import pyspark.sql.functions as fn\n"
+            "from pyspark.sql import Window\n"
+            "def by(key):\n"
+            "    return (\n"
+            "        Window.partitionBy(key)\n"
+            '        .orderBy(fn.to_json(fn.struct("*")))\n'
+            "        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)\n"
+            "    )\n"
+            "def latest(df):\n"
+            '    return df.select("device", fn.last("status", ignorenulls=True)\n'
+            '                     .over(by("device")).alias("status"))\n',
         ),
         Invalid(
             _PRELUDE + 'events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")\n',
@@ -277,12 +295,18 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
         last = max(consumers, key=lambda n: n.id)
         chain = {n.id for n in graph.upstream(last)}
         parts = sequence_parts(graph, last, call.call) if all(n is last or n.id in chain for n in consumers) else None
-        if parts is None:
-            return None
-        (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
-        what = "arrival order (a sequence number taken at the source)"
-        if last.spec.forwarding == "all":
-            extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
+        if parts is not None:
+            (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
+            what = "arrival order (a sequence number taken at the source)"
+            if last.spec.forwarding == "all":
+                extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
+        elif call.window.has_frame:
+            return None  # a frame of its own: the author meant an order, which is theirs to name
+        else:
+            # No order anywhere to read: the whole row decides, one of the orders the job could see.
+            tie, imports = whole_row(functions_like(graph))
+            order, safety = [tie], UNSAFE
+            what = "the whole row (no order to read; one of the orders the rows could arrive in)"
     window, window_imports = window_class(graph)
     frame = None
     if not call.window.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):

@@ -1,0 +1,64 @@
+"""Findings with no order anywhere to read (a helper's DataFrame parameter, no sort, no source)
+still get an unsafe fix: one of the answers the job can already give, the same under every
+partitioning. Each fix parses, silences its rule, and a second run changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkpar_lint.analysis import analyze
+from sparkpar_lint.fixes.engine import fix_source
+
+CASES = {
+    "SPX101-first-in-helper": (
+        "SPX101",
+        "from pyspark.sql.functions import count, first\n"
+        "\n"
+        "def summarise(issues):\n"
+        '    return issues.groupBy("dataset", "issue_type").agg(\n'
+        '        count("*").alias("count"),\n'
+        '        first("severity").alias("severity"),  # same for the whole group\n'
+        "    )\n",
+        '        F.min("severity").alias("severity"),  # same for the whole group\n',
+    ),
+    "SPX101-collect-list-in-helper": (
+        "SPX101",
+        "from pyspark.sql import functions as F\n"
+        "\n"
+        "def actions(clicks):\n"
+        '    return clicks.groupBy("session").agg(F.collect_list("action").alias("actions"))\n',
+        '    return clicks.groupBy("session").agg(F.array_sort(F.collect_list("action")).alias("actions"))\n',
+    ),
+    "SPX102-dedup-in-helper": (
+        "SPX102",
+        "from pyspark.sql import DataFrame\n"
+        "\n"
+        "def one_per_key(df: DataFrame) -> DataFrame:\n"
+        '    return df.dropDuplicates(["key"])\n',
+        'Window.partitionBy("key").orderBy(F.to_json(F.struct("*")))',
+    ),
+    "SPX104-window-built-in-another-statement": (
+        "SPX104",
+        "from pyspark.sql import Window, functions as F\n"
+        "\n"
+        'by_session = Window.partitionBy("session")\n'
+        "\n"
+        "def entry(views):\n"
+        '    return views.withColumn("entry_page", F.first("page").over(by_session))\n',
+        'by_session = Window.partitionBy("session").orderBy(F.to_json(F.struct("*")))\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_no_order_to_read_still_gets_a_deterministic_fix(case: str):
+    rule, code, expected_line = CASES[case]
+    findings = [f for f in analyze("job.py", code) if f.rule_id == rule]
+    assert findings and all(f.fix is not None and f.fix.safety == "unsafe" for f in findings)
+    assert not fix_source("job.py", code, {rule}).changed  # unsafe: not applied by default
+    fixed = fix_source("job.py", code, {rule}, unsafe=True).fixed
+    compile(fixed, "job.py", "exec")
+    assert expected_line in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == rule] == []
+    assert fix_source("job.py", fixed, {rule}, unsafe=True).fixed == fixed
+    assert "import min" not in fixed and "import max" not in fixed
