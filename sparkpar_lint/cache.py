@@ -19,7 +19,7 @@ from pathlib import Path
 from sparkpar_lint.model import Finding
 
 CACHE_DIR_NAME = ".sparkpar_cache"
-_FORMAT = "1"
+_FORMAT = "2"
 
 
 class Cache:
@@ -34,20 +34,24 @@ class Cache:
         digest.update(b"\0" + analysis_fingerprint().encode())
         return digest.hexdigest()
 
-    def get(self, key: str) -> list[Finding] | None:
+    def get(self, key: str) -> tuple[list[Finding], list[Finding]] | None:
+        """(reported, suppressed) findings, or None on a miss."""
         try:
             with open(self._entry(key), encoding="utf-8") as handle:
-                return [Finding.from_dict(d) for d in json.load(handle)]
+                entry = json.load(handle)
+            return ([Finding.from_dict(d) for d in entry["findings"]],
+                    [Finding.from_dict(d) for d in entry["suppressed"]])
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or damaged entries are just misses
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], suppressed: list[Finding] = ()) -> None:
         try:
             self._prepare()
             # Write then rename, so parallel runs never read half an entry.
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump([f.to_dict() for f in findings], handle)
+                json.dump({"findings": [f.to_dict() for f in findings],
+                           "suppressed": [f.to_dict() for f in suppressed]}, handle)
             os.replace(tmp, self._entry(key))
         except OSError:
             pass  # a read-only checkout still lints, just without a cache

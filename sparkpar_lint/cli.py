@@ -99,6 +99,7 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
     text = render(
         outcome.findings,
         sources=outcome.sources,
+        suppressed=outcome.suppressed,
         files_checked=outcome.files_checked,
         color=progress,
     )

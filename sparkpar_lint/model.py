@@ -104,3 +104,5 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None
+    # Findings a `noqa` / `sparkpar: ignore` comment silenced (SARIF reports them as suppressed).
+    suppressed: list[Finding] = field(default_factory=list)

@@ -36,7 +36,7 @@ class RunResult:
     # Path-level problems (missing path, unreadable directory): the run exits 2.
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    # Source text of files with findings, for renderers that show code frames.
+    # Source text of files with findings (suppressed ones too), for code frames and SARIF.
     sources: dict[str, str] = field(default_factory=dict)
     files_checked: int = 0
     cache_hits: int = 0
@@ -44,6 +44,10 @@ class RunResult:
     @property
     def findings(self) -> list[Finding]:
         return sorted((f for r in self.results for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        return sorted((f for r in self.results for f in r.suppressed), key=Finding.sort_key)
 
     @property
     def all_errors(self) -> list[str]:
@@ -91,16 +95,17 @@ def run(
     done = len(found.files) - len(pending)
     for job, result, source in _analyse_all(pending, jobs, file_timeout):
         if cache is not None and job.cache_key is not None and result.error is None:
-            cache.put(job.cache_key, result.findings)
+            cache.put(job.cache_key, result.findings, result.suppressed)
         outcome.results.append(result)
-        if result.findings:
+        if result.findings or result.suppressed:
             outcome.sources.update(source)
         done += 1
         if on_progress is not None:
             on_progress(done, len(found.files))
     for result in outcome.results:
         result.findings = _override_severity(result.findings, config)
-        if result.findings and not any(key in outcome.sources for key in _frame_keys(result)):
+        result.suppressed = _override_severity(result.suppressed, config)
+        if (result.findings or result.suppressed) and not any(key in outcome.sources for key in _frame_keys(result)):
             outcome.sources.update(_read_sources(result))
     outcome.results.sort(key=lambda r: r.path)
     return outcome
@@ -116,7 +121,7 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
     from sparkpar_lint.analysis import analyze
     from sparkpar_lint.sources import is_notebook
-    from sparkpar_lint.suppressions import apply_suppressions
+    from sparkpar_lint.suppressions import split_suppressions
 
     if is_notebook(path, data):
         return _check_notebook(path, data, rule_ids)
@@ -129,7 +134,8 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
         # A lint run reports fixes by their safety only; the rewrites themselves (closures over
         # CST nodes) stay in this process, since results may cross to the parent worker pool.
         findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
-        return FileResult(path, apply_suppressions(findings, source)), {path: source}
+        kept, suppressed = split_suppressions(findings, source)
+        return FileResult(path, kept, suppressed=suppressed), {path: source}
     except RecursionError:
         return FileResult(path, error=f"{path}: internal error: nesting too deep to analyse"), {}
     except MemoryError:
@@ -195,7 +201,7 @@ def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | N
     if cache is not None:
         cached = cache.get(key)
         if cached is not None:
-            return _CachedResult(path, cached), None
+            return _CachedResult(path, cached[0], suppressed=cached[1]), None
     return None, _Job(path, data, file_rules, key)
 
 
@@ -244,7 +250,7 @@ def _override_severity(findings: list[Finding], config: Config) -> list[Finding]
 def _frame_keys(result: FileResult) -> set[str]:
     from sparkpar_lint.sources.notebook import cell_key
 
-    return {cell_key(result.path, f.cell) for f in result.findings}
+    return {cell_key(result.path, f.cell) for f in [*result.findings, *result.suppressed]}
 
 
 def _read_sources(result: FileResult) -> dict[str, str]:

@@ -32,11 +32,19 @@ def suppressed_codes(source: str) -> dict[int, frozenset[str]]:
 
 
 def apply_suppressions(findings: list[Finding], source: str) -> list[Finding]:
+    return split_suppressions(findings, source)[0]
+
+
+def split_suppressions(findings: list[Finding], source: str) -> tuple[list[Finding], list[Finding]]:
+    """(reported, suppressed): SARIF still lists the suppressed ones, marked as such."""
     # Tokenizing costs a noticeable share of a parse, so skip it when no comment could match.
     if not findings or ("noqa" not in source.lower() and "sparkpar:" not in source.lower()):
-        return findings
+        return findings, []
     by_line = suppressed_codes(source)
-    return [f for f in findings if not _is_suppressed(f, by_line.get(f.span.line))]
+    kept, suppressed = [], []
+    for finding in findings:
+        (suppressed if _is_suppressed(finding, by_line.get(finding.span.line)) else kept).append(finding)
+    return kept, suppressed
 
 
 def _is_suppressed(finding: Finding, codes: frozenset[str] | None) -> bool:

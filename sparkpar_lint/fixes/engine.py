@@ -46,6 +46,11 @@ def fixable(finding: Finding, unsafe: bool) -> bool:
     return isinstance(finding.fix, Fix) and (finding.fix.safety == SAFE or unsafe)
 
 
+def apply_fixes(module: cst.Module, fixes: list[Fix]) -> str:
+    """The code of `module` with `fixes` (of findings on this very module) applied, one pass."""
+    return _apply(module, fixes)
+
+
 def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool = False) -> FixOutcome:
     outcome = FixOutcome(path, source, source)
     for _ in range(MAX_PASSES):

@@ -1,13 +1,22 @@
-"""SARIF 2.1.0 for code-scanning services, with each rule's doc page as its help text."""
+"""SARIF 2.1.0 for code-scanning services, with each rule's doc page as its help text.
+
+Each result carries a `partialFingerprints` entry that survives edits elsewhere in the file (so
+code scanning tracks a finding across commits), the fix `sparkpar fix` would make as `fixes`, and
+findings silenced by a `noqa` comment are listed with an in-source `suppressions` entry.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from importlib import metadata
-from collections.abc import Sequence
 from pathlib import PurePath
 
+from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
 from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.sources.notebook import cell_key
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
 
@@ -15,9 +24,34 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def render(findings: Sequence[Finding], **_context) -> str:
+FINGERPRINT = "sparkparFindingHash/v1"
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    sources: Mapping[str, str] | None = None,
+    suppressed: Sequence[Finding] = (),
+    **_context,
+) -> str:
     rules = all_rules()
     index = {rule.id: i for i, rule in enumerate(rules)}
+    sources = sources or {}
+    fixes = _fixes(findings, sources)
+    fingerprints = _fingerprints([*findings, *suppressed], sources)
+    results = []
+    for finding in findings:
+        result = _result(finding, index)
+        result["partialFingerprints"] = {FINGERPRINT: fingerprints[id(finding)]}
+        fix = fixes.get((finding.path, finding.rule_id, finding.span))
+        if fix is not None:
+            result["fixes"] = [_fix(finding.path, fix, sources[finding.path])]
+        results.append(result)
+    for finding in suppressed:
+        result = _result(finding, index)
+        result["partialFingerprints"] = {FINGERPRINT: fingerprints[id(finding)]}
+        result["suppressions"] = [{"kind": "inSource"}]
+        results.append(result)
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -30,7 +64,9 @@ def render(findings: Sequence[Finding], **_context) -> str:
                         "rules": [_descriptor(rule) for rule in rules],
                     }
                 },
-                "results": [_result(f, index) for f in findings],
+                # LibCST counts columns in code points, and so does every region here.
+                "columnKind": "unicodeCodePoints",
+                "results": results,
             }
         ],
     }
@@ -69,6 +105,70 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
             for i, r in enumerate(finding.related)
         ]
     return result
+
+
+def _fixes(findings: Sequence[Finding], sources: Mapping[str, str]) -> dict[tuple, FindingFix]:
+    """(path, rule id, span) -> fix, from one re-analysis of each file that has a fixable finding."""
+    wanted: dict[str, set[str]] = {}
+    for finding in findings:
+        if finding.fix_safety is not None and finding.cell is None and finding.path in sources:
+            wanted.setdefault(finding.path, set()).add(finding.rule_id)
+    fixes = {}
+    for path, rule_ids in wanted.items():
+        for (rule_id, span), fix in finding_fixes(path, sources[path], rule_ids).items():
+            fixes[(path, rule_id, span)] = fix
+    return fixes
+
+
+def _fix(path: str, fix: FindingFix, source: str) -> dict:
+    # Regions as character offsets: an edit may end past the last line (an import added at the
+    # end, a last line without a newline), which no line/column pair can name.
+    starts = [0]
+    for line in lines(source):
+        starts.append(starts[-1] + len(line))
+    description = fix.description if fix.safety == "safe" else (
+        f"{fix.description} (unsafe: it makes a choice; `sparkpar fix --unsafe-fixes` applies it)")
+    return {
+        "description": {"text": description},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": _uri(path)},
+            "replacements": [
+                {
+                    "deletedRegion": {"charOffset": starts[edit.start_line - 1],
+                                      "charLength": starts[edit.end_line - 1] - starts[edit.start_line - 1]},
+                    "insertedContent": {"text": edit.text},
+                }
+                for edit in fix.edits
+            ],
+        }],
+        "properties": {"safety": fix.safety},
+    }
+
+
+def _fingerprints(findings: Sequence[Finding], sources: Mapping[str, str]) -> dict[int, str]:
+    """A hash of the rule, the path and the flagged code (whitespace-insensitive) plus its
+    occurrence number among identical ones: edits elsewhere in the file, which move line
+    numbers, leave it unchanged."""
+    seen: Counter = Counter()
+    fingerprints = {}
+    for finding in sorted(findings, key=Finding.sort_key):
+        code = _span_text(sources.get(cell_key(finding.path, finding.cell)), finding.span) or finding.message
+        identity = (finding.rule_id, finding.path, str(finding.cell or ""), " ".join(code.split()))
+        seen[identity] += 1
+        text = "\0".join((*identity, str(seen[identity])))
+        fingerprints[id(finding)] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return fingerprints
+
+
+def _span_text(source: str | None, span: Span) -> str | None:
+    if source is None:
+        return None
+    text = lines(source)[span.line - 1: span.end_line]
+    if not text:
+        return None
+    if len(text) == 1:
+        return text[0][span.column: span.end_column]
+    return "".join([text[0][span.column:], *text[1:-1], text[-1][: span.end_column]])
 
 
 def _location(path: str, span: Span, cell: int | None = None) -> dict:

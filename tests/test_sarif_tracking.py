@@ -1,0 +1,107 @@
+"""SARIF from a real `sparkpar lint` run: fixes that really fix, noqa as suppressions, and
+fingerprints that survive unrelated edits — all valid against the SARIF schema subset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.test_output_formats import SARIF_SCHEMA
+
+JOB = '''\
+from pyspark.sql import functions as F
+
+
+def latest(df):
+    return df.orderBy("ts").groupBy("k").agg(F.first("v"))
+
+
+def quiet(df):
+    return df.groupBy("k").agg(F.first("v"))  # noqa: SPX101
+'''
+
+
+def _sarif(sparkpar_cli, *paths: str) -> dict:
+    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", *paths)
+    log = json.loads(result.output)
+    jsonschema.validate(log, SARIF_SCHEMA)
+    return log["runs"][0]
+
+
+def _apply(source: str, fix: dict) -> str:
+    (change,) = fix["artifactChanges"]
+    for replacement in sorted(change["replacements"], key=lambda r: -r["deletedRegion"]["charOffset"]):
+        region = replacement["deletedRegion"]
+        start, end = region["charOffset"], region["charOffset"] + region["charLength"]
+        source = source[:start] + replacement.get("insertedContent", {}).get("text", "") + source[end:]
+    return source
+
+
+def test_fix_suppression_and_fingerprint_are_valid_sarif(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text(JOB)
+    run = _sarif(sparkpar_cli, "job.py")
+    assert run["columnKind"] == "unicodeCodePoints"
+    reported, silenced = run["results"]
+    assert reported["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    assert "suppressions" not in reported
+    assert silenced["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
+    assert silenced["suppressions"] == [{"kind": "inSource"}] and "fixes" not in silenced
+    (fix,) = reported["fixes"]
+    assert fix["properties"]["safety"] == "safe"
+    assert fix["artifactChanges"][0]["artifactLocation"]["uri"] == "job.py"
+    fingerprints = {r["partialFingerprints"]["sparkparFindingHash/v1"] for r in run["results"]}
+    assert len(fingerprints) == 2
+
+
+def test_the_sarif_fix_makes_the_finding_go_away(sparkpar_cli, tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    (reported, _) = _sarif(sparkpar_cli, "job.py")["results"]
+    fixed = _apply(JOB, reported["fixes"][0])
+    assert 'F.min(F.struct("ts", "v")).getField("v")' in fixed
+    job.write_text(fixed)
+    run = _sarif(sparkpar_cli, "job.py")
+    assert [r.get("suppressions") for r in run["results"]] == [[{"kind": "inSource"}]]
+
+
+def test_fingerprints_survive_edits_that_move_the_finding(sparkpar_cli, tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    before = [r["partialFingerprints"] for r in _sarif(sparkpar_cli, "job.py")["results"]]
+    job.write_text('"""Daily jobs."""\n\nimport os\n' + JOB.replace("def latest(df):", "def latest(df):\n    os.getcwd()"))
+    after = _sarif(sparkpar_cli, "job.py")["results"]
+    assert after[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
+    assert [r["partialFingerprints"] for r in after] == before
+
+
+def test_identical_findings_get_distinct_fingerprints(sparkpar_cli, tmp_path):
+    twice = JOB + "\n\ndef again(df):\n    return df.orderBy(\"ts\").groupBy(\"k\").agg(F.first(\"v\"))\n"
+    (tmp_path / "job.py").write_text(twice)
+    run = _sarif(sparkpar_cli, "job.py")
+    prints = [r["partialFingerprints"]["sparkparFindingHash/v1"] for r in run["results"]]
+    assert len(prints) == 3 and len(set(prints)) == 3
+
+
+@pytest.mark.parametrize("damage", [
+    lambda r: r["suppressions"][0].update(kind="inline"),
+    lambda r: r["partialFingerprints"].update(x=1),
+    lambda r: r.setdefault("fixes", [{"artifactChanges": []}]),
+])
+def test_schema_rejects_malformed_fix_suppression_and_fingerprint(sparkpar_cli, tmp_path, damage):
+    (tmp_path / "job.py").write_text(JOB)
+    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "job.py")
+    log = json.loads(result.output)
+    damage(log["runs"][0]["results"][1])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(log, SARIF_SCHEMA)
+
+
+def test_suppressed_findings_are_cached_too(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text(JOB)
+    first = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "job.py").output
+    assert any(Path(tmp_path, ".sparkpar_cache").glob("*.json"))
+    second = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "job.py").output
+    assert json.loads(second)["runs"][0]["results"] == json.loads(first)["runs"][0]["results"]
