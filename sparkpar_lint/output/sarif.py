@@ -16,9 +16,9 @@ from pathlib import PurePath
 
 from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
 from sparkpar_lint.model import Finding, Severity, Span
-from sparkpar_lint.sources.notebook import cell_key
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
+from sparkpar_lint.sources.notebook import cell_key
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
