@@ -20,7 +20,8 @@ from sparkpar_lint.selection import check_selection, comma_list
 
 # Commands other modules own; each is added only when its module is present.
 _OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"),
-                      ("sparkpar_lint.plan.profile_command", "profile"))
+                      ("sparkpar_lint.plan.profile_command", "profile"),
+                      ("sparkpar_lint.server.command", "server"))
 
 
 def _rule_classes():

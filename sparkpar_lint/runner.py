@@ -116,6 +116,24 @@ def effective_rules(config: Config, all_ids: Iterable[str], select=None, ignore=
     return selected_rules(all_ids, select or config.select, (*config.ignore, *ignore))
 
 
+def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str],
+               cache: Cache | None = None) -> FileResult:
+    """One file's result from bytes in hand (an editor's unsaved buffer), as `run` reports it:
+    the same per-file ignores, cache, suppressions and severity overrides."""
+    file_rules = frozenset(_per_file_rules(path, config, rule_ids))
+    key = cache.key(path, data, file_rules) if cache is not None else None
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        result = FileResult(path, cached[0], suppressed=cached[1])
+    else:
+        result, _ = check_source(path, data, file_rules)
+        if cache is not None and result.error is None:
+            cache.put(key, result.findings, result.suppressed)
+    result.findings = _override_severity(result.findings, config)
+    result.suppressed = _override_severity(result.suppressed, config)
+    return result
+
+
 def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, dict[str, str]]:
     """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""

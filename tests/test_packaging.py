@@ -37,6 +37,16 @@ def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
     assert "sparkpar = pytest_sparkpar.plugin" in text
 
 
+def test_wheel_ships_every_package_of_the_tree(wheel):
+    # setuptools is given an explicit package list: a new subpackage missing from it would work
+    # in an editable install and vanish from the wheel.
+    names = set(wheel.namelist())
+    for top in ("sparkpar_lint", "pytest_sparkpar"):
+        for init in (REPO / top).rglob("__init__.py"):
+            shipped = init.relative_to(REPO).as_posix()
+            assert shipped in names, f"{shipped} is not in the wheel: add it to pyproject.toml"
+
+
 def test_pre_commit_hook_declaration():
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "sparkpar" and hook["entry"] == "sparkpar lint"
@@ -54,7 +64,7 @@ def test_readme_gives_the_two_newcomer_commands_exactly():
         "python -m venv .venv && . .venv/bin/activate && pip install '.[test]' && pytest" in readme
     )
     for section in ("## CLI", "## Output formats", "## Configuration", "## Suppressions",
-                    "## pre-commit", "## Cache", "## The pytest plugin", "## sparkpar fix",
+                    "## pre-commit", "## Cache", "## In the editor", "## Install", "## The pytest plugin", "## sparkpar fix",
                     "## sparkpar plan"):
         assert f"\n{section}\n" in readme, section
 

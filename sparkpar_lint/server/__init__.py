@@ -1,0 +1,1 @@
+"""`sparkpar server`: findings in the editor over the Language Server Protocol (needs `sparkpar[lsp]`)."""
