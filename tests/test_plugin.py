@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts Spark in a pytest subprocess.
+pytestmark = pytest.mark.spark
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 4242
 RUNS = 6
