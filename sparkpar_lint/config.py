@@ -23,16 +23,14 @@ class Config:
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
-    # Stored as given for features that read them later (operator models, sort/event-time columns).
-    extra_operators: object = None
-    order_columns: tuple[str, ...] = ()
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
 
 
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "severity", "extra-operators",
-              "order-columns"}
+# Every key here changes what a run reports. (`order-columns` and `extra-operators` were parsed once
+# but read by nothing, so they were removed rather than left to mislead; see CHANGELOG.md.)
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "severity"}
 
 
 def find_config(start: Path) -> Path | None:
@@ -77,17 +75,12 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         if level not in {s.value for s in Severity}:
             raise fail(f"severity.{rule_id}", f"expected error, warning or info, got {level!r}")
         severity[rule_id] = Severity(level)
-    extra_operators = table.get("extra-operators")
-    if extra_operators is not None and not isinstance(extra_operators, (Mapping, list)):
-        raise fail("extra-operators", "expected a table or a list of tables")
     return Config(
         select=select,
         ignore=ignore,
         per_file_ignores=per_file_ignores,
         exclude=exclude,
         severity=severity,
-        extra_operators=extra_operators,
-        order_columns=_strings(table, "order-columns", fail),
         source=path,
         root=path.parent.resolve(),
     )
