@@ -53,7 +53,7 @@ def checker_for(spark, module, runs: int, seed: int) -> tuple[Checker, dict]:
     settings = Settings(True, runs, seed, "", "bench", "")
     names = list(module.INPUTS)
     order = getattr(module, "INPUT_ORDER", None) or bag()
-    orders = order if isinstance(order, dict) else {n: order for n in names}
+    orders = order if isinstance(order, dict) else dict.fromkeys(names, order)
     checker = Checker(spark, settings, module.job, orders, getattr(module, "OUTPUT", None) or bag(),
                       getattr(module, "STREAMING", False), getattr(module, "OUTPUT_MODE", "append"), None)
     datasets = {n: normalise(spark, v, None) for n, v in module.INPUTS.items()}

@@ -264,7 +264,7 @@ def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: 
                 (copy / p).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source / p, copy / p)
             fix_args = ["fix", "--unsafe-fixes"]
-            for code, _out, err in run_sparkpar(fix_args, copy, paths, config):
+            for _code, _out, err in run_sparkpar(fix_args, copy, paths, config):
                 report["errors"] += [f"{repo}: {line}" for line in err.splitlines()
                                      if line.startswith("sparkpar: error")]
             once = {p: (copy / p).read_bytes() for p in paths}
@@ -275,7 +275,7 @@ def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: 
                 was, now = parseable(source / p), parseable(copy / p)
                 if was and (now is None or not was <= now):
                     report["broken"].append(f"{repo} {p}")
-            for code, _out, err in run_sparkpar(fix_args, copy, paths, config):
+            for _code, _out, err in run_sparkpar(fix_args, copy, paths, config):
                 report["errors"] += [f"{repo}: second run: {line}" for line in err.splitlines()
                                      if line.startswith("sparkpar: error")]
             report["not_idempotent"] += [f"{repo} {p}" for p in paths

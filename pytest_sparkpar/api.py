@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pytest_sparkpar import orders
 from pytest_sparkpar.orders import OrderType
@@ -35,8 +36,8 @@ class Sparkpar:
         from pytest_sparkpar.report import SparkparFailure, failure_report
 
         named = inputs if isinstance(inputs, dict) else {"input": inputs}
-        schemas = schema if isinstance(schema, dict) else {n: schema for n in named}
-        order_of = input_order if isinstance(input_order, dict) else {n: input_order for n in named}
+        schemas = schema if isinstance(schema, dict) else dict.fromkeys(named, schema)
+        order_of = input_order if isinstance(input_order, dict) else dict.fromkeys(named, input_order)
         order_of = {n: order_of.get(n) or orders.bag() for n in named}
         seed = derive_seed(self.settings.seed, self.settings.nodeid, self._calls)
         self._calls += 1
@@ -64,8 +65,9 @@ class Sparkpar:
 
     def _check_strategies(self, checker, strategies, schemas, spark, seed) -> list:
         __tracebackhide__ = True
-        from hypothesis import HealthCheck, given, settings, strategies as st
+        from hypothesis import HealthCheck, given, settings
         from hypothesis import seed as fix_seed
+        from hypothesis import strategies as st
 
         from pytest_sparkpar.check import normalise
         from pytest_sparkpar.report import SparkparFailure, failure_report
@@ -93,8 +95,9 @@ class Sparkpar:
         """Property-test that `fn` is associative (and commutative unless told otherwise), as a
         combine function run on partial aggregates must be; fails with a minimal counterexample."""
         __tracebackhide__ = True
-        from hypothesis import HealthCheck, given, settings, strategies as st
+        from hypothesis import HealthCheck, given, settings
         from hypothesis import seed as fix_seed
+        from hypothesis import strategies as st
 
         from pytest_sparkpar.check import derive_seed
         from pytest_sparkpar.orders import values_equal

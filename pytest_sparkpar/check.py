@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import random
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pytest_sparkpar import interleaving as il
-from pytest_sparkpar.orders import Bag, OrderType, canonical, differing_groups
+from pytest_sparkpar.orders import OrderType, canonical, differing_groups
 from pytest_sparkpar.runner import Dataset, Output, SessionPool, run_batch, run_streaming
 
 # Variants run from this many threads on the one session: small jobs spend most of their time in
@@ -174,8 +175,9 @@ class Checker:
 
     def _hypothesis(self, draw_inputs, seed: int, swallow_errors: bool) -> Mismatch | None:
         __tracebackhide__ = True
-        from hypothesis import HealthCheck, Phase, given, settings, strategies as st, Verbosity
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as fix_seed
+        from hypothesis import strategies as st
 
         outcomes: dict[tuple, Mismatch | None] = {}
         sequential_outputs: dict[tuple, Output] = {}

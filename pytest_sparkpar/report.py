@@ -51,12 +51,12 @@ def side_by_side(mismatch, output: OrderType, tolerance) -> str:
             table.add_section()
             table.add_row("", f"key {key!r}", f"key {key!r}")
         for i in range(max(len(left), len(right))):
-            l = left[i] if i < len(left) else None
+            left_row = left[i] if i < len(left) else None
             r = right[i] if i < len(right) else None
             from pytest_sparkpar.orders import values_equal
 
-            mark = " " if (l is not None and r is not None and values_equal(l, r, tolerance)) else "≠"
-            table.add_row(mark, "" if l is None else repr(l), "" if r is None else repr(r))
+            mark = " " if (left_row is not None and r is not None and values_equal(left_row, r, tolerance)) else "≠"
+            table.add_row(mark, "" if left_row is None else repr(left_row), "" if r is None else repr(r))
             lines += 1
             if lines >= MAX_LINES:
                 table.add_row("…", "…", "…")

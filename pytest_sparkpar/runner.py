@@ -20,8 +20,9 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pytest_sparkpar.interleaving import Interleaving
 

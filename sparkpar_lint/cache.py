@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -44,7 +44,7 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or damaged entries are just misses
 
-    def put(self, key: str, findings: list[Finding], suppressed: list[Finding] = ()) -> None:
+    def put(self, key: str, findings: list[Finding], suppressed: Sequence[Finding] = ()) -> None:
         try:
             self._prepare()
             # Write then rename, so parallel runs never read half an entry.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from sparkpar_lint.model import Finding
 
-# Every rule on the line; stands in for the code set of a bare `# noqa`.
+# Every rule on the line; stands in for the code set of a bare noqa comment.
 ALL = frozenset({"*"})
 UNSUPPRESSIBLE = frozenset({"SPX901"})
 
@@ -41,7 +41,8 @@ def split_suppressions(findings: list[Finding], source: str) -> tuple[list[Findi
     if not findings or ("noqa" not in source.lower() and "sparkpar:" not in source.lower()):
         return findings, []
     by_line = suppressed_codes(source)
-    kept, suppressed = [], []
+    kept: list[Finding] = []
+    suppressed: list[Finding] = []
     for finding in findings:
         (suppressed if _is_suppressed(finding, by_line.get(finding.span.line)) else kept).append(finding)
     return kept, suppressed

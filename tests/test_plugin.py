@@ -97,7 +97,7 @@ def run_pytest(directory: Path, *args: str, env: dict | None = None) -> subproce
 
 
 def outcomes(stdout: str) -> dict[str, str]:
-    return dict((name, status) for status, name in re.findall(r"^(PASSED|FAILED|ERROR) \S*::(\w+)", stdout, re.M))
+    return {name: status for status, name in re.findall(r"^(PASSED|FAILED|ERROR) \S*::(\w+)", stdout, re.M)}
 
 
 @pytest.fixture(scope="module")

@@ -44,3 +44,21 @@ def test_doc_examples_are_the_rules_examples(rule):
     good = _first_code_block(_section(doc, "Use instead"))
     assert bad and any(bad in example.code for example in rule.INVALID), "Example is not an INVALID example"
     assert good and any(good in example.code for example in rule.VALID), "Use instead is not a VALID example"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.id != "SPX901"], ids=lambda r: r.id)
+def test_doc_example_is_flagged_and_use_instead_is_clean(rule):
+    """Not only the same text: the rule, run on it, flags the doc's Example (inside the example
+    that holds it, which supplies the imports a doc snippet leaves out) and not its Use instead."""
+    from sparkpar_lint.analysis import analyze
+
+    doc = _doc(rule.id)
+    bad = _first_code_block(_section(doc, "Example"))
+    good = _first_code_block(_section(doc, "Use instead"))
+    example = next(e.code for e in rule.INVALID if bad and bad in e.code)
+    first = example[: example.index(bad)].count("\n") + 1
+    lines = range(first, first + bad.count("\n"))
+    flagged = [f.span.line for f in analyze("doc.py", example, {rule.id}) if f.rule_id == rule.id]
+    assert any(line in lines for line in flagged), (flagged, list(lines))
+    clean = next(e.code for e in rule.VALID if good and good in e.code)
+    assert [f for f in analyze("doc.py", clean, {rule.id}) if f.rule_id == rule.id] == []

@@ -16,12 +16,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph import sql_text
-from sparkpar_lint.sql import bridge as sql_bridge
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.stage_graph import (
-    LazySpan,
     ColumnCall,
     ColumnExpr,
+    LazySpan,
     Order,
     Partitioning,
     StageGraph,
@@ -47,6 +46,7 @@ from sparkpar_lint.graph.values import (
     WindowValue,
 )
 from sparkpar_lint.model import Span
+from sparkpar_lint.sql import bridge as sql_bridge
 
 DATA_KINDS = frozenset({"DataFrame", "GroupedData", "CoGroupedData", "RDD", "DStream"})
 WINDOW_CLASS = "pyspark.sql.Window"
@@ -845,7 +845,7 @@ def _agg_dict(value: DictValue) -> ColumnExpr:
 
     functions = load_catalogue().functions
     calls = []
-    for key, function in value.items:
+    for _key, function in value.items:
         if isinstance(function, StringValue) and function.text in functions:
             calls.append(
                 ColumnCall(function=function.text, span=function.span, spec=functions[function.text], from_sql=True)

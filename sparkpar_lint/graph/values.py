@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-from sparkpar_lint.model import Span
 from sparkpar_lint.graph.stage_graph import ColumnExpr, UserFunction, WindowSpecValue
+from sparkpar_lint.model import Span
 
 
 class Value:

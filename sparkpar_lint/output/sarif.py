@@ -91,7 +91,7 @@ def _descriptor(rule) -> dict:
 
 
 def _result(finding: Finding, index: dict[str, int]) -> dict:
-    result = {
+    result: dict = {
         "ruleId": finding.rule_id,
         "level": _LEVEL[finding.severity],
         "message": {"text": finding.message},

@@ -3,9 +3,8 @@ by position or in sequence without sorting them first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 

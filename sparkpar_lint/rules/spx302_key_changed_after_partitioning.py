@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from sparkpar_lint.fixes.chain import drop_call, insert_before, receiver_of
 from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import stale_partitioning
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.partition_state import keyed_state
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES

@@ -63,7 +63,7 @@ def release_in_event_time_order(func: Callable, event_time: str, time_zone: str 
         _save(state, pending if pending is not None and len(pending) else None, inner_state)
 
     released.__name__ = getattr(func, "__name__", "released")
-    released.__wrapped__ = func
+    released.__wrapped__ = func  # type: ignore[attr-defined]  # as functools.wraps would
     return released
 
 

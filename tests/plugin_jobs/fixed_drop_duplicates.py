@@ -1,6 +1,7 @@
 """Keep the earliest row of each key, chosen by a total order."""
 
-from pyspark.sql import Window, functions as F
+from pyspark.sql import Window
+from pyspark.sql import functions as F
 
 from tests.plugin_jobs._data import READINGS_SCHEMA, readings
 
