@@ -120,7 +120,7 @@ def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str]
                cache: Cache | None = None) -> FileResult:
     """One file's result from bytes in hand (an editor's unsaved buffer), as `run` reports it:
     the same per-file ignores, cache, suppressions and severity overrides."""
-    file_rules = frozenset(_per_file_rules(path, config, rule_ids))
+    file_rules = frozenset(rules_for_file(path, config, rule_ids))
     key = cache.key(path, data, file_rules) if cache is not None else None
     cached = cache.get(key) if cache is not None else None
     if cached is not None:

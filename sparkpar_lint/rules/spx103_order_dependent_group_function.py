@@ -11,6 +11,7 @@ import libcst as cst
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
 from sparkpar_lint.fixes.function_body import frame_sort, insert_at_top, rows_sort
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.order_sensitivity import (
     FRAME,
     GROUPS,
@@ -20,7 +21,6 @@ from sparkpar_lint.graph.order_sensitivity import (
     find_order_dependence,
     parameter_kinds,
 )
-from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
