@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import partial
 
@@ -54,8 +55,8 @@ class UnorderedWindow(Rule):
             _PRELUDE
             + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'
         ),
-        # The spec comes from a helper that orders it.
-        Valid(_PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
+        # The spec comes from a helper that orders it (with a tie-breaker).
+        Valid(_PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")\n'
               'events.withColumn("last_page", F.first("page").over(by_user()))\n'),
         Valid(_PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts) AS entry")\n'
               'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts)"))\n'),
@@ -68,6 +69,12 @@ class UnorderedWindow(Rule):
         # Ties give `rank` one answer: every row of the partition ranks 1.
         Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\n'
               'events.withColumn("r", F.rank().over(w))\n'),
+        # One order column that identifies the row, or made unique upstream, and lag over time.
+        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("event_id").desc())\n'
+              'events.withColumn("r", F.row_number().over(w))\n'
+              'by_ts = Window.partitionBy("user").orderBy("ts")\n'
+              'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(by_ts))\n'
+              'events.withColumn("prev", F.lag("page").over(by_ts))\n'),
         # Ordered by its keys after a deduplication on them: one row per key, nothing to choose.
         Valid(_PRELUDE + 'w = Window.partitionBy("user", "ts").orderBy("ts")\n'
               'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))\n'),
@@ -219,6 +226,15 @@ class UnorderedWindow(Rule):
             column=18,
             related_lines=(4,),
         ),
+        # One order column that can tie: which of the tied rows gets number 1 is arrival order.
+        Invalid(
+            _PRELUDE + 'w = Window.partitionBy("order").orderBy(F.desc("discount"))\n'
+            'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n',
+            line=5,
+            column=31,
+            related_lines=(4,),
+            severity=Severity.INFO,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -228,6 +244,22 @@ class UnorderedWindow(Rule):
                     yield self._finding(ctx, ctx.graph, call)
                 elif _order_orders_nothing(ctx.graph, node, call):
                     yield self._no_order_finding(ctx, call)
+                elif _order_may_tie(ctx.graph, node, call):
+                    yield self._tie_finding(ctx, call)
+
+    def _tie_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
+        window = call.window
+        column = window.order_by[0]
+        related = ()
+        if window.span is not None:
+            related = (RelatedLocation(window.span, f"the window is ordered by `{column}` alone here"),)
+        message = (
+            f"`{call.function}` over a window ordered by `{column}` alone: rows of a partition that "
+            f"share a `{column}` tie, and among tied rows the order is the shuffle's, so the result "
+            "can change with partitioning. Add a tie-breaker column (`orderBy(<column>, <unique id>)`) "
+            "unless the column is unique within each partition"
+        )
+        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO)
 
     def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -372,6 +404,28 @@ def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) 
     # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call.
     sourced = any(n.spec is not None and n.spec.source for n in [node, *graph.upstream(node)])
     return sourced and not deduplicated_on(graph, node, window.partition_by)
+
+
+# Functions that pick one row of a partition by the order (`row_number() == 1`, the first row):
+# ties decide which. `lag`/`lead` over a time column are left alone: series code relies on
+# distinct times, and a tie there shifts a neighbour rather than choosing the kept row.
+_ROW_PICKERS = frozenset({"row_number", "first", "first_value", "last", "last_value"})
+# Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
+_UNIQUE_NAME = re.compile(r"(^|_)(id|uuid|guid|key|seq|sequence|offset|rownum|row_number)$|[a-z]Id$", re.IGNORECASE)
+
+
+def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
+    """One order column that nothing says is unique per partition, under a function that reads
+    which of the tied rows comes first."""
+    window = call.window
+    if window is None or not window.has_order or call.spec is None or window.order_opaque:
+        return False
+    if call.function not in _ROW_PICKERS or len(window.order_by) != 1:
+        return False
+    column = window.order_by[0]
+    if column in window.partition_by or _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
+        return False
+    return not deduplicated_on(graph, node, window.partition_by + window.order_by)
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:
