@@ -7,6 +7,7 @@ overrides are applied after the cache, so changing them never invalidates it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,10 +17,13 @@ from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
 
+from sparkpar_lint.discovery import NotASourceFile, read_source_bytes
 from sparkpar_lint.model import Finding
 
 CACHE_DIR_NAME = ".sparkpar_cache"
 _FORMAT = "2"
+# An entry is a few KB; anything far larger is not one of ours.
+_MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
 class Cache:
@@ -35,26 +39,34 @@ class Cache:
         return digest.hexdigest()
 
     def get(self, key: str) -> tuple[list[Finding], list[Finding]] | None:
-        """(reported, suppressed) findings, or None on a miss."""
+        """(reported, suppressed) findings, or None on a miss; a damaged entry (not the shape put
+        writes, a FIFO or device put in its place) is a miss, and the next put repairs it."""
         try:
-            with open(self._entry(key), encoding="utf-8") as handle:
-                entry = json.load(handle)
-            return ([Finding.from_dict(d) for d in entry["findings"]],
-                    [Finding.from_dict(d) for d in entry["suppressed"]])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # missing or damaged entries are just misses
+            entry = json.loads(read_source_bytes(str(self._entry(key)), _MAX_ENTRY_BYTES))
+            lists = [entry["findings"], entry["suppressed"]]
+            if not all(isinstance(found, list) and all(isinstance(d, dict) for d in found) for found in lists):
+                return None
+            return ([Finding.from_dict(d) for d in lists[0]], [Finding.from_dict(d) for d in lists[1]])
+        except (OSError, NotASourceFile, RecursionError, ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def put(self, key: str, findings: list[Finding], suppressed: Sequence[Finding] = ()) -> None:
+        tmp = None
         try:
             self._prepare()
             # Write then rename, so parallel runs never read half an entry.
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".entry-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"findings": [f.to_dict() for f in findings],
                            "suppressed": [f.to_dict() for f in suppressed]}, handle)
             os.replace(tmp, self._entry(key))
+            tmp = None
         except OSError:
-            pass  # a read-only checkout still lints, just without a cache
+            pass  # a read-only checkout or a full disk still lints, just without a cache
+        finally:
+            if tmp is not None:  # a failed write leaves nothing behind
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
     def _entry(self, key: str) -> Path:
         return self.directory / f"{key}.json"

@@ -16,6 +16,7 @@ from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
+from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
 
 # Commands other modules own; each is added only when its module is present.
@@ -31,7 +32,7 @@ def _rule_classes():
 
 
 def _fail(message: str) -> None:
-    click.echo(f"sparkpar: error: {message}", err=True)
+    click.echo(f"sparkpar: error: {visible(message)}", err=True)
     sys.exit(ExitStatus.ERROR)
 
 
@@ -93,9 +94,9 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
             file_timeout=file_timeout or None,
         )
     for message in outcome.warnings:
-        click.echo(f"sparkpar: warning: {message}", err=True)
+        click.echo(f"sparkpar: warning: {visible(message)}", err=True)
     for message in outcome.all_errors:
-        click.echo(f"sparkpar: error: {message}", err=True)
+        click.echo(f"sparkpar: error: {visible(message)}", err=True)
     render = renderer(fmt)
     text = render(
         outcome.findings,

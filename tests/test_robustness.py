@@ -213,3 +213,36 @@ def test_graph_of_an_unparsable_file_is_one_error_line(sparkpar_cli, tmp_path):
     result = sparkpar_cli("graph", "broken.py")
     assert result.exit_code == 2
     assert result.stderr.startswith("sparkpar: error: broken.py: cannot parse") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("content", ["{}", '[{"rule_id": 5}]', '[1, 2]', '"x"', "[" * 100_000])
+def test_damaged_cache_entry_is_repaired(project, content):
+    cache_dir = project / ".sparkpar_cache"
+    first = lint(["bad.py"], cache_dir=cache_dir)
+    (entry,) = cache_dir.glob("*.json")
+    entry.write_text(content)  # `{}` used to read as "no findings" and stay
+    again = lint(["bad.py"], cache_dir=cache_dir)
+    assert again.all_errors == [] and codes(again) == codes(first) and again.cache_hits == 0
+    assert lint(["bad.py"], cache_dir=cache_dir).cache_hits == 1  # rewritten
+
+
+def test_cache_entry_replaced_by_a_fifo_is_a_miss(project):
+    cache_dir = project / ".sparkpar_cache"
+    first = lint(["bad.py"], cache_dir=cache_dir)
+    (entry,) = cache_dir.glob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)  # reading it used to block forever
+    again = lint(["bad.py"], cache_dir=cache_dir)
+    assert codes(again) == codes(first) and again.all_errors == []
+
+
+def test_failed_cache_write_leaves_no_temporary_file(project, monkeypatch):
+    from sparkpar_lint import cache
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache.json, "dump", full_disk)
+    cache_dir = project / ".sparkpar_cache"
+    lint(["."], cache_dir=cache_dir, jobs=1)
+    assert sorted(p.name for p in cache_dir.iterdir()) == [".gitignore", "CACHEDIR.TAG"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
 
 
@@ -28,9 +29,9 @@ from sparkpar_lint.selection import check_selection, comma_list
 def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exclude, show_unfixed, config_path):
     """Rewrite PATHS so their results no longer depend on partitioning."""
     from sparkpar_lint.cli import _load_config, _rule_classes, _with_cli_excludes
-    from sparkpar_lint.discovery import discover
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, discover, read_source_bytes
     from sparkpar_lint.fixes.engine import fix_source
-    from sparkpar_lint.fixes.files import encoding_of, write_atomically
+    from sparkpar_lint.fixes.files import NotFixed, checked_roots, encoding_of, real_target, write_in_place
     from sparkpar_lint.fixes.summary import render_summary
     from sparkpar_lint.fixes.unfixed import unfixed_lines
     from sparkpar_lint.runner import effective_rules, rules_for_file
@@ -41,16 +42,24 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude)
     check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
+    if summary_path is not None and not summary_path.parent.is_dir():
+        # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
+        _fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
     found = discover(paths, config.exclude, config.root)
+    roots = checked_roots(paths)
     errors = list(found.errors)
+    warnings = list(found.warnings)
     outcomes = []
     for path in found.files:
         try:
-            data = Path(path).read_bytes()
+            data = read_source_bytes(path)
             notebook = is_notebook(path, data)
             encoding = "utf-8" if notebook else encoding_of(data)
             source = data.decode(encoding)
-        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+        except (OSError, NotASourceFile) as error:
+            errors.append(describe_read_error(path, error))
+            continue
+        except (SyntaxError, UnicodeDecodeError, LookupError) as error:
             errors.append(f"{path}: cannot read: {error}")
             continue
         if "spark" not in source.lower() and not notebook:
@@ -74,17 +83,28 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
             click.echo(_diff(outcome), nl=False)
         elif not check:
             try:
-                write_atomically(path, outcome.fixed, encoding)
+                write_in_place(real_target(path, roots), outcome.fixed, encoding, expected=data)
+            except NotFixed as problem:
+                # A link out of the tree is skipped on purpose; anything else lost an edit.
+                (warnings if "outside the checked tree" in str(problem) else errors).append(f"{path}: {problem}")
+                outcome.fixed = outcome.original
             except OSError as error:
-                errors.append(f"{path}: cannot write: {error}")
+                errors.append(f"{path}: cannot write: {error.strerror or error}")
+                outcome.fixed = outcome.original
     changed = [o for o in outcomes if o.changed]
+    for message in warnings:
+        click.echo(f"sparkpar: warning: {visible(message)}", err=True)
     for message in errors:
-        click.echo(f"sparkpar: error: {message}", err=True)
+        click.echo(f"sparkpar: error: {visible(message)}", err=True)
     fixes = sum(len(o.applied) for o in changed)
     verb = "Would fix" if (check or show_diff) else "Fixed"
     click.echo(f"{verb} {fixes} finding{'s' if fixes != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.", err=True)
     if summary_path is not None:
-        summary_path.write_text(render_summary(outcomes, rules), encoding="utf-8")
+        try:
+            summary_path.write_text(render_summary(outcomes, rules), encoding="utf-8")
+        except OSError as error:
+            errors.append(f"{summary_path}: cannot write the summary: {error.strerror or error}")
+            click.echo(f"sparkpar: error: {visible(errors[-1])}", err=True)
     if errors:
         sys.exit(ExitStatus.ERROR)
     sys.exit(ExitStatus.FINDINGS if check and changed else ExitStatus.CLEAN)
@@ -95,7 +115,29 @@ def _diff(outcome) -> str:
         difflib.unified_diff(
             outcome.original.splitlines(keepends=True),
             outcome.fixed.splitlines(keepends=True),
-            fromfile=f"a/{outcome.path}",
-            tofile=f"b/{outcome.path}",
+            fromfile=diff_name("a/", outcome.path),
+            tofile=diff_name("b/", outcome.path),
         )
     )
+
+
+def _fail(message: str) -> None:
+    click.echo(f"sparkpar: error: {visible(message)}", err=True)
+    sys.exit(ExitStatus.ERROR)
+
+
+_DIFF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def diff_name(prefix: str, path: str) -> str:
+    """A diff header name as git writes it: C-quoted when it holds quotes, backslashes or control
+    characters, so a newline in a file name cannot end the header and start a line of the patch."""
+    name = prefix + path
+    if not any(c in name for c in '"\\') and name.isprintable():
+        return name
+    quoted = "".join(_DIFF_ESCAPES.get(c) or (c if c.isprintable() else _octal(c)) for c in name)
+    return f'"{quoted}"'
+
+
+def _octal(character: str) -> str:
+    return "".join(f"\\{byte:03o}" for byte in character.encode("utf-8", "surrogateescape"))

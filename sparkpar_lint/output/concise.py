@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sparkpar_lint.model import Finding
+from sparkpar_lint.output.escape import path_text, visible
 
 
 def render(findings: Sequence[Finding], **_context) -> str:
-    return "".join(f"{location(f)}: {f.rule_id} {f.message}\n" for f in findings)
+    return "".join(f"{location(f)}: {f.rule_id} {visible(f.message)}\n" for f in findings)
 
 
 def location(f: Finding) -> str:
     """`path:line:col`, or `path:cell N:line:col` in a Jupyter notebook (line within the cell)."""
     cell = f"cell {f.cell}:" if f.cell is not None else ""
-    return f"{f.path}:{cell}{f.span.line}:{f.span.column + 1}"
+    return f"{path_text(f.path)}:{cell}{f.span.line}:{f.span.column + 1}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sparkpar_lint.model import Finding, Severity
+from sparkpar_lint.output.escape import visible
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -29,7 +30,10 @@ def render(findings: Sequence[Finding], **_context) -> str:
 
 # The runner's own escaping rules (actions/toolkit, command.ts): data and properties differ.
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Newlines are kept (as %0A, which the runner decodes); other control characters, such as
+    # ESC, are shown as control pictures.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(text, keep_tabs=True)
 
 
 def _escape_property(text: str) -> str:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.output.escape import path_text, visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 
@@ -38,9 +39,10 @@ def render(
         console.print(_headline(finding))
         _frame(console, lines, finding.span, Text(finding.rule_id, style=_STYLE[finding.severity]))
         for related in finding.related:
-            location = f"{finding.path}:{_cell(related.cell)}{related.span.line}:{related.span.column + 1}"
-            console.print(Text.assemble("  ::: ", (location, "bold"), f": {related.message}"))
-            _frame(console, _lines(sources, finding.path, related.cell), related.span, Text(related.message, style="blue"))
+            location = f"{path_text(finding.path)}:{_cell(related.cell)}{related.span.line}:{related.span.column + 1}"
+            console.print(Text.assemble("  ::: ", (location, "bold"), f": {visible(related.message)}"))
+            label = Text(visible(related.message), style="blue")
+            _frame(console, _lines(sources, finding.path, related.cell), related.span, label)
         console.print()
     console.print(_summary(findings, files_checked))
     return buffer.getvalue()
@@ -57,12 +59,12 @@ def _cell(cell: int | None) -> str:
 
 def _headline(f: Finding) -> Text:
     return Text.assemble(
-        (f"{f.path}:{_cell(f.cell)}{f.span.line}:{f.span.column + 1}", "bold"),
+        (f"{path_text(f.path)}:{_cell(f.cell)}{f.span.line}:{f.span.column + 1}", "bold"),
         ": ",
         (f.rule_id, _STYLE[f.severity]),
         f" [{f.severity.value}] ",
         *_fixable(f),
-        f.message,
+        visible(f.message),
     )
 
 
@@ -84,7 +86,7 @@ def _frame(console: Console, lines: list[str], span: Span, label: Text) -> None:
     console.print(Text(f"{'':>{gutter}} |", style="blue"))
     for number in range(first, span.line + 1):
         # Tabs would throw the underline off; one space each keeps columns aligned.
-        code = lines[number - 1].replace("\t", " ")
+        code = visible(lines[number - 1].replace("\t", " "))
         console.print(Text.assemble((f"{number:>{gutter}} | ", "blue"), code))
     code = lines[span.line - 1]
     end = span.end_column if span.end_line == span.line else len(code)

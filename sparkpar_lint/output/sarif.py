@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import PurePath
+from urllib.parse import quote
 
 from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
 from sparkpar_lint.model import Finding, Severity, Span
@@ -198,4 +199,5 @@ def _physical(path: str, span: Span) -> dict:
 def _uri(path: str) -> str:
     pure = PurePath(path)
     # Relative URIs resolve against the checkout root, which is what code-scanning uploads expect.
-    return pure.as_uri() if pure.is_absolute() else pure.as_posix()
+    # A relative reference is percent-encoded too: `pct%20name.py` must not name `pct name.py`.
+    return pure.as_uri() if pure.is_absolute() else quote(pure.as_posix(), safe="/")
