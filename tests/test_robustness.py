@@ -215,7 +215,10 @@ def test_graph_of_an_unparsable_file_is_one_error_line(sparkpar_cli, tmp_path):
     assert result.stderr.startswith("sparkpar: error: broken.py: cannot parse") and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("content", ["{}", '[{"rule_id": 5}]', '[1, 2]', '"x"', "[" * 100_000])
+@pytest.mark.parametrize("content", [
+    "{}", "[]", '{"findings": {}, "suppressed": []}', '{"findings": [1], "suppressed": []}',
+    '{"findings": [{"rule_id": 5}], "suppressed": []}', '"x"', "[" * 100_000,
+])
 def test_damaged_cache_entry_is_repaired(project, content):
     cache_dir = project / ".sparkpar_cache"
     first = lint(["bad.py"], cache_dir=cache_dir)
