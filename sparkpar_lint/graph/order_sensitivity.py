@@ -112,6 +112,8 @@ def find_order_dependence(
 ) -> OrderDependence | None:
     """The first order-dependent operation in the body, or None when it is order-insensitive."""
     analysis = _Analysis(dict(kinds), set(key_columns), dict(helpers or {}), depth=0)
+    if isinstance(function, cst.FunctionDef):
+        analysis.seeds = _seeding_nexts(_statements(function.body))
     try:
         if isinstance(function, cst.Lambda):
             analysis.value(function.body)
@@ -194,6 +196,7 @@ class _Analysis:
         self.keys = keys
         self.helpers = helpers
         self.depth = depth
+        self.seeds: set[int] = set()  # `next(it)` calls that only seed an order-free fold
 
     def report(self, node: cst.CSTNode, operation: str) -> None:
         raise _Found(OrderDependence(node, operation))
@@ -373,7 +376,8 @@ class _Analysis:
             self._positional_split(expr, args)
         if name == "next":
             if first is not None and first.kind in (ROWS, FRAMES, SERIES) and not first.sorted:
-                self.report(expr, "`next(...)` takes whichever row arrives first")
+                if id(expr) not in self.seeds:
+                    self.report(expr, "`next(...)` takes whichever row arrives first")
             return Data(FRAME) if first is not None and first.kind == FRAMES else None
         if name in self.helpers and self.depth < MAX_HELPER_DEPTH:
             self.call_helper(name, expr, args)
@@ -639,6 +643,60 @@ class _LoopEvents:
             for element in target.elements:
                 if isinstance(element.value, cst.Name):
                     self.local.add(element.value.value)
+
+
+def _seeding_nexts(statements: list) -> set[int]:
+    """`first = next(it)` whose value only seeds accumulators that a later `for r in it` loop
+    folds order-free (`low = min(low, x)`, `if x > high: high = x`, `n += 1`): the first row is
+    one of the values folded, whichever it is."""
+    flat: list = []
+    for statement in statements:
+        flat.extend(statement.body.body if isinstance(statement, (cst.Try, cst.TryStar)) else [statement])
+    seeds: set[int] = set()
+    for index, statement in enumerate(flat):
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            continue
+        call = small.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "next"
+                and call.args and isinstance(call.args[0].value, cst.Name)):
+            continue
+        iterator = call.args[0].value.value
+        derived = {small.targets[0].target.value}
+        for index_after, later in enumerate(flat[index + 1 :], start=index + 1):
+            if isinstance(later, cst.For) and isinstance(later.iter, cst.Name) and later.iter.value == iterator:
+                if _folds_only(later, derived, flat[index_after + 1 :]):
+                    seeds.add(id(call))
+                break
+            for node in _assignments(later):
+                if _names_in(node.value) & derived:
+                    derived |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    return seeds
+
+
+def _assignments(statement) -> list[cst.Assign]:
+    found: list[cst.Assign] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+    statement.visit(_Visitor())
+    return found
+
+
+def _folds_only(loop: cst.For, derived: set[str], rest: list) -> bool:
+    """Every seeded name read after the loop is only folded or replaced under a comparison inside it."""
+    events = _LoopEvents(_names_in(loop.target))
+    events.block(loop.body.body)
+    after: set[str] = set()
+    for statement in rest:
+        after |= _names_in(statement)
+    for name in derived & after:
+        details = [d for kind, n, _, d in events.events if kind == "assign" and n == name]
+        if not details or any(d not in ("fold", "guarded") for d in details):
+            return False
+    return _carried_value(loop, rest) is None
 
 
 def _flags(loop: cst.For) -> frozenset[str]:

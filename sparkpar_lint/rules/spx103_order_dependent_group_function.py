@@ -96,6 +96,24 @@ class OrderDependentGroupFunction(Rule):
             + "    return [(low, high)]\n"
             + 'spark.sparkContext.textFile("t").map(float).mapPartitions(min_max)\n'
         ),
+        # `next(it)` only seeds running extremes the rest of the partition is folded into.
+        Valid(
+            _PRELUDE
+            + "def bounds(values):\n"
+            + "    try:\n"
+            + "        first = next(values)\n"
+            + "    except StopIteration:\n"
+            + "        return []\n"
+            + "    low = high = first\n"
+            + "    n = 1\n"
+            + "    for v in values:\n"
+            + "        low = min(low, v)\n"
+            + "        if v > high:\n"
+            + "            high = v\n"
+            + "        n += 1\n"
+            + "    return [(low, high, n)]\n"
+            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(bounds)\n'
+        ),
         # pandas on the driver, not a function Spark runs per group.
         Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
@@ -116,6 +134,20 @@ class OrderDependentGroupFunction(Rule):
         ),
     ]
     INVALID = [
+        # The row `next` takes is kept as it is, not folded with the others.
+        Invalid(
+            _PRELUDE
+            + "def head_and_total(values):\n"
+            + "    first = next(values)\n"
+            + "    total = first\n"
+            + "    for v in values:\n"
+            + "        total += v\n"
+            + "    return [(first, total)]\n"
+            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(head_and_total)\n',
+            line=4,
+            column=12,
+            expected_fix=None,
+        ),
         # The same flag, but nothing ever replaces the first row it keeps.
         Invalid(
             _PRELUDE
