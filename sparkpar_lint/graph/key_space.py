@@ -69,3 +69,23 @@ def key_space(keys: tuple[str, ...], window_column: str | None = None) -> KeySpa
     if kinds:
         return KeySpace(LABEL, kinds[0][1])
     return KeySpace(UNKNOWN)
+
+
+def bounded_by_derivation(graph, node, column: str) -> bool:
+    """The column is made upstream as a remainder (`value % 100`, `pmod`) or a constant: whatever
+    its name, it takes a fixed, small set of values."""
+    import libcst as cst
+
+    for upstream in graph.upstream(node):
+        call = upstream.call
+        if upstream.method != "withColumn" or call is None or len(call.args) < 2:
+            continue
+        name = call.args[0].value
+        if not (isinstance(name, cst.SimpleString) and name.evaluated_value == column):
+            continue
+        text = cst.Module([]).code_for_node(call.args[1].value)
+        return bool(_BOUNDED_EXPRESSION.search(text))
+    return False
+
+
+_BOUNDED_EXPRESSION = re.compile(r"%|\bpmod\(|^(F\.|functions\.)?lit\(")

@@ -10,7 +10,7 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, key_space
+from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, bounded_by_derivation, key_space
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity
@@ -71,6 +71,8 @@ class StatefulStreamWithoutWatermark(Rule):
         # A small label key: one state row per country, bounded, and a watermark could not help.
         Valid(_PRELUDE + 'clicks.groupBy("country").count()\n'),
         Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
+        # A key made as a remainder takes a fixed set of values, whatever its name.
+        Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
     INVALID = [
         # A watermark that cannot evict anything: complete mode keeps every window forever.
@@ -171,7 +173,10 @@ def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | N
     window_column = column_name(window.call.args[0].value) if window is not None else None
     if window is not None and window_column is None:
         window_column = "the event time"
-    return key_space(grouping.keys, window_column)
+    keys = tuple(k for k in grouping.keys if not bounded_by_derivation(graph, grouping, k))
+    if window_column is None and grouping.keys and not keys:
+        return KeySpace(LABEL, grouping.keys[0])
+    return key_space(keys, window_column)
 
 
 def _keeps_every_row(node: StageNode) -> bool:
