@@ -1,15 +1,226 @@
-"""Is a key evidently unique in the rows reaching a stage? Read from the operators upstream.
+"""Which column sets identify a row, and which columns are functions of which, along the graph.
 
-A `dropDuplicates`/`distinct` or a grouping on columns among the key leaves at most one row per
-key (until a join multiplies rows again, which is not tracked); a whole-row `distinct()` or
-`dropDuplicates()` is taken as the author's sign that duplicates were dealt with.
+The order rules ask "could two rows tie?": two rows of one `groupBy` group, of one
+`dropDuplicates` subset, of one window partition. They cannot when the rows are already unique on
+those columns (after a `groupBy(keys)`, a `distinct`, a `dropDuplicates(subset)`, a join on a
+lookup's key), and ties are harmless when the column a rule reads is the same on every tied row
+(a group key, a value derived from the keys, a column a lookup joined on the keys brought in).
+
+`deduplicated_on` is the looser question SPX104 asks of a window's partition (a whole-row
+`distinct()` counts as the author's sign that duplicates were dealt with).
+
+Everything here is read from literal column names; an expression we cannot read answers "don't
+know", which the rules treat as "could tie".
 """
 
 from __future__ import annotations
 
+import libcst as cst
+
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
-_DEDUPLICATING = frozenset({"distinct", "dropDuplicates", "drop_duplicates", "dropDuplicatesWithinWatermark"})
+_DEDUPLICATING = frozenset({"dropDuplicates", "drop_duplicates", "dropDuplicatesWithinWatermark"})
+_DEDUPLICATING_OR_DISTINCT = _DEDUPLICATING | {"distinct"}
+# Nondeterministic functions: a column derived with them is no function of its inputs.
+_NONDETERMINISTIC = ("rand", "randn", "uuid", "shuffle", "monotonically_increasing_id", "spark_partition_id")
+
+
+def literal_names(expr: cst.BaseExpression | None) -> list[str] | None:
+    """`"a"`, `["a", "b"]`, `("a",)`, `F.col("a")`, `col("a")`: the names; None for anything else."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return [value] if isinstance(value, str) else None
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        names: list[str] = []
+        for element in expr.elements:
+            inner = literal_names(element.value)
+            if inner is None:
+                return None
+            names += inner
+        return names
+    if isinstance(expr, cst.Call) and _callee(expr) in ("col", "column") and len(expr.args) == 1:
+        return literal_names(expr.args[0].value)
+    return None
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _argument(call: cst.Call | None, position: int, keyword: str) -> cst.BaseExpression | None:
+    if call is None:
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if position < len(positional) else None
+
+
+def join_keys(node: StageNode) -> list[str] | None:
+    """The column names a join matches on (`on="k"`, `on=["a", "b"]`), None if not literal."""
+    if node.method != "join":
+        return None
+    return literal_names(_argument(node.call, 1, "on"))
+
+
+def _join_how(node: StageNode) -> str:
+    how = _argument(node.call, 2, "how")
+    if isinstance(how, cst.SimpleString) and isinstance(how.evaluated_value, str):
+        return how.evaluated_value.lower().replace("_", "")
+    return "inner"
+
+
+def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
+    """The column names a node's output is known to hold, or None when not known."""
+    call = node.call
+    if node.method == "select" and call is not None:
+        names: set[str] = set()
+        for arg in call.args:
+            if arg.star:
+                return None
+            name = _output_name(arg.value)
+            if name is None or name == "*":
+                return None
+            names.add(name)
+        return names
+    if node.method in ("withColumn", "withColumnRenamed") and call is not None and call.args:
+        before = _input_columns(graph, node)
+        added = literal_names(call.args[1 if node.method == "withColumnRenamed" else 0].value)
+        if before is None or not added:
+            return None
+        if node.method == "withColumnRenamed":
+            old = literal_names(call.args[0].value) or []
+            before = before - set(old)
+        return before | set(added)
+    if node.spec is not None and node.spec.forwarding == "all" and not node.spec.data_args:
+        return _input_columns(graph, node)
+    return None
+
+
+def _input_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
+    upstream = graph.input_of(node)
+    return output_columns(graph, upstream) if upstream is not None else None
+
+
+def _output_name(expr: cst.BaseExpression) -> str | None:
+    names = literal_names(expr)
+    if names is not None and len(names) == 1:
+        return names[0]
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("alias", "name"):
+        return (literal_names(expr.args[0].value) or [None])[0] if expr.args else None
+    return None
+
+
+def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[frozenset[str]]:
+    """Column sets on which the node's output rows are unique (each set identifies a row)."""
+    if depth > 40 or node.spec is None:
+        return []
+    upstream = graph.input_of(node)
+    if node.receiver == "GroupedData" and node.spec.state == "partitioned" and upstream is not None:
+        if upstream.method in ("groupBy", "groupby") and upstream.keys and not upstream.columns.calls:
+            return [frozenset(upstream.keys)]
+        return []
+    if node.method in _DEDUPLICATING:
+        subset = literal_names(_argument(node.call, 0, "subset"))
+        if subset:
+            return [frozenset(subset)]
+        columns = _input_columns(graph, node)
+        return [frozenset(columns)] if columns else []
+    if node.method == "distinct":
+        columns = _input_columns(graph, node)
+        return [frozenset(columns)] if columns else []
+    if upstream is None:
+        return []
+    inherited = unique_sets(graph, upstream, depth + 1)
+    if node.method == "join":
+        keys = join_keys(node)
+        others = [graph.node(i) for i in node.inputs[1:]]
+        how = _join_how(node)
+        # Each left row meets at most one right row when the right side is unique on the join keys.
+        if keys and others and how in ("inner", "left", "leftouter", "leftsemi", "leftanti", "semi", "anti"):
+            if how in ("leftsemi", "leftanti", "semi", "anti") or any(
+                s <= set(keys) for s in unique_sets(graph, others[0], depth + 1)
+            ):
+                return inherited
+        return []
+    if node.method == "select":
+        columns = output_columns(graph, node)
+        return [s for s in inherited if columns is not None and s <= columns]
+    if node.spec.forwarding in ("all", "dropped", "renamed") and node.spec.selectivity in ("exactly-one", "at-most-one"):
+        if node.spec.data_args or node.selectivity == "any":
+            return []
+        if node.method == "drop" and node.call is not None:
+            dropped = set(literal_names(_argument(node.call, 0, "cols")) or [])
+            dropped |= {n for a in node.call.args[1:] for n in (literal_names(a.value) or [])}
+            return [s for s in inherited if not s & dropped]
+        if node.method == "withColumnRenamed":
+            return []
+        return inherited
+    return []
+
+
+def is_unique_on(graph: StageGraph, node: StageNode, columns) -> bool:
+    """The node's output has at most one row per value of `columns`."""
+    wanted = set(columns)
+    return any(s <= wanted for s in unique_sets(graph, node))
+
+
+def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], column: str) -> str | None:
+    """Why `column` has one value among the rows of `node`'s output that share `keys`, or None.
+
+    A key itself; a column derived from the keys alone; a column a join on (a subset of) the keys
+    brought in from a lookup; rows already unique on the keys.
+    """
+    if column in keys:
+        return f"`{column}` is a grouping key"
+    if is_unique_on(graph, node, keys):
+        return f"the rows are already unique on ({', '.join(keys)})"
+    for upstream in [node, *graph.upstream(node)]:
+        call = upstream.call
+        if upstream.method == "withColumn" and call is not None and len(call.args) >= 2:
+            if literal_names(call.args[0].value) == [column]:
+                used = set(upstream.columns.columns)
+                deterministic = not any(c.function in _NONDETERMINISTIC for c in upstream.columns.calls)
+                if used and used <= set(keys) and deterministic:
+                    return f"`{column}` is computed from ({', '.join(sorted(used))}) alone"
+                return None  # defined here from something else
+        if upstream.method == "select" and call is not None:
+            made_here = [a.value for a in call.args if _output_name(a.value) == column]
+            if not made_here or literal_names(made_here[0]) != [column]:
+                return None  # dropped, or computed in this select
+        if upstream.method == "join":
+            if _join_how(upstream) in ("leftsemi", "leftanti", "semi", "anti"):
+                continue  # adds no columns
+            on = join_keys(upstream)
+            others = [graph.node(i) for i in upstream.inputs[1:]]
+            side = output_columns(graph, others[0]) if others else None
+            if side is None:
+                return None
+            if column in side:
+                if on and set(on) <= set(keys):
+                    return f"`{column}` comes from a lookup joined on ({', '.join(on)})"
+                return None
+            continue  # the column comes from the main side
+        if upstream.spec is None or upstream.spec.data_args or upstream.receiver == "GroupedData":
+            return None
+        if upstream.spec.forwarding not in ("all", "selected", "dropped"):
+            return None
+        if upstream.spec.forwarding == "selected" and upstream.method != "select":
+            return None
+    return None
+
+
+def self_union(graph: StageGraph, node: StageNode) -> bool:
+    """`df.union(df)`: every row appears twice, as two identical copies."""
+    return node.method in ("union", "unionAll", "unionByName") and len(node.inputs) == 2 and node.inputs[0] == node.inputs[1]
 
 
 def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) -> bool:
@@ -17,7 +228,7 @@ def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) ->
     for upstream in graph.upstream(node):
         # An aggregation of grouped rows: one output row per group, carrying only the keys and aggregates.
         grouped = upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys"
-        if upstream.method in _DEDUPLICATING or grouped:
+        if upstream.method in _DEDUPLICATING_OR_DISTINCT or grouped:
             if not upstream.keys or set(upstream.keys) <= set(key):
                 return True
     return False

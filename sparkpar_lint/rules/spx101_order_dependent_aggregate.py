@@ -11,7 +11,10 @@ from sparkpar_lint.fixes.edits import column_function, column_name, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import sort_reaches
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.graph.contexts import holds_in_wider_contexts
+from sparkpar_lint.graph.order_consumers import aggregate_alias, order_never_observed
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -49,6 +52,31 @@ class OrderDependentAggregate(Rule):
             + 'df.select(F.max("ts"), F.count("v"), F.sort_array(F.collect_list("v")))\n'
             + 'df.select(F.first("v").over(Window.partitionBy("k").orderBy("ts")))\n'
         ),
+        # The name comes from a lookup joined on the group key: one value per group.
+        Valid(
+            _PRELUDE
+            + 'names = spark.read.parquet("orgs").select("org", "org_name").distinct()\n'
+            + 'visits = spark.read.parquet("v").join(names, on="org", how="left")\n'
+            + 'visits.groupBy("org").agg(F.first("org_name").alias("name"), F.count("*").alias("n"))\n'
+        ),
+        # A column computed from the group keys alone is the same on every row of a group.
+        Valid(
+            _PRELUDE
+            + 'v = spark.read.parquet("v").withColumn("region", F.substring("zip", 1, 2))\n'
+            + 'v.groupBy("zip").agg(F.first("region"), F.sum("amount"))\n'
+        ),
+        # Groups of one row: the rows are already unique on the keys.
+        Valid(
+            _PRELUDE
+            + 'latest = spark.read.parquet("v").groupBy("user").agg(F.max("ts").alias("ts"))\n'
+            + 'latest.groupBy("user").agg(F.first("ts"))\n'
+        ),
+        # The list only answers "did the session buy?": element order never reaches an output.
+        Valid(
+            _PRELUDE
+            + 'sessions = spark.read.parquet("v").groupBy("session").agg(F.collect_list("action").alias("actions"))\n'
+            + 'sessions.withColumn("bought", F.array_contains("actions", "buy")).drop("actions").write.parquet("o")\n'
+        ),
         # pandas, not Spark: a lower-case groupby on a pandas frame.
         Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
         # SQL: max_by names the order; an array sorted after collecting has none to lose.
@@ -56,6 +84,32 @@ class OrderDependentAggregate(Rule):
         Valid(_SQL_PRELUDE + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'),
     ]
     INVALID = [
+        # The lookup is joined on another column than the group key: a group can hold several names.
+        Invalid(
+            _PRELUDE
+            + 'names = spark.read.parquet("orgs").select("site", "org_name")\n'
+            + 'visits = spark.read.parquet("v").join(names, on="site", how="left")\n'
+            + 'visits.groupBy("org").agg(F.first("org_name").alias("name"))\n',
+            line=5,
+            column=26,
+            related_lines=(5,),
+            expected_fix=None,
+        ),
+        # The list's order reaches the output through `concat_ws`.
+        Invalid(
+            _PRELUDE
+            + 'sessions = spark.read.parquet("v").groupBy("session").agg(F.collect_list("page").alias("pages"))\n'
+            + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n',
+            line=3,
+            column=58,
+            related_lines=(3,),
+            # No sort: arrival order becomes a sequence number taken at the source (unsafe).
+            expected_fix=_PRELUDE
+            + 'sessions = spark.read.parquet("v").withColumn("_sparkpar_seq", F.monotonically_increasing_id())'
+            + '.groupBy("session").agg(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page")'
+            + '.alias("pages"))\n'
+            + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n',
+        ),
         Invalid(
             _PRELUDE
             + 'df = spark.read.parquet("events")\n'
@@ -188,7 +242,7 @@ class OrderDependentAggregate(Rule):
                 continue
             if node.spec.column_functions == "aggregate":
                 for call in node.columns.calls:
-                    if _order_dependent(call):
+                    if _order_dependent(call) and not _order_harmless(graph, node, call):
                         yield self._finding(ctx, graph, node, call)
             elif node.spec.column_functions == "projection":
                 for call in node.columns.calls:
@@ -328,6 +382,39 @@ def _order_dependent(call: ColumnCall) -> bool:
 
     functions = load_catalogue().functions
     return not any(functions[name].order_normalizing for name in call.enclosing if name in functions)
+
+
+def _order_harmless(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
+    if _harmless_here(graph, node, call):
+        return True
+    # A helper analysed on its own sees less than its call sites: let them decide.
+    return holds_in_wider_contexts(graph, node, lambda other: _harmless_here(graph, other, _same_call(other, call)))
+
+
+def _same_call(node: StageNode, call: ColumnCall) -> ColumnCall:
+    return next((c for c in node.columns.calls if c.call is call.call), call)
+
+
+def _harmless_here(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
+    """The arrival order cannot change what anyone sees: every row of a group holds the same value
+    (`first` of a key, of a column derived from the keys or joined in on them, or groups of one
+    row), or the collected list only reaches order-free consumers (`array_contains`, `size`, ...)."""
+    if call.call is None or call.from_sql:
+        return False
+    grouping = graph.input_of(node)
+    if node.receiver != "GroupedData" or grouping is None or not grouping.keys:
+        return False
+    source = graph.input_of(grouping)
+    if call.function in _FIRST | _LAST:
+        arguments = [a.value for a in call.call.args if a.keyword is None]
+        column = literal_names(arguments[0]) if arguments else None
+        if column and len(column) == 1 and source is not None:
+            return constant_within(graph, source, grouping.keys, column[0]) is not None
+        return False
+    if call.function in _LISTS and not call.enclosing:
+        alias = aggregate_alias(node, call.call)
+        return alias is not None and order_never_observed(graph, node, alias)
+    return False
 
 
 def _discarded_sort(graph: StageGraph, node: StageNode) -> StageNode | None:

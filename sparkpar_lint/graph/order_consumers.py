@@ -1,0 +1,172 @@
+"""Does anything ever see the order of a collected list?
+
+`collect_list` builds its array in arrival order, but a consumer may not care: `array_contains`,
+`size`, `array_max`, `sort_array`, `explode` back into rows, or a UDF that only takes the set,
+the sum or the sorted list of it. When every path from the aggregation either reads the column
+through such a consumer or drops it before it reaches an output, the order is never observed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sparkpar_lint.catalogue import load_catalogue
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import literal_names
+
+# Beyond the catalogue's order-normalizing functions: results that ignore element order.
+_ORDER_FREE = frozenset(
+    {"array_contains", "arrays_overlap", "exists", "forall", "explode", "explode_outer", "inline", "inline_outer",
+     "array_except", "array_intersect"}
+)
+# Python built-ins whose result does not depend on the order of their argument.
+_ORDER_FREE_BUILTINS = frozenset({"sorted", "set", "frozenset", "sum", "len", "max", "min", "any", "all", "Counter"})
+_MAX_DEPTH = 30
+# Calls that show the schema or the plan, never the rows.
+_METADATA = frozenset({"printSchema", "explain", "schema", "columns", "dtypes"})
+
+
+def order_free_functions() -> frozenset[str]:
+    functions = load_catalogue().functions
+    return _ORDER_FREE | {name for name, spec in functions.items() if spec.order_normalizing}
+
+
+def aggregate_alias(node: StageNode, target: cst.Call) -> str | None:
+    """The name the aggregation gives the column holding `target`: `collect_list(x).alias("xs")`."""
+    if node.call is None:
+        return None
+    for arg in node.call.args:
+        expr = arg.value
+        if _contains(expr, target) and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("alias", "name") and expr.args:
+                names = literal_names(expr.args[0].value)
+                return names[0] if names else None
+    return None
+
+
+def order_never_observed(graph: StageGraph, node: StageNode, column: str) -> bool:
+    """Every path from `node` reads `column` only through order-free consumers, or drops it."""
+    return _paths_ok(graph, node, column, 0)
+
+
+def _paths_ok(graph: StageGraph, node: StageNode, column: str, depth: int) -> bool:
+    consumers = graph.consumers(node)
+    if not consumers or depth > _MAX_DEPTH:
+        return False  # the column reaches whoever receives this result
+    return all(_consumer_ok(graph, c, column, depth) for c in consumers)
+
+
+def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int) -> bool:
+    spec = consumer.spec
+    call = consumer.call
+    if consumer.method in _METADATA:
+        return True
+    if spec is None or call is None or spec.data_args:
+        return False
+    free_udfs = {id(c.call) for c in consumer.columns.calls if c.udf is not None and _order_free_udf(c.udf.node)}
+    references = _References(column, order_free_functions(), free_udfs)
+    arguments = call.args
+    if consumer.method == "withColumn" and arguments:
+        redefined = literal_names(arguments[0].value) == [column]
+        for arg in arguments[1:]:
+            arg.value.visit(references)
+        if references.exposed or references.bare:
+            return False
+        return True if redefined else _paths_ok(graph, consumer, column, depth + 1)
+    if consumer.method == "drop":
+        dropped = {n for a in arguments for n in (literal_names(a.value) or [])}
+        return column in dropped or _paths_ok(graph, consumer, column, depth + 1)
+    for arg in arguments:
+        arg.value.visit(references)
+    if references.exposed:
+        return False
+    if spec.returns == "GroupedData":
+        # Grouping by something else: the aggregation after it keeps only what it names.
+        return not references.bare and _paths_ok(graph, consumer, column, depth + 1)
+    if spec.forwarding in ("selected", "keys", "none"):
+        # A projection or aggregation keeps the column only where it is named bare.
+        return not references.bare or _paths_ok(graph, consumer, column, depth + 1)
+    if references.bare:
+        return False
+    if spec.forwarding == "all" and spec.returns == "DataFrame":
+        return _paths_ok(graph, consumer, column, depth + 1)
+    return False
+
+
+class _References(cst.CSTVisitor):
+    """Where a column name appears: inside an order-free call, bare, or exposed to order."""
+
+    def __init__(self, column: str, free: frozenset[str], free_udfs: set[int]) -> None:
+        self.column = column
+        self.free = free
+        self.free_udfs = free_udfs
+        self.calls: list[tuple[str | None, bool]] = []  # enclosing calls: (name, order-free)
+        self.bare = False
+        self.exposed = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        self.calls.append((name, name in self.free or id(node) in self.free_udfs))
+
+    def leave_Call(self, node: cst.Call) -> None:
+        self.calls.pop()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.evaluated_value == self.column:
+            self._seen()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == self.column:
+            self._seen()
+
+    def _seen(self) -> None:
+        if any(free for _, free in self.calls):
+            return
+        if [name for name, _ in self.calls] in ([], ["col"], ["column"]):
+            self.bare = True  # `"xs"`, `col("xs")`, `df.xs` as an argument by itself
+        else:
+            self.exposed = True
+
+
+def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
+    """A UDF that reads its one argument only through order-free built-ins (`len(set(xs))`) or
+    membership tests (`"buy" in xs`)."""
+    params = function.params.params
+    if len(params) != 1:
+        return False
+    name = params[0].name.value
+
+    class _Check(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.ok = True
+            self.allowed: set[int] = set()
+
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            for target in node.comparisons:
+                if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, cst.Name):
+                    self.allowed.add(id(target.comparator))
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            return not (isinstance(node.func, cst.Name) and node.func.value in _ORDER_FREE_BUILTINS)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and id(node) not in self.allowed:
+                self.ok = False
+
+    check = _Check()
+    function.body.visit(check)
+    return check.ok
+
+
+def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
+    found = []
+
+    class _Visitor(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is target:
+                found.append(node)
+            return not found
+
+    tree.visit(_Visitor())
+    return bool(found)
