@@ -188,8 +188,13 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
         if upstream.method == "withColumn" and call is not None and len(call.args) >= 2:
             if literal_names(call.args[0].value) == [column]:
                 used = set(upstream.columns.columns)
-                deterministic = not any(c.function in _NONDETERMINISTIC for c in upstream.columns.calls)
-                if used and used <= set(keys) and deterministic:
+                known = _input_columns(graph, upstream)
+                if known is not None:
+                    used &= known  # string arguments that are not columns: `split("url", "/")`
+                deterministic = not any(
+                    c.function in _NONDETERMINISTIC or c.udf is not None for c in upstream.columns.calls
+                )
+                if used <= set(keys) and deterministic and (used or upstream.columns.calls):
                     return f"`{column}` is computed from ({', '.join(sorted(used))}) alone"
                 return None  # defined here from something else
         if upstream.method == "select" and call is not None:

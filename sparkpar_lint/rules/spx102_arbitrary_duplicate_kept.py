@@ -12,7 +12,9 @@ from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.order_flow import upstream_sort
+from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, output_columns, self_union
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -50,6 +52,15 @@ class ArbitraryDuplicateKept(Rule):
         Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),
         Valid(_PRELUDE + 'n = clicks.dropDuplicates(["user"]).count()\n'),
         Valid(_PRELUDE + 'pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])\n'),
+        # Already one row per user: nothing to choose between.
+        Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
+        # The other columns are computed from the subset: duplicates are identical rows.
+        Valid(
+            _PRELUDE
+            + 'clicks.select("url").withColumn("host", F.split("url", "/").getItem(2)).dropDuplicates(["url"])\n'
+        ),
+        # A table unioned with itself: every duplicate is a copy of the same row.
+        Valid(_PRELUDE + 'clicks.union(clicks).dropDuplicates(["click_id"])\n'),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
         Valid(
             "import pandas as pd\npdf = pd.read_csv('c.csv')\n"
@@ -62,6 +73,20 @@ class ArbitraryDuplicateKept(Rule):
         ),
     ]
     INVALID = [
+        # A near miss: `host` is computed from another column than the subset.
+        Invalid(
+            _PRELUDE
+            + 'clicks.select("url", "ref").withColumn("host", F.split("ref", "/").getItem(2)).dropDuplicates(["url"])\n',
+            line=4,
+            column=79,
+            severity=Severity.WARNING,
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            'clicks.select("url", "ref", "_sparkpar_seq").withColumn("host", F.split("ref", "/").getItem(2))'
+            '.withColumn("_sparkpar_rn", F.row_number().over(Window.partitionBy("url").orderBy("_sparkpar_seq")))'
+            '.filter(F.col("_sparkpar_rn") == 1).drop("_sparkpar_rn", "_sparkpar_seq")\n',
+        ),
         Invalid(
             _PRELUDE + 'latest = clicks.orderBy(F.col("ts").desc()).dropDuplicates(["user"])\n',
             line=4,
@@ -195,6 +220,10 @@ class ArbitraryDuplicateKept(Rule):
                 continue
             if _only_subset_used(graph, node) or _only_subset_present(graph, node):
                 continue
+            if _duplicates_identical(graph, node) or holds_in_wider_contexts(
+                graph, node, lambda other: _duplicates_identical(graph, other)
+            ):
+                continue
             yield self._finding(ctx, graph, node, upstream_sort(graph, node))
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, sort: StageNode | None) -> Finding:
@@ -260,6 +289,21 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
 def _keep_first(ranked: cst.Call, first: cst.Comparison, drops: tuple[str, ...], call: cst.Call) -> cst.Call:
     numbered = method_call(receiver_of(call), "withColumn", [string(RANK_COLUMN), ranked])
     return method_call(method_call(numbered, "filter", [first]), "drop", [string(c) for c in drops])
+
+
+def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
+    """Whichever duplicate survives, the row is the same: there are no duplicates (the rows are
+    already unique on the subset), every other column is constant within a subset value
+    (computed from it, joined in on it), or the duplicates are the copies a self-union made."""
+    source = graph.input_of(node)
+    if source is None or not node.keys:
+        return False
+    if is_unique_on(graph, source, node.keys) or self_union(graph, source):
+        return True
+    columns = output_columns(graph, source)
+    if not columns:
+        return False
+    return all(constant_within(graph, source, node.keys, c) is not None for c in columns - set(node.keys))
 
 
 def _has_subset(node: StageNode) -> bool:
