@@ -105,9 +105,15 @@ class OrderDependentAggregate(Rule):
             related_lines=(3,),
             # No sort: arrival order becomes a sequence number taken at the source (unsafe).
             expected_fix=_PRELUDE
-            + 'sessions = spark.read.parquet("v").withColumn("_sparkpar_seq", F.monotonically_increasing_id())'
-            + '.groupBy("session").agg(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page")'
-            + '.alias("pages"))\n'
+            + "sessions = (\n"
+            + '    spark.read.parquet("v")\n'
+            + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            + '    .groupBy("session")\n'
+            + "    .agg((\n"
+            + '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page")))\n'
+            + '        .getField("page")\n'
+            + '    ).alias("pages"))\n'
+            + ")\n"
             + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n',
         ),
         Invalid(

@@ -80,12 +80,18 @@ class ArbitraryDuplicateKept(Rule):
             line=4,
             column=79,
             severity=Severity.WARNING,
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'clicks = spark.read.parquet("clicks").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            'clicks.select("url", "ref", "_sparkpar_seq").withColumn("host", F.split("ref", "/").getItem(2))'
-            '.withColumn("_sparkpar_rn", F.row_number().over(Window.partitionBy("url").orderBy("_sparkpar_seq")))'
-            '.filter(F.col("_sparkpar_rn") == 1).drop("_sparkpar_rn", "_sparkpar_seq")\n',
+            expected_fix=_PRELUDE
+            + "(\n"
+            + '    clicks.select("url", "ref")\n'
+            + '    .withColumn("host", F.split("ref", "/").getItem(2))\n'
+            + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            + "    .withColumn(\n"
+            + '        "_sparkpar_rn",\n'
+            + '        F.row_number().over(Window.partitionBy("url").orderBy("_sparkpar_seq")),\n'
+            + "    )\n"
+            + '    .filter(F.col("_sparkpar_rn") == 1)\n'
+            + '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+            + ")\n",
         ),
         Invalid(
             _PRELUDE + 'latest = clicks.orderBy(F.col("ts").desc()).dropDuplicates(["user"])\n',
