@@ -93,7 +93,11 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=26,
             related_lines=(5,),
-            expected_fix=None,
+            # Any value of the group will do for the author: the smallest is one the data decides (unsafe).
+            expected_fix=_PRELUDE
+            + 'names = spark.read.parquet("orgs").select("site", "org_name")\n'
+            + 'visits = spark.read.parquet("v").join(names, on="site", how="left")\n'
+            + 'visits.groupBy("org").agg(F.min("org_name").alias("name"))\n',
         ),
         # The list's order reaches the output through `concat_ws`.
         Invalid(
