@@ -46,6 +46,10 @@ _SEQUENCE_CALLS = frozenset({"list", "tuple"})
 # Column functions in SQL folds (`F.aggregate(arr, zero, lambda acc, x: F.concat(acc, x))`).
 _COLUMN_CONCATENATIONS = {"concat": "str", "concat_ws": "str", "array_append": "list", "array_prepend": "list"}
 _SAMPLES = ((1, 2, 3), (2, 5, 11), (7, 3, 4))
+# The evaluator's sandbox: nodes visited per evaluation and the widest number it computes with.
+MAX_STEPS = 10_000
+MAX_BITS = 4_096
+_MAX_DIGITS = 400
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,7 @@ def _arithmetic_verdict(body, locals_, a: str, b: str, role: str) -> Verdict:
                 if first != second:
                     return Verdict(UNSAFE, f"folding {_show(vx)} then {_show(vy)} into {_show(acc)} gives "
                                    f"{_show(first)} but {_show(vy)} then {_show(vx)} gives {_show(second)}")
-    except (_Unevaluable, ZeroDivisionError, TypeError, IndexError, OverflowError):
+    except (_Unevaluable, ZeroDivisionError, TypeError, IndexError, OverflowError, ValueError):
         return Verdict(UNKNOWN)
     return Verdict(SAFE)
 
@@ -303,58 +307,101 @@ _COMPARE = {
 
 
 def _eval(expr, env, locals_, depth: int = 0):
-    if depth > 40:
-        raise _Unevaluable
-    if isinstance(expr, cst.Name):
-        if expr.value in env:
-            return env[expr.value]
-        if expr.value in locals_:
-            return _eval(locals_[expr.value], env, locals_, depth + 1)
-        raise _Unevaluable
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return Fraction(expr.value.replace("_", ""))
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return -_eval(expr.expression, env, locals_, depth + 1)
-    if isinstance(expr, cst.BinaryOperation):
-        operation = _BINARY.get(type(expr.operator))
-        if operation is None:
-            if isinstance(expr.operator, cst.Power):
-                base, exponent = _eval(expr.left, env, locals_, depth + 1), _eval(expr.right, env, locals_, depth + 1)
-                if isinstance(exponent, Fraction) and exponent.denominator == 1 and abs(exponent) <= 64:
-                    return base ** int(exponent)
-            raise _Unevaluable
-        left, right = _eval(expr.left, env, locals_, depth + 1), _eval(expr.right, env, locals_, depth + 1)
-        if isinstance(left, tuple) or isinstance(right, tuple):
-            raise _Unevaluable  # tuple `+` concatenates: decided by shape, not here
-        return operation(left, right)
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return tuple(_eval(e.value, env, locals_, depth + 1) for e in expr.elements)
-    if isinstance(expr, cst.Subscript):
-        index = _literal_index(expr)
-        base = _eval(expr.value, env, locals_, depth + 1)
-        if index is None or not isinstance(base, tuple):
-            raise _Unevaluable
-        return base[index]
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min", "abs"):
-        args = [_eval(x.value, env, locals_, depth + 1) for x in expr.args if not x.keyword and not x.star]
-        return {"max": max, "min": min, "abs": lambda *v: abs(v[0])}[expr.func.value](*args)
-    if isinstance(expr, cst.IfExp):
-        test = _eval_test(expr.test, env, locals_, depth + 1)
-        return _eval(expr.body if test else expr.orelse, env, locals_, depth + 1)
-    raise _Unevaluable
+    """`expr` evaluated on exact numbers in a sandbox: at most MAX_STEPS nodes visited and no
+    number wider than MAX_BITS (`b * 1e99999999` or `x ** 64 ** 64` is unevaluable, not a stall)."""
+    return _Sandbox(env, locals_).eval(expr, depth)
 
 
-def _eval_test(expr, env, locals_, depth: int) -> bool:
-    if not isinstance(expr, cst.Comparison):
+class _Sandbox:
+    def __init__(self, env, locals_) -> None:
+        self.env, self.locals = env, locals_
+        self.steps = 0
+
+    def eval(self, expr, depth: int):
+        self.steps += 1
+        if depth > 40 or self.steps > MAX_STEPS:
+            raise _Unevaluable
+        return _bounded(self._eval(expr, depth))
+
+    def _eval(self, expr, depth: int):
+        env, locals_ = self.env, self.locals
+        if isinstance(expr, cst.Name):
+            if expr.value in env:
+                return env[expr.value]
+            if expr.value in locals_:
+                return self.eval(locals_[expr.value], depth + 1)
+            raise _Unevaluable
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return _number(expr)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return -self.eval(expr.expression, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            operation = _BINARY.get(type(expr.operator))
+            if operation is None:
+                if isinstance(expr.operator, cst.Power):
+                    base, exponent = self.eval(expr.left, depth + 1), self.eval(expr.right, depth + 1)
+                    return _power(base, exponent)
+                raise _Unevaluable
+            left, right = self.eval(expr.left, depth + 1), self.eval(expr.right, depth + 1)
+            if isinstance(left, tuple) or isinstance(right, tuple):
+                raise _Unevaluable  # tuple `+` concatenates: decided by shape, not here
+            return operation(left, right)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return tuple(self.eval(e.value, depth + 1) for e in expr.elements)
+        if isinstance(expr, cst.Subscript):
+            index = _literal_index(expr)
+            base = self.eval(expr.value, depth + 1)
+            if index is None or not isinstance(base, tuple):
+                raise _Unevaluable
+            return base[index]
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min", "abs"):
+            args = [self.eval(x.value, depth + 1) for x in expr.args if not x.keyword and not x.star]
+            return {"max": max, "min": min, "abs": lambda *v: abs(v[0])}[expr.func.value](*args)
+        if isinstance(expr, cst.IfExp):
+            test = self.test(expr.test, depth + 1)
+            return self.eval(expr.body if test else expr.orelse, depth + 1)
         raise _Unevaluable
-    left = _eval(expr.left, env, locals_, depth)
-    for target in expr.comparisons:
-        right = _eval(target.comparator, env, locals_, depth)
-        compare = _COMPARE.get(type(target.operator))
-        if compare is None or not compare(left, right):
-            return False
-        left = right
-    return True
+
+    def test(self, expr, depth: int) -> bool:
+        if not isinstance(expr, cst.Comparison):
+            raise _Unevaluable
+        left = self.eval(expr.left, depth)
+        for target in expr.comparisons:
+            right = self.eval(target.comparator, depth)
+            compare = _COMPARE.get(type(target.operator))
+            if compare is None or not compare(left, right):
+                return False
+            left = right
+        return True
+
+
+def _number(literal: cst.Integer | cst.Float) -> Fraction:
+    text = literal.value.replace("_", "").lower()
+    try:
+        if isinstance(literal, cst.Integer):
+            return Fraction(int(text, 0))
+        mantissa, _, exponent = text.partition("e")
+        if len(mantissa) > _MAX_DIGITS or abs(int(exponent or 0)) > _MAX_DIGITS:
+            raise _Unevaluable  # Fraction("1e99999999") alone builds a 100-million-digit integer
+        return Fraction(text)
+    except ValueError:  # more digits than int() converts
+        raise _Unevaluable from None
+
+
+def _power(base, exponent):
+    if not (isinstance(exponent, Fraction) and exponent.denominator == 1 and abs(exponent) <= 64):
+        raise _Unevaluable
+    if isinstance(base, Fraction):
+        width = max(base.numerator.bit_length(), base.denominator.bit_length())
+        if width * abs(int(exponent)) > MAX_BITS:
+            raise _Unevaluable
+    return base ** int(exponent)
+
+
+def _bounded(value):
+    if isinstance(value, Fraction) and max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_BITS:
+        raise _Unevaluable
+    return value
 
 
 def shape_of_value(expr: cst.BaseExpression | None) -> str | None:
