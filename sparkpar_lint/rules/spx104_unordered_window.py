@@ -423,7 +423,10 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     if call.function not in _ROW_PICKERS or len(window.order_by) != 1:
         return False
     column = window.order_by[0]
-    if column in window.partition_by or _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
+    # `*` (a struct of the whole row) and the fixes' own sequence number tell every row apart.
+    if column == "*" or column.startswith("_sparkpar") or column in window.partition_by:
+        return False
+    if _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
         return False
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
 
