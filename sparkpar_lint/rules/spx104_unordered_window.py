@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from functools import partial
@@ -235,6 +236,17 @@ class UnorderedWindow(Rule):
             related_lines=(4,),
             severity=Severity.INFO,
         ),
+        # A helper that gets its order as an argument: reported where it is called with a constant.
+        Invalid(
+            _PRELUDE + "def dedup(df, keys, order):\n"
+            "    w = Window.partitionBy(*keys).orderBy(order)\n"
+            '    return df.withColumn("rn", F.row_number().over(w)).filter("rn = 1").drop("rn")\n'
+            'kept = dedup(events, ["user"], F.lit(1))\n'
+            'fine = dedup(events, ["user"], F.col("event_id"))\n',
+            line=7,
+            column=7,
+            related_lines=(6, 5),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -243,9 +255,9 @@ class UnorderedWindow(Rule):
                 if _unordered_window_call(call):
                     yield self._finding(ctx, ctx.graph, call)
                 elif _order_orders_nothing(ctx.graph, node, call):
-                    yield self._no_order_finding(ctx, call)
+                    yield _at_call_site(ctx, node, call, self._no_order_finding(ctx, call))
                 elif _order_may_tie(ctx.graph, node, call):
-                    yield self._tie_finding(ctx, call)
+                    yield _at_call_site(ctx, node, call, self._tie_finding(ctx, call))
 
     def _tie_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -383,6 +395,21 @@ def _user_order(graph: StageGraph, node: StageNode) -> list[cst.BaseExpression] 
         return (sort_arguments(graph, sort) if sort_reaches(graph, sort, node) else None) or []
     event_time = watermark_column(graph, node)
     return [string(event_time)] if event_time else None
+
+
+def _at_call_site(ctx: RuleContext, node: StageNode, call: ColumnCall, finding: Finding) -> Finding:
+    """A helper that got its window order as an argument is at fault where it is called: the
+    finding moves to that call, the helper's line becoming a related location. When the helper
+    is wrong on its own (its standalone analysis flags the same call), it stays in the helper."""
+    if node.call_site is None:
+        return finding
+    alone = [n for n in ctx.graph.nodes if n.call_site is None and any(c.span == call.span for c in n.columns.calls)]
+    if any(_order_orders_nothing(ctx.graph, n, c) or _order_may_tie(ctx.graph, n, c)
+           for n in alone for c in n.columns.calls if c.span == call.span):
+        return finding
+    related = (RelatedLocation(finding.span, f"`{call.function}` in the helper uses the order it was given"),
+               *finding.related)
+    return dataclasses.replace(finding, span=node.call_site.plain(), related=related)
 
 
 def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
