@@ -196,7 +196,7 @@ def graph(file, fmt):
 
 def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:
     try:
-        if config_path is not None and not config_path.is_file():
+        if config_path is not None and not config_path.exists():
             raise ConfigError(f"{config_path}: config file not found")
         return load_config(config_path or find_config(Path.cwd()), rule_ids)
     except ConfigError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import reprlib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,8 +38,10 @@ def find_config(start: Path) -> Path | None:
     """The nearest pyproject.toml upward from `start` that has a [tool.sparkpar] table (as ruff)."""
     for directory in (start.resolve(), *start.resolve().parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "sparkpar" in _read_toml(candidate).get("tool", {}):
-            return candidate
+        if candidate.is_file():
+            tool = _read_toml(candidate).get("tool", {})
+            if isinstance(tool, Mapping) and "sparkpar" in tool:
+                return candidate
     return None
 
 
@@ -47,7 +50,16 @@ def load_config(path: Path | None, rule_ids: Iterable[str]) -> Config:
     if path is None:
         return Config()
     data = _read_toml(path)
-    table = data.get("tool", {}).get("sparkpar", {}) if path.name == "pyproject.toml" else data
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        if not isinstance(tool, Mapping):
+            raise ConfigError(f"{path}: tool: expected a table, got {_shown(tool)}")
+        table = tool.get("sparkpar", {})
+        if not isinstance(table, Mapping):
+            # `sparkpar = 5` under [tool], or `[[tool.sparkpar]]` (an array of tables)
+            raise ConfigError(f"{path}: [tool.sparkpar]: expected a table, got {_shown(table)}")
+    else:
+        table = data
     return parse_table(table, path, sorted(rule_ids))
 
 
@@ -73,7 +85,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         if rule_id not in rule_ids:
             raise fail(f"severity.{rule_id}", "unknown rule id")
         if level not in {s.value for s in Severity}:
-            raise fail(f"severity.{rule_id}", f"expected error, warning or info, got {level!r}")
+            raise fail(f"severity.{rule_id}", f"expected error, warning or info, got {_shown(level)}")
         severity[rule_id] = Severity(level)
     return Config(
         select=select,
@@ -120,10 +132,12 @@ def matches(path: str | PurePath, globs: Iterable[str], root: Path) -> bool:
 
 
 def _read_toml(path: Path) -> dict:
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+        return tomllib.loads(read_source_bytes(str(path)).decode("utf-8"))
+    except (OSError, NotASourceFile) as error:
+        raise ConfigError(describe_read_error(str(path), error)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
 
@@ -139,12 +153,17 @@ def _prefixes(table, key, rule_ids, fail, *, allow_all=False) -> tuple[str, ...]
 def _strings(table, key, fail) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise fail(key, f"expected a list of strings, got {value!r}")
+        raise fail(key, f"expected a list of strings, got {_shown(value)}")
     return tuple(value)
 
 
 def _table(table, key, fail) -> Mapping:
     value = table.get(key, {})
     if not isinstance(value, Mapping):
-        raise fail(key, f"expected a table, got {value!r}")
+        raise fail(key, f"expected a table, got {_shown(value)}")
     return value
+
+
+def _shown(value) -> str:
+    """A short repr: a config value can be arbitrarily long."""
+    return reprlib.repr(value)

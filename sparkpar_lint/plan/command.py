@@ -54,7 +54,9 @@ def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
 
 
 def _fail(message: str) -> None:
-    click.echo(f"sparkpar: error: {message}", err=True)
+    from sparkpar_lint.output.escape import visible
+
+    click.echo(f"sparkpar: error: {visible(message)}", err=True)
     sys.exit(ExitStatus.ERROR)
 
 
@@ -93,17 +95,29 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
     except ImportError as error:
         raise PlanError(f"planning a job file needs the stage graph, which is not available in "
                         f"this build ({error}); use --model") from None
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+    from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
+    from sparkpar_lint.runner import decode
+
     try:
-        source = file.read_text(encoding="utf-8")
+        source = decode(read_source_bytes(str(file)))  # PEP 263 coding comments, as Python reads it
     except FileNotFoundError:
         raise PlanError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise PlanError(f"{file}: cannot read: {error}") from None
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        raise PlanError(f"{file}: cannot parse: {str(error).splitlines()[0]}") from None
-    operators, notes = from_stage_graph(build_graph(module, str(file)))
+    except (OSError, NotASourceFile) as error:
+        raise PlanError(describe_read_error(str(file), error)) from None
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        raise PlanError(f"{file}: cannot decode: {error}") from None
+
+    def graph_operators():
+        try:
+            module = parse_module(source)
+        except TooDeeplyNested as error:
+            raise PlanError(f"{file}:{error.line}:{error.column}: {error}") from None
+        except cst.ParserSyntaxError as error:
+            raise PlanError(f"{file}: cannot parse: {str(error).splitlines()[0]}") from None
+        return from_stage_graph(build_graph(module, str(file)))
+
+    operators, notes = with_deep_stack(graph_operators)
     if not operators:
         raise PlanError(f"{file}: no Spark operators found to plan")
     if profile_path is not None:

@@ -130,17 +130,24 @@ _OP_KEYS = {"name", "kind", "key", "cost", "selectivity", "selectivity_class", "
 def load_model(path: str | Path) -> PlanModel:
     """Read a chain written as JSON; every problem is a ModelError naming the file."""
     path = Path(path)
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source_bytes(str(path)).decode("utf-8")
     except FileNotFoundError:
         raise ModelError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, NotASourceFile) as error:
+        raise ModelError(describe_read_error(str(path), error)) from None
+    except UnicodeDecodeError as error:
         raise ModelError(f"{path}: cannot read: {error}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ModelError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} "
                          f"column {error.colno}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: nested too deeply to be a model (a model is a list of "
+                         "operator objects)") from None
     try:
         return model_from_dict(data)
     except ModelError as error:

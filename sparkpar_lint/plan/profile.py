@@ -87,14 +87,20 @@ class Profile:
 
 def load_profile(path: str | Path) -> Profile:
     path = Path(path)
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_source_bytes(str(path)).decode("utf-8"))
     except FileNotFoundError:
         raise ModelError(f"{path}: no such profile") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, NotASourceFile) as error:
+        raise ModelError(describe_read_error(str(path), error)) from None
+    except UnicodeDecodeError as error:
         raise ModelError(f"{path}: cannot read: {error}") from None
     except json.JSONDecodeError as error:
         raise ModelError(f"{path}: not valid JSON: {error.msg} at line {error.lineno}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: nested too deeply to be a profile") from None
     try:
         return profile_from_dict(data)
     except ModelError as error:
