@@ -210,3 +210,26 @@ def test_valid_ipython_is_never_spx901(sparkpar_cli, tmp_path, cell):
     (tmp_path / "job.ipynb").write_text(notebook(("code", cell), ("code", "df = spark.range(3)")))
     result = lint(sparkpar_cli, "--format", "concise", "job.ipynb")
     assert result.exit_code == 0, result.output
+
+
+SQL_LAST = "SELECT store, last(amount) AS amount\nFROM (SELECT * FROM sales ORDER BY sold_at)\nGROUP BY store"
+SQL_LAST_FIXED = SQL_LAST.replace("last(amount)", "max(struct(sold_at, amount)).amount")
+
+
+def test_fix_rewrites_a_sql_cell_in_place(sparkpar_cli, tmp_path):
+    path = tmp_path / "job.ipynb"
+    path.write_text(notebook(("code", "spark.table('s').createOrReplaceTempView('sales')"), ("code", f"%%sql\n{SQL_LAST}")))
+    assert sparkpar_cli("fix", "--select", "SPX101", "job.ipynb").exit_code == 0
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[1]["source"]) == f"%%sql\n{SQL_LAST_FIXED}"
+    assert cells[1]["outputs"][0]["text"] == ["ok\n"]
+
+
+def test_fix_rewrites_a_databricks_sql_cell_keeping_magic_prefixes(sparkpar_cli, tmp_path):
+    def cell(sql):
+        return "".join(f"# MAGIC {line}\n" for line in ["%sql", *sql.splitlines()])
+
+    path = tmp_path / "job.py"
+    path.write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n{cell(SQL_LAST)}")
+    assert sparkpar_cli("fix", "--select", "SPX101", "job.py").exit_code == 0
+    assert path.read_text() == DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n{cell(SQL_LAST_FIXED)}"

@@ -126,6 +126,7 @@ class ColumnCall:
     call: cst.Call | None = field(default=None, compare=False, repr=False)
     udf: UserFunction | None = None
     from_sql: bool = False  # found in a SQL string (expr, selectExpr, agg dict)
+    sql: object = field(default=None, compare=False, repr=False)  # sql.fixes.SqlSite: where, for fixes
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,8 @@ class StageNode:
     output_partitioning: Partitioning = field(default_factory=Partitioning)
     has_watermark_upstream: bool = False
     indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
+    # Stages built from SQL text: the construct and the literal holding it (sql.fixes.SqlSite).
+    sql: object = field(default=None, repr=False)
 
     @property
     def api(self) -> str:

@@ -17,6 +17,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.sql.fixes import ordered_pick_fix
 
 _PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -230,6 +231,12 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=20,
             related_lines=(5, 5),
+            # The literal is rewritten: the max of (order, value) keeps the alias and breaks ties.
+            expected_fix=_SQL_PRELUDE + 'spark.read.parquet("readings").createOrReplaceTempView("readings")\n'
+            "latest = spark.sql(\n"
+            '    "SELECT sensor, max(struct(ts, value)).value AS value FROM (SELECT * FROM readings ORDER BY ts) '
+            'GROUP BY sensor"\n'
+            ")\n",
         ),
         # An f-string: the placeholder is an opaque table name; positions are inside the string.
         Invalid(
@@ -298,6 +305,9 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     the source (unsafe: arrival order is a choice). The value itself ends the struct, so even
     rows tied on the order columns give one answer.
     """
+    if call.sql is not None:
+        reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
+        return ordered_pick_fix(call.sql, sort.sql if reaches else None)
     if call.call is None or len(call.call.args) != 1:
         return None
     if sort is not None:

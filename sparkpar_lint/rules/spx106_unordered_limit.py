@@ -228,6 +228,10 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
     fix: ordering by arbitrary columns would silence the rule without choosing the right rows.
     RDDs: no fix (`takeOrdered` needs a key the author picks).
     """
+    if node.sql is not None:
+        # SQL LIMIT: like the Python chain with no sort left to restore, which rows is the
+        # author's call (an aggregate leaves no arrival order to fall back on).
+        return None
     if node.receiver != "DataFrame" or node.call is None or node.call.func is None:
         return None
     like = functions_like(graph)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from sparkpar_lint.sql.parse import parse
 from sparkpar_lint.sql.stages import SqlContext, run_statements
 from sparkpar_lint.sql.text import sql_text
@@ -36,4 +38,13 @@ def run_query(builder, value) -> tuple[bool, int | None]:
     if parsed is None:
         return False, None
     ctx = SqlContext(parsed, text, builder.graph, builder.catalogue, builder.derive_flow, builder.views)
+    ctx.literal = _plain_literal(node, text.text)
     return True, run_statements(ctx)
+
+
+def _plain_literal(node, sql: str) -> cst.SimpleString | None:
+    """The literal when its source body is exactly the SQL (so SQL offsets are source offsets)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    body = node.raw_value
+    return node if body == sql else None

@@ -21,6 +21,7 @@ from sparkpar_lint.graph.stage_graph import (
     WindowSpecValue,
 )
 from sparkpar_lint.model import Span
+from sparkpar_lint.sql.fixes import SqlSite
 from sparkpar_lint.sql.parse import ParsedSql
 from sparkpar_lint.sql.text import SqlText
 
@@ -35,7 +36,11 @@ class SqlContext:
     catalogue: object
     derive_flow: Callable[[StageNode], None]
     views: dict[str, int]  # temp views registered so far (lower-cased name -> node id)
+    literal: object = None  # the one plain string literal holding the SQL, when fixes may edit it
     ctes: dict[str, int] = field(default_factory=dict)
+
+    def site(self, expression: exp.Expression) -> SqlSite:
+        return SqlSite(self.parsed, expression, self.literal)
 
     def span(self, offsets: tuple[int, int] | None) -> Span:
         if offsets is None:
@@ -43,7 +48,7 @@ class SqlContext:
             offsets = (first.start, first.end + 1) if first else (0, 0)
         return self.text.span(*offsets)
 
-    def add(self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=()) -> StageNode:
+    def add(self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=(), site=None) -> StageNode:
         node = StageNode(
             id=0,
             receiver=kind,
@@ -56,6 +61,7 @@ class SqlContext:
             keys=tuple(keys),
             columns=ColumnExpr(tuple(calls), tuple(keys)),
             positional_count=len(keys),
+            sql=self.site(site) if site is not None else None,
         )
         self.graph.add(node)
         self.derive_flow(node)
@@ -152,9 +158,10 @@ def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None)
     order = node.args.get("order")
     if order is not None:
         keys = tuple(_column_name(o.this) for o in order.expressions)
-        current = ctx.add("DataFrame", "orderBy", [current], ctx.span(ctx.parsed.clause(node, TokenType.ORDER_BY)), keys=keys).id
+        span = ctx.span(ctx.parsed.clause(node, TokenType.ORDER_BY))
+        current = ctx.add("DataFrame", "orderBy", [current], span, keys=keys, site=order).id
     if node.args.get("limit") is not None:
-        current = ctx.add("DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT))).id
+        current = ctx.add("DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT)), site=node).id
     return current
 
 
@@ -180,6 +187,7 @@ def _calls(ctx: SqlContext, select: exp.Select) -> tuple[list[ColumnCall], list[
                 enclosing=tuple(n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions),
                 window=_window_spec(ctx, window, named) if window is not None else None,
                 from_sql=True,
+                sql=ctx.site(func),
             )
             (windowed if window is not None else plain).append(call)
     return plain, windowed

@@ -1,0 +1,78 @@
+"""Fixes for SQL in one plain string literal: the literal is replaced by one with the query edited.
+
+Only literals whose source text is the SQL itself (no escapes) are rewritten, so an edit at an
+offset of the SQL is the same edit in the source; f-strings and concatenations get no fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from sqlglot import exp
+
+from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.sql.parse import ParsedSql
+
+_ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_value": "max"}
+
+
+@dataclass(frozen=True)
+class SqlSite:
+    """Where a stage or call came from: its SQL construct, and the literal to rewrite (or None)."""
+
+    parsed: ParsedSql
+    expression: exp.Expression
+    literal: cst.SimpleString | None
+
+
+def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | None:
+    """`last(v) AS x` after a lost `ORDER BY k` -> `max(struct(k, v)).v AS x` (safe).
+
+    The struct compares the order columns first and the value last, so rows tied on the order
+    still give one answer; the alias keeps the output column's name.
+    """
+    if call_site is None or sort_site is None or not isinstance(sort_site.expression, exp.Order):
+        return None
+    func = call_site.expression
+    name = call_site.parsed.text[slice(*call_site.parsed.name_range(func))].lower() if call_site.parsed.name_range(func) else ""
+    value = func.this if isinstance(func, exp.Func) else None
+    if name not in _ORDERED_PICKS or not isinstance(func.parent, exp.Alias) or not isinstance(value, exp.Column):
+        return None
+    if any(key for key in func.args if key not in ("this",) and func.args[key] not in (None, False)):
+        return None  # IGNORE NULLS and friends: keep the author's call
+    ordered = sort_site.expression.expressions
+    if not ordered or any(not isinstance(o.this, exp.Column) or o.args.get("desc") for o in ordered):
+        return None
+    keys = [o.this.sql(dialect="spark") for o in ordered]
+    column = value.sql(dialect="spark")
+    where = call_site.parsed.call_range(func)
+    if where is None or value.name in [o.this.name for o in ordered]:
+        return None
+    replacement = f"{_ORDERED_PICKS[name]}(struct({', '.join(keys)}, {column})).{_quoted(value.name)}"
+    literal = _rewrite(call_site, [(where[0], where[1], replacement)])
+    if literal is None:
+        return None
+    description = f"SQL: `{name}` after a lost `ORDER BY` -> `{_ORDERED_PICKS[name]}` of a struct led by the order columns"
+    return Fix(SAFE, description, ((call_site.literal, literal),))
+
+
+def _quoted(name: str) -> str:
+    return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else f"`{name.replace('`', '``')}`"
+
+
+def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.SimpleString | None:
+    literal = site.literal
+    if literal is None:
+        return None
+    text = site.parsed.text
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    value = literal.value
+    prefix = value[: len(value) - len(value.lstrip("rRuUfFbB"))]
+    quote = value[len(prefix) : len(prefix) + 3] if value[len(prefix) : len(prefix) + 3] in ('"""', "'''") else value[len(prefix)]
+    if quote in text or text.endswith(quote[0]) or (len(quote) == 1 and "\n" in text):
+        return None
+    if "r" not in prefix.lower() and "\\" in text:
+        return None
+    return literal.with_changes(value=f"{prefix}{quote}{text}{quote}")
