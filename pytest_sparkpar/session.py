@@ -26,7 +26,7 @@ INSTALL_HINT = (
     "sparkpar: Spark could not start{detail}.\n"
     "PySpark needs a Java runtime (17 or 21): install one (e.g. `apt-get install "
     "openjdk-17-jre-headless`, or `brew install openjdk@17`) and make `java` available on PATH "
-    "or set JAVA_HOME. A Spark Connect master (`sc://...`) needs `pip install 'pyspark[connect]'`."
+    "or set JAVA_HOME. A Spark Connect master (`sc://...`) needs `pip install 'sparkpar[connect]'`."
 )
 
 BASE_CONFS = {
