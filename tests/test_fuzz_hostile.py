@@ -1,0 +1,86 @@
+"""Fuzzing the real CLI with hostile file names, contents and configs (hypothesis).
+
+Whatever comes in: no traceback, no hang past the file budget, exit 0/1/2 as documented, no raw
+control character or workflow command in the output, and the one known-bad file is still
+reported unless the configuration itself is refused."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from samples import BAD_JOB
+from sparkpar_lint.cli import main
+from sparkpar_lint.output import FORMATS
+
+SNIPPETS = [
+    b"x = " + b"(" * 300 + b"1" + b")" * 300,
+    b"x = " + b"[" * 199 + b"]" * 199,
+    b"x = " + b"a if b else " * 150 + b"c",
+    b"df = df" + b".withColumn('a', F.lit(1))" * 60,
+    b"total = sc.parallelize([1]).reduce(lambda a, b: a + b * 1e99999999)",
+    b"total = rdd.fold(0, lambda a, b: (a ** 64) ** 64 - b)",
+    b"name = '\x1b[31m::error::owned\x07'",
+    b"F.col('a\\n::add-mask::x')",
+    b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n",
+    b"# -*- coding: bogus -*-\n",
+    b"\x00\x01\x02",
+    b"\r\r\r",
+    b"def f(:\n",
+    b"if x:\n\tpass\n        pass\n",
+    b"\xff\xfe\xfd",
+]
+CONFIGS = [
+    None,
+    "[tool.sparkpar]\nselect = ['SPX1']\n",
+    "[[tool.sparkpar]]\n",
+    "[tool]\nsparkpar = 5\n",
+    "[tool.sparkpar]\nextra-operators = [1, 2]\n",
+    "[tool.sparkpar]\nexclude = ['*.py']\n",
+    "[tool.sparkpar.per-file-ignores]\n'anchor.py' = ['SPX']\n",
+    "[tool.sparkpar.severity]\nSPX101 = 'loud'\n",
+    "not toml at all ][",
+]
+
+names = st.text(
+    alphabet=st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12
+).filter(lambda n: n not in (".", "..") and len(n.encode()) < 200)
+contents = st.one_of(
+    st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=3).map(lambda parts: b"# spark\n" + b"\n".join(parts)),
+    st.binary(max_size=120).map(lambda b: b"spark = 1\n" + b),
+    st.text(max_size=120).map(lambda t: ("# spark\n" + t).encode("utf-8", "surrogatepass")),
+)
+configs = st.one_of(st.sampled_from(CONFIGS), st.text(max_size=60).map(lambda t: "[tool.sparkpar]\n" + t))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.lists(st.tuples(names, contents), max_size=4), config=configs, fmt=st.sampled_from(FORMATS))
+def test_hostile_inputs_never_break_the_run(files, config, fmt):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        root = Path(directory)
+        (root / "anchor.py").write_text(BAD_JOB)
+        for name, data in files:
+            with contextlib.suppress(OSError):  # a name the file system refuses is not our input
+                if name != "anchor.py":
+                    (root / (name + ".py")).write_bytes(data)
+        if config is not None:
+            (root / "pyproject.toml").write_text(config, encoding="utf-8", errors="surrogatepass")
+        result = CliRunner().invoke(
+            main, ["lint", ".", "--format", fmt, "--no-cache", "--file-timeout", "20"], catch_exceptions=True
+        )
+    output = result.stdout + result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in output and "internal error" not in output
+    assert result.exit_code in (0, 1, 2)
+    assert "\x1b" not in output and "\x07" not in output
+    for line in output.splitlines():
+        assert not line.startswith("::") or (fmt == "github" and line.startswith(("::error ", "::warning ", "::notice ")))
+    if config in (None, CONFIGS[1]):  # settings that keep SPX101 on anchor.py
+        assert result.exit_code in (1, 2) and "anchor.py" in result.stdout, output
+    elif result.exit_code == 2 and not result.stdout:
+        assert result.stderr.count("\n") >= 1 and "pyproject.toml" in result.stderr, output
