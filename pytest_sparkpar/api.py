@@ -27,6 +27,9 @@ class Sparkpar:
         """Run `job` under its sequential semantics and, with --sparkpar-determinism, under
         permuted interleavings; fail with a shrunk counterexample when outputs differ.
 
+        `job` is a function of the inputs returning a DataFrame, or a SQL job: a query string or
+        a function of no arguments returning one, run over temp views named after the inputs.
+
         `inputs` maps input names (the job's parameter names) to rows, `(rows, schema)`, a
         DataFrame or a hypothesis strategy of row lists; a single non-dict value is one input.
         Returns the sequential output as a list of Rows.
@@ -35,7 +38,10 @@ class Sparkpar:
         from pytest_sparkpar.check import Checker, derive_seed, is_strategy, normalise
         from pytest_sparkpar.report import SparkparFailure, failure_report
 
+        from pytest_sparkpar.sql_jobs import as_job
+
         named = inputs if isinstance(inputs, dict) else {"input": inputs}
+        job = as_job(job, named)  # a SQL query over views named after the inputs
         schemas = schema if isinstance(schema, dict) else dict.fromkeys(named, schema)
         order_of = input_order if isinstance(input_order, dict) else dict.fromkeys(named, input_order)
         order_of = {n: order_of.get(n) or orders.bag() for n in named}
