@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+import libcst as cst
+
 from sparkpar_lint.fixes.chain import method_call, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -69,6 +71,8 @@ class UnorderedLimit(Rule):
         Valid(_SQL_PRELUDE + 'one = spark.sql("SELECT max(ts) AS latest FROM events LIMIT 1")\n'),
         # SQL that does not parse (a template) is skipped, never an error.
         Valid(_SQL_PRELUDE + 'rows = spark.sql("SELECT {cols} FROM {{table}} LIMIT").limit(3)\n'),
+        # limit(0): an empty frame with the schema, the same whatever arrives first.
+        Valid(_PRELUDE + 'events.select("user").limit(0).union(events.select("user")).write.parquet("u")\n'),
         # A pandas frame indexed by column names picks columns, not rows.
         Valid(_PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
               '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'),
@@ -191,7 +195,7 @@ class UnorderedLimit(Rule):
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)
-            elif node.method == "limit" and not node.input_order.kind == "total" and not node.streaming:
+            elif node.method == "limit" and node.input_order.kind != "total" and not node.streaming and not _empty(node):
                 consumer = _result_consumer(graph, node)
                 if consumer is not None:
                     yield self._source_finding(ctx, node, consumer)
@@ -261,6 +265,12 @@ def _tied_order(tie, order: tuple, frame):
 
 def _sequence_order(frame):
     return method_call(method_call(frame, "orderBy", [string(SEQUENCE_COLUMN)]), "drop", [string(SEQUENCE_COLUMN)])
+
+
+def _empty(node: StageNode) -> bool:
+    """`limit(0)`: no rows at all, whichever arrive first (an empty frame with the schema)."""
+    args = node.call.args if node.call is not None else ()
+    return bool(args) and isinstance(args[0].value, cst.Integer) and args[0].value.value == "0"
 
 
 def _result_consumer(graph: StageGraph, node: StageNode) -> str | None:
