@@ -4,11 +4,16 @@ changes nothing, and the fixed rule no longer fires."""
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkpar_lint.analysis import analyze
 from sparkpar_lint.fixes.engine import fix_source
+
+# Hundreds of generated jobs fixed and re-analysed: about 40 s of CPU, too much for the fast lane
+# (each rule's own examples, fixes included, stay there in test_rule_examples.py).
+pytestmark = pytest.mark.slow
 
 IDENTIFIERS = st.sampled_from(["df", "events", "raw", "clicks", "orders", "frame"])
 COLUMNS = st.sampled_from(["ts", "event_time", "seq", "created_at"])
