@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparkpar_lint.catalogue import load_catalogue
+from sparkpar_lint.graph.order_sensitivity import ROWS, Data, find_order_dependence
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
 
@@ -24,6 +25,10 @@ _ORDER_FREE_BUILTINS = frozenset({"sorted", "set", "frozenset", "sum", "len", "m
 _MAX_DEPTH = 30
 # Calls that show the schema or the plan, never the rows.
 _METADATA = frozenset({"printSchema", "explain", "schema", "columns", "dtypes"})
+
+
+def order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
+    return _order_free_udf(function)
 
 
 def order_free_functions() -> frozenset[str]:
@@ -130,8 +135,8 @@ class _References(cst.CSTVisitor):
 
 
 def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
-    """A UDF that reads its one argument only through order-free built-ins (`len(set(xs))`) or
-    membership tests (`"buy" in xs`)."""
+    """A UDF that reads its one argument only through order-free built-ins (`len(set(xs))`),
+    membership tests (`"buy" in xs`), or a loop that folds it order-free (counts, sums)."""
     params = function.params.params
     if len(params) != 1:
         return False
@@ -147,6 +152,9 @@ def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
                 if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, cst.Name):
                     self.allowed.add(id(target.comparator))
 
+        def visit_For(self, node: cst.For) -> None:
+            self.allowed.add(id(node.iter))  # judged by the loop analysis below
+
         def visit_Call(self, node: cst.Call) -> bool:
             return not (isinstance(node.func, cst.Name) and node.func.value in _ORDER_FREE_BUILTINS)
 
@@ -156,7 +164,7 @@ def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
 
     check = _Check()
     function.body.visit(check)
-    return check.ok
+    return check.ok and find_order_dependence(function, {name: Data(ROWS)}) is None
 
 
 def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:

@@ -12,7 +12,7 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import sort_reaches
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
-from sparkpar_lint.graph.order_consumers import aggregate_alias, order_never_observed
+from sparkpar_lint.graph.order_consumers import aggregate_alias, order_free_udf, order_never_observed
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -77,6 +77,18 @@ class OrderDependentAggregate(Rule):
             _PRELUDE
             + 'sessions = spark.read.parquet("v").groupBy("session").agg(F.collect_list("action").alias("actions"))\n'
             + 'sessions.withColumn("bought", F.array_contains("actions", "buy")).drop("actions").write.parquet("o")\n'
+        ),
+        # A UDF that only counts the matching elements: order-free.
+        Valid(
+            _PRELUDE
+            + "def count_buys(actions):\n"
+            + "    n = 0\n"
+            + "    for a in actions:\n"
+            + "        if a == 'buy':\n"
+            + "            n += 1\n"
+            + "    return n\n"
+            + "buys = F.udf(count_buys, 'int')\n"
+            + 'spark.read.parquet("v").groupBy("s").agg(buys(F.collect_list("action")).alias("buys"))\n'
         ),
         # pandas, not Spark: a lower-case groupby on a pandas frame.
         Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
@@ -431,7 +443,14 @@ def _harmless_here(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         if column and len(column) == 1 and source is not None:
             return constant_within(graph, source, grouping.keys, column[0]) is not None
         return False
-    if call.function in _LISTS and not call.enclosing:
+    if call.function in _LISTS:
+        # Passed straight to a UDF that only counts, sums or sets the list.
+        wrapper = next((c for c in node.columns.calls if c.udf is not None and c.call is not None
+                        and any(a.value is call.call for a in c.call.args)), None)
+        if wrapper is not None:
+            return order_free_udf(wrapper.udf.node)
+        if call.enclosing:
+            return False
         alias = aggregate_alias(node, call.call)
         return alias is not None and order_never_observed(graph, node, alias)
     return False
