@@ -44,6 +44,16 @@ class PartitioningDependentValue(Rule):
         # A local function that happens to be called `rand` is not Spark's.
         Valid(_PRELUDE + "def rand():\n    return 4\n" + 'spark.read.parquet("e").withColumn("r", F.lit(rand()))\n'),
         Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
+        # Synthetic values meant to differ: nothing filters, sorts or keys on them.
+        Valid(_PRELUDE + 'spark.range(1000).withColumn("reading", F.rand() * 10).write.parquet("synthetic")\n'),
+        # Looking at the partition layout: the ids are only shown.
+        Valid(
+            _PRELUDE
+            + 'spark.read.parquet("e").repartition(4, "day").withColumn("pid", F.spark_partition_id())'
+            + '.groupBy("pid").count().show()\n'
+        ),
+        # Numbered right after a sort: partitions and positions follow the sort.
+        Valid(_PRELUDE + 'spark.sparkContext.parallelize([(2, "b"), (1, "a")]).sortByKey().zipWithIndex().collect()\n'),
         # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
         Valid(
             _PRELUDE
@@ -139,8 +149,11 @@ class PartitioningDependentValue(Rule):
                 if call.spec is not None and call.spec.partitioning_dependent and not call.from_sql:
                     if _sequence_column(graph, node, call):
                         continue
-                    yield self._column_finding(ctx, graph, node, call)
-            if node.spec is not None and node.spec.assigns_ids:
+                    finding = self._column_finding(ctx, graph, node, call)
+                    if finding is not None:
+                        yield finding
+            if node.spec is not None and node.spec.assigns_ids and node.input_order.kind != "total":
+                # Right after a sort, partitions and positions follow the sort: the numbering is the sort's.
                 yield self._operator_finding(ctx, graph, node)
             if node.method in _SAMPLERS and node.spec is not None and node.spec.partitioning_dependent:
                 if not _seeded(node) and not _only_previewed(graph, node):
@@ -154,8 +167,10 @@ class PartitioningDependentValue(Rule):
         )
         return self.finding(ctx, node.span, message, severity=Severity.WARNING)
 
-    def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
+    def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
         name = _bound_name(node, call)
+        if call.function not in _RANDOM_VALUES and _only_looked_at(graph, node, 0):
+            return None  # a partition id shown or counted to look at the layout: nothing is kept
         key_user = None
         if _is_key_operator(node):
             key_user = node
@@ -170,6 +185,8 @@ class PartitioningDependentValue(Rule):
         elif id_like:
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
+        elif _value_harmless(graph, node, call, name):
+            return None
         else:
             reason = "so results built on it change from run to run"
         message = (
@@ -208,6 +225,48 @@ def _seeded(node: StageNode) -> bool:
                                                                 and positional[0].value in ("True", "False"))):
         index += 1  # sample(withReplacement, fraction, seed)
     return len(positional) > index
+
+
+_RANDOM_VALUES = frozenset({"rand", "randn", "uuid", "shuffle"})
+# Operators whose result depends on a column's values picking or ordering rows.
+_ROW_PICKERS = frozenset({"filter", "where", "orderBy", "sort", "sortWithinPartitions", "limit", "sample"})
+_LOOKS = frozenset({"show", "display", "printSchema", "explain", "describe", "summary", "count"})
+
+
+def _value_harmless(graph: StageGraph, node: StageNode, call: ColumnCall, name: str | None) -> bool:
+    """Not a key, not an id: a random value column that no filter or sort reads (synthetic data,
+    meant to differ), or a partition id / row id that is only looked at (a partitioning lesson)."""
+    if node.method in _ROW_PICKERS or name is None:
+        return False
+    return call.function in _RANDOM_VALUES and not any(
+        d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node)
+    )
+
+
+def _mentioned(node: StageNode) -> set[str]:
+    names = set(node.columns.columns)
+    if node.call is not None:
+        for arg in node.call.args:
+            names |= set(_literals(arg.value))
+            if isinstance(arg.value, cst.SimpleString):
+                names |= set(re.findall(r"\w+", arg.value.evaluated_value or ""))
+    return names
+
+
+def _only_looked_at(graph: StageGraph, node: StageNode, depth: int) -> bool:
+    """Every path from `node` ends in showing or counting rows, never in data someone keeps."""
+    consumers = graph.consumers(node)
+    if not consumers or depth > 20:
+        return False
+    for consumer in consumers:
+        if consumer.method in _LOOKS:
+            continue
+        spec = consumer.spec
+        if spec is None or spec.sink or spec.returns not in ("DataFrame", "GroupedData") or spec.data_args:
+            return False
+        if not _only_looked_at(graph, consumer, depth + 1):
+            return False
+    return True
 
 
 def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
