@@ -199,8 +199,11 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
                 return None  # defined here from something else
         if upstream.method == "select" and call is not None:
             made_here = [a.value for a in call.args if _output_name(a.value) == column]
-            if not made_here or literal_names(made_here[0]) != [column]:
-                return None  # dropped, or computed in this select
+            if not made_here:
+                return None  # dropped by this select
+            if literal_names(made_here[0]) != [column]:
+                # Computed here: a constant (`lit("x").alias(c)`) is the same on every row.
+                return f"`{column}` is a constant" if _constant(made_here[0]) else None
         if upstream.method == "join":
             if _join_how(upstream) in ("leftsemi", "leftanti", "semi", "anti"):
                 continue  # adds no columns
@@ -221,6 +224,15 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
         if upstream.spec.forwarding == "selected" and upstream.method != "select":
             return None
     return None
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """`F.lit("x").alias("c")`, `lit(1)`: a literal, possibly renamed or cast."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("alias", "name", "cast"):
+        expr = expr.func.value
+    if isinstance(expr, cst.Call) and _callee(expr) == "lit" and len(expr.args) == 1:
+        return isinstance(expr.args[0].value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
+    return False
 
 
 def self_union(graph: StageGraph, node: StageNode) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+import re
 from functools import partial
 
 import libcst as cst
@@ -29,6 +30,13 @@ _BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sor
 _STREAMING_FIX = (
     "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
 )
+# Ids of events (emitted once; a second row is a redelivery), not of entities that get updates
+# (a payment, an order): `event_id`, `click_id`, `message_id`, `uuid`.
+_EVENT_ID = re.compile(
+    r"(^|_)(event|message|msg|impression|click|view|record|request|delivery|log)_?id$|^(uuid|guid)$|^(event|message)Id$",
+    re.IGNORECASE,
+)
+_BATCH_PARAMETERS = frozenset({"batch_id", "epoch_id", "batchId", "epochId"})
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
 
@@ -52,6 +60,12 @@ class ArbitraryDuplicateKept(Rule):
         Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),
         Valid(_PRELUDE + 'n = clicks.dropDuplicates(["user"]).count()\n'),
         Valid(_PRELUDE + 'pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])\n'),
+        # A stream deduplicated on its event id: rows sharing one are redelivered copies of one event.
+        Valid(
+            _PRELUDE
+            + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
+            + 'stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()\n'
+        ),
         # Already one row per user: nothing to choose between.
         Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
         # The other columns are computed from the subset: duplicates are identical rows.
@@ -165,7 +179,7 @@ class ArbitraryDuplicateKept(Rule):
         Invalid(
             _PRELUDE
             + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
-            + 'stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()\n',
+            + 'stream.dropDuplicatesWithinWatermark(["user"]).writeStream.start()\n',
             line=5,
             column=7,
             severity=Severity.WARNING,
@@ -301,6 +315,8 @@ def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
     """Whichever duplicate survives, the row is the same: there are no duplicates (the rows are
     already unique on the subset), every other column is constant within a subset value
     (computed from it, joined in on it), or the duplicates are the copies a self-union made."""
+    if len(node.keys) == 1 and _EVENT_ID.search(node.keys[0]) and _in_stream(graph, node):
+        return True  # exactly-once dedup of redelivered events: copies of one event share its id
     source = graph.input_of(node)
     if source is None or not node.keys:
         return False
@@ -310,6 +326,20 @@ def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
     if not columns:
         return False
     return all(constant_within(graph, source, node.keys, c) is not None for c in columns - set(node.keys))
+
+
+def _in_stream(graph: StageGraph, node: StageNode) -> bool:
+    """A streaming query, a watermarked frame, or a `foreachBatch` function's micro-batch."""
+    if node.streaming or node.has_watermark_upstream:
+        return True
+    line = node.span.line
+    for definition in graph.definitions:
+        if isinstance(definition, cst.FunctionDef):
+            where = graph.span_of(definition)
+            names = {p.name.value for p in definition.params.params}
+            if where.line <= line <= where.end_line and names & _BATCH_PARAMETERS:
+                return True
+    return False
 
 
 def _has_subset(node: StageNode) -> bool:
