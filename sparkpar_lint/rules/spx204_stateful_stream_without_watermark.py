@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
@@ -71,6 +72,21 @@ class StatefulStreamWithoutWatermark(Rule):
         # A small label key: one state row per country, bounded, and a watermark could not help.
         Valid(_PRELUDE + 'clicks.groupBy("country").count()\n'),
         Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
+        # Complete mode keeps the whole (small) result table by design.
+        Valid(
+            _PRELUDE
+            + 'per_page = clicks.groupBy("page").count()\n'
+            + 'per_page.writeStream.outputMode("complete").format("memory").queryName("p").start()\n'
+        ),
+        # The state function removes a key's state itself.
+        Valid(
+            _PRELUDE
+            + "def sessions(key, pdfs, state):\n"
+            + "    if state.hasTimedOut:\n"
+            + "        state.remove()\n"
+            + "    yield from pdfs\n"
+            + 'clicks.groupBy("user").applyInPandasWithState(sessions, "u string", "n long", "append", "NoTimeout")\n'
+        ),
         # A key made as a remainder takes a fixed set of values, whatever its name.
         Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
@@ -158,6 +174,8 @@ class StatefulStreamWithoutWatermark(Rule):
             if space.kind == LABEL:
                 continue  # one state row per label value: bounded, and no watermark could help
             complete = _complete_mode(graph, node)
+            if complete and not space.grows and not _keeps_every_row(node):
+                continue  # complete mode says the result table is small; nothing says otherwise
             severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
             fix = None if complete else _fix(graph, node)
             yield self.finding(ctx, node.span, _message(node, space, complete), severity=severity, fix=fix)
@@ -193,9 +211,23 @@ _COMPLETE_WITH_WATERMARK = (
 
 
 def _processor_expires_state(graph: StageGraph, node: StageNode) -> bool:
-    """A transformWithState processor that sets a TTL or timers bounds its own state."""
+    """A transformWithState processor that sets a TTL or timers bounds its own state, and so does
+    an `applyInPandasWithState` function that removes a key's state (`state.remove()`)."""
     classes = [processor_class(graph, f) for f in node.functions if f.role == "stateful-processor"]
-    return any(c is not None and expires_state(c) for c in classes)
+    if any(c is not None and expires_state(c) for c in classes):
+        return True
+    return any(f.role == "stateful-group" and _removes_state(f.node) for f in node.functions)
+
+
+def _removes_state(function) -> bool:
+    names = [p.name.value for p in function.params.params]
+    if not names:
+        return False
+    state = names[-1]
+    for call in m.findall(function, m.Call(func=m.Attribute(attr=m.Name("remove")))):
+        if isinstance(call.func.value, cst.Name) and call.func.value.value == state:
+            return True
+    return False
 
 
 def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
