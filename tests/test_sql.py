@@ -107,3 +107,14 @@ def test_sql_over_a_streaming_view_is_streaming():
 def test_unsupported_statements_print_nothing(capfd):
     analyze("job.py", PRELUDE + "spark.sql(f'ALTER TABLE {t} SET TAGS (\"{k}\")')\n")
     assert capfd.readouterr().err == ""
+
+
+def test_expr_strings_are_parsed_not_pattern_matched():
+    code = (
+        "events = spark.read.parquet('e')\n"
+        "events.selectExpr('user', 'collect_list(page) OVER (PARTITION BY user) AS pages')\n"
+        # A function name inside a SQL string literal is text, not a call.
+        "events.selectExpr(\"concat('first(', page) AS label\").groupBy('label').count()\n"
+    )
+    assert findings(code, "SPX104") == [(4, 27)]
+    assert [f for f in analyze("job.py", PRELUDE + code) if f.rule_id == "SPX101"] == []

@@ -15,7 +15,6 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
-from sparkpar_lint.graph import sql_text
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
@@ -857,7 +856,9 @@ def _sql_columns(args: list[Value], builder: GraphBuilder) -> ColumnExpr:
     calls = []
     for value in args:
         if isinstance(value, StringValue):
-            calls.extend(sql_text.column_calls(value.text, value.span, builder.catalogue.functions))
+            from sparkpar_lint.sql.expressions import column_calls  # sqlglot: only when needed
+
+            calls.extend(column_calls(value, builder))
     return ColumnExpr(tuple(calls))
 
 

@@ -59,8 +59,9 @@ class UnorderedWindow(Rule):
         # The spec comes from a helper that orders it (with a tie-breaker).
         Valid(_PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")\n'
               'events.withColumn("last_page", F.first("page").over(by_user()))\n'),
-        Valid(_PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts) AS entry")\n'
-              'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts)"))\n'),
+        # SQL expression strings are parsed: an ordered window with a tie-breaker is clean there too.
+        Valid(_PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id) AS entry")\n'
+              'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id)"))\n'),
         # A groupBy aggregate is SPX101's business, and pandas' first is not Spark's.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('user').first()\n"
               "pdf.rolling(3).apply(lambda xs: xs[0])\n"),
@@ -151,7 +152,7 @@ class UnorderedWindow(Rule):
         Invalid(
             _PRELUDE + 'events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")\n',
             line=4,
-            column=26,
+            column=27,  # `first` inside the string, not the string
             # The window is SQL text: no automatic fix.
             expected_fix=None,
         ),

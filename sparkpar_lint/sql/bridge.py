@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.sql.parse import parse
-from sparkpar_lint.sql.stages import SqlContext, run_statements
-from sparkpar_lint.sql.text import sql_text
-
 TEMP_VIEW_METHODS = frozenset(
     {"createOrReplaceTempView", "createTempView", "createGlobalTempView", "createOrReplaceGlobalTempView",
      "registerTempTable"}
@@ -24,6 +20,11 @@ def register_view(views: dict[str, int], method: str, args: list, node_id: int |
 def run_query(builder, value) -> tuple[bool, int | None]:
     """(analysed?, node id of the query's result). Strings that are not literal SQL, or that do
     not parse, are left to the caller: no finding, never an error."""
+    # sqlglot is imported only for files that hand Spark a string: most files never do.
+    from sparkpar_lint.sql.parse import parse
+    from sparkpar_lint.sql.stages import SqlContext, run_statements
+    from sparkpar_lint.sql.text import sql_text
+
     node = getattr(value, "node", None)
     if node is None:
         return False, None

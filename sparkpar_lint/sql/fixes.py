@@ -7,12 +7,16 @@ offset of the SQL is the same edit in the source; f-strings and concatenations g
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
-from sqlglot import exp
 
 from sparkpar_lint.fixes.model import SAFE, Fix
-from sparkpar_lint.sql.parse import ParsedSql
+
+if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
+    from sqlglot import exp
+
+    from sparkpar_lint.sql.parse import ParsedSql
 
 _ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_value": "max"}
 
@@ -32,6 +36,7 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     The struct compares the order columns first and the value last, so rows tied on the order
     still give one answer; the alias keeps the output column's name.
     """
+    from sqlglot import exp
     if call_site is None or sort_site is None or not isinstance(sort_site.expression, exp.Order):
         return None
     func = call_site.expression

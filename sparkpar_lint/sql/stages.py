@@ -167,12 +167,18 @@ def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None)
 
 def _calls(ctx: SqlContext, select: exp.Select) -> tuple[list[ColumnCall], list[ColumnCall]]:
     """Known functions in the select list and HAVING: (plain calls, calls over a window)."""
-    functions = ctx.catalogue.functions
     named = {w.alias_or_name.lower(): w for w in select.args.get("windows") or [] if isinstance(w, exp.Window)}
-    plain, windowed = [], []
     roots = [*select.expressions]
     if select.args.get("having") is not None:
         roots.append(select.args["having"])
+    calls = calls_in(ctx, roots, named)
+    return [c for c in calls if c.window is None], [c for c in calls if c.window is not None]
+
+
+def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.Window]) -> list[ColumnCall]:
+    """ColumnCalls for every catalogued function in `roots` (windows resolved against `named`)."""
+    functions = ctx.catalogue.functions
+    calls = []
     for root in roots:
         for func in _own_functions(root):
             name = _function_name(ctx, func)
@@ -180,17 +186,18 @@ def _calls(ctx: SqlContext, select: exp.Select) -> tuple[list[ColumnCall], list[
             if spec is None:
                 continue
             window = func.parent if isinstance(func.parent, exp.Window) and func.parent.this is func else None
-            call = ColumnCall(
-                function=name,
-                span=ctx.span(ctx.parsed.call_range(func) or ctx.parsed.name_range(func)),
-                spec=spec,
-                enclosing=tuple(n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions),
-                window=_window_spec(ctx, window, named) if window is not None else None,
-                from_sql=True,
-                sql=ctx.site(func),
+            calls.append(
+                ColumnCall(
+                    function=name,
+                    span=ctx.span(ctx.parsed.call_range(func) or ctx.parsed.name_range(func)),
+                    spec=spec,
+                    enclosing=tuple(n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions),
+                    window=_window_spec(ctx, window, named) if window is not None else None,
+                    from_sql=True,
+                    sql=ctx.site(func),
+                )
             )
-            (windowed if window is not None else plain).append(call)
-    return plain, windowed
+    return calls
 
 
 def _own_functions(root: exp.Expression):
