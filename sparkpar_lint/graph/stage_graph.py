@@ -247,6 +247,7 @@ class StageGraph:
     imports: object = field(default=None, repr=False)
     # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
     training_inputs: set[int] = field(default_factory=set)
+    _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
 
     @property
     def positions(self) -> Mapping:
@@ -281,7 +282,15 @@ class StageGraph:
             current = self.input_of(current)
 
     def consumers(self, node: StageNode) -> list[StageNode]:
-        return [n for n in self.nodes if node.id in n.inputs]
+        # Indexed once per graph size: rules ask for consumers of many nodes, and a scan each time
+        # made a 50,000-line module quadratic.
+        if self._consumer_index is None or self._consumer_index[0] != len(self.nodes):
+            index: dict[int, list[StageNode]] = {}
+            for candidate in self.nodes:
+                for i in dict.fromkeys(candidate.inputs):
+                    index.setdefault(i, []).append(candidate)
+            self._consumer_index = (len(self.nodes), index)
+        return list(self._consumer_index[1].get(node.id, ()))
 
     def downstream(self, node: StageNode) -> Iterator[StageNode]:
         """Every node reachable from `node`, in creation order."""
