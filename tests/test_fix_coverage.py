@@ -62,3 +62,16 @@ def test_no_order_to_read_still_gets_a_deterministic_fix(case: str):
     assert [f for f in analyze("job.py", fixed) if f.rule_id == rule] == []
     assert fix_source("job.py", fixed, {rule}, unsafe=True).fixed == fixed
     assert "import min" not in fixed and "import max" not in fixed
+
+
+def test_a_global_first_and_an_ignorenulls_first_get_min():
+    code = (
+        "from pyspark.sql.functions import first\n"
+        "def report(df):\n"
+        '    df.select(first("department").alias("first_department")).show()\n'
+        '    return df.groupBy("org").agg(first("name", ignorenulls=True).alias("name"))\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert 'df.select(F.min("department").alias("first_department")).show()' in fixed
+    assert 'agg(F.min("name").alias("name"))' in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []

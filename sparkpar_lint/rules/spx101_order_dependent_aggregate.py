@@ -232,7 +232,10 @@ class OrderDependentAggregate(Rule):
             + 'summary = df.select(F.max("ts"), F.last("status"))\n',
             line=4,
             column=33,
-            expected_fix=None,
+            # The sort's order decides, as for a grouped aggregate.
+            expected_fix=_PRELUDE
+            + 'df = spark.read.parquet("runs").orderBy("ts")\n'
+            + 'summary = df.select(F.max("ts"), F.max(F.struct("ts", "status")).getField("status"))\n',
         ),
         # SQL: the subquery's ORDER BY is lost by the GROUP BY, as `orderBy` before `groupBy` is.
         Invalid(
@@ -285,7 +288,7 @@ class OrderDependentAggregate(Rule):
             "changes with partitioning and timing. Use `min_by`/`max_by` on an ordering column or "
             "`array_sort` of a `struct(order, value)`"
         )
-        return self.finding(ctx, call.span, message, fix=None)
+        return self.finding(ctx, call.span, message, fix=_global_fix(ctx.graph, node, call))
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
         shuffle = next((n for n in [node, *graph.upstream(node)] if n.is_shuffle), node)
@@ -320,8 +323,10 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if call.sql is not None:
         reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
         return ordered_pick_fix(call.sql, sort.sql if reaches else None)
-    if call.call is None or len(call.call.args) != 1:
+    if call.call is None:
         return None
+    if len(call.call.args) != 1:
+        return _one_of_its_answers(call) if sort is None else None
     if sort is not None:
         if not sort.keys or _descending(sort) or not sort_reaches(graph, sort, node):
             return None
@@ -341,6 +346,23 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     return Fix(safety, what, ((call.call, new_call), *extra), imports + more)
 
 
+def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | None:
+    """A global aggregate reads the order of the sort above it, if any (safe), else takes one of
+    its answers."""
+    sort = _discarded_sort(graph, node)
+    if sort is None:
+        return _one_of_its_answers(call)
+    if call.call is None or len(call.call.args) != 1 or not sort.keys or _descending(sort):
+        return None
+    if not sort_reaches(graph, sort, node):
+        return None
+    replacement = _ordered_aggregate(call, sort.keys)
+    if replacement is None:
+        return None
+    new_call, imports, what = replacement
+    return Fix(SAFE, what, ((call.call, new_call),), imports)
+
+
 def _one_of_its_answers(call: ColumnCall) -> Fix | None:
     """With no order anywhere to take (no sort, rows not straight from a source), the answer
     that is one of those the aggregate can already give, whatever the partitioning: `first` →
@@ -348,7 +370,7 @@ def _one_of_its_answers(call: ColumnCall) -> Fix | None:
     `collect_list` → `array_sort(collect_list)` (one of its orders). Unsafe: it picks the
     smallest, which may not be the row the author meant.
     """
-    if call.from_sql:
+    if call.from_sql or call.call is None or not call.call.args or not _ignores_nulls_at_most(call.call):
         return None
     value = call.call.args[0].value.deep_clone()
     if call.function in _FIRST | _LAST:
@@ -363,6 +385,17 @@ def _one_of_its_answers(call: ColumnCall) -> Fix | None:
     else:
         return None
     return Fix(UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports)
+
+
+def _ignores_nulls_at_most(call: cst.Call) -> bool:
+    """`first(x)` or `first(x, ignorenulls=True)`: `min(x)` is one of the answers of either."""
+    rest = call.args[1:]
+    if call.args[0].keyword is not None or call.args[0].star:
+        return False
+    return all(
+        (a.keyword is None or a.keyword.value == "ignorenulls") and isinstance(a.value, cst.Name) and a.value.value == "True"
+        for a in rest
+    ) and len(rest) <= 1
 
 
 def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):

@@ -275,9 +275,11 @@ def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
 
 
 def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
-    """sparkpar's own `_sparkpar_seq`: numbered on a batch source, before any shuffle, it is the
-    source's arrival order (the sequential semantics), not an id."""
-    source = graph.input_of(node)
+    """sparkpar's own `_sparkpar_seq`: numbered on rows of a batch source that no shuffle has
+    moved since (fixes/sequence.py), it is the source's arrival order (the sequential
+    semantics), not an id."""
+    chain = list(graph.upstream(node))
+    source = chain[-1] if chain else None
     return (
         call.function == "monotonically_increasing_id"
         and node.method == "withColumn"
@@ -286,6 +288,7 @@ def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bo
         and source.spec is not None
         and source.spec.source
         and not source.streaming
+        and not any(n.is_shuffle for n in chain[:-1])
     )
 
 
