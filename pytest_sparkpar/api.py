@@ -37,7 +37,6 @@ class Sparkpar:
         __tracebackhide__ = True
         from pytest_sparkpar.check import Checker, derive_seed, is_strategy, normalise
         from pytest_sparkpar.report import SparkparFailure, failure_report
-
         from pytest_sparkpar.sql_jobs import as_job
 
         named = inputs if isinstance(inputs, dict) else {"input": inputs}

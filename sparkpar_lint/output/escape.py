@@ -10,9 +10,9 @@ from __future__ import annotations
 
 _TABLE = {c: 0x2400 + c for c in range(0x20)}
 _TABLE[0x7F] = 0x2421
-_TABLE.update({c: 0xFFFD for c in range(0x80, 0xA0)})  # C1 controls, CSI among them
+_TABLE.update(dict.fromkeys(range(0x80, 0xA0), 0xFFFD))  # C1 controls, CSI among them
 # Bidirectional overrides reorder what a reader sees ("Trojan Source").
-_TABLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)})
+_TABLE.update(dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C), 0xFFFD))
 _WITH_TABS = dict(_TABLE)
 del _WITH_TABS[0x09]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import re
+from collections.abc import Iterator
 from functools import partial
 
 import libcst as cst
@@ -15,8 +15,8 @@ from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_re
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.order_flow import upstream_sort
-from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, output_columns, self_union
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, output_columns, self_union
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
