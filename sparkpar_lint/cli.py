@@ -175,10 +175,17 @@ def graph(file, fmt):
     )
     from sparkpar_lint.runner import decode
 
+    from sparkpar_lint.sources import is_notebook
+    from sparkpar_lint.sources.notebook import NotebookError, read_notebook
+
     try:
-        source = decode(read_source_bytes(str(file)))
+        data = read_source_bytes(str(file))
+        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql).
+        source = read_notebook(str(file), data).virtual.text if is_notebook(str(file), data) else decode(data)
     except (OSError, NotASourceFile) as error:
         _fail(describe_read_error(str(file), error))
+    except NotebookError as error:
+        _fail(str(error))
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         _fail(f"{file}: cannot decode: {error}")
     try:

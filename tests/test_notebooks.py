@@ -233,3 +233,13 @@ def test_fix_rewrites_a_databricks_sql_cell_keeping_magic_prefixes(sparkpar_cli,
     path.write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n{cell(SQL_LAST)}")
     assert sparkpar_cli("fix", "--select", "SPX101", "job.py").exit_code == 0
     assert path.read_text() == DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n{cell(SQL_LAST_FIXED)}"
+
+
+def test_github_annotations_name_the_cell_and_graph_reads_notebooks(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(JOB)
+    github = lint(sparkpar_cli, "--format", "github", "job.ipynb").stdout
+    assert "line=2,col=41," in github and "title=SPX101 (cell 3)" in github
+    graph = sparkpar_cli("graph", "--format", "json", "job.ipynb")
+    assert graph.exit_code == 0 and "Reader.parquet" in graph.stdout
+    (tmp_path / "bad.ipynb").write_text("{")
+    assert "bad.ipynb: not a valid notebook" in sparkpar_cli("graph", "bad.ipynb").stderr

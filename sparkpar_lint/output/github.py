@@ -21,7 +21,8 @@ def render(findings: Sequence[Finding], **_context) -> str:
                 ("col", f.span.column + 1),
                 ("endLine", f.span.end_line),
                 ("endColumn", f.span.end_column + 1),
-                ("title", f.rule_id),
+                # Lines of a Jupyter finding count within its cell; the title says which cell.
+                ("title", f.rule_id if f.cell is None else f"{f.rule_id} (cell {f.cell})"),
             )
         )
         lines.append(f"::{_COMMAND[f.severity]} {properties}::{_escape_data(f.message)}\n")
