@@ -15,6 +15,8 @@ know", which the rules treat as "could tie".
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -248,4 +250,65 @@ def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) ->
         if upstream.method in _DEDUPLICATING_OR_DISTINCT or grouped:
             if not upstream.keys or set(upstream.keys) <= set(key):
                 return True
+    return False
+
+
+_SQL_EQUALITY = re.compile(r"`?(\w+)`?\s*==?\s*(?:'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?)")
+
+
+def _equalities(node: StageNode) -> set[str]:
+    """Columns a `filter`/`where` pins to one literal value (`"k = 'a'"`, `F.col("k") == 1`)."""
+    if node.call is None or not node.call.args:
+        return set()
+    predicate = node.call.args[0].value
+    if isinstance(predicate, cst.SimpleString) and isinstance(predicate.evaluated_value, str):
+        text = predicate.evaluated_value
+        if re.search(r"\bor\b", text, re.IGNORECASE):
+            return set()
+        return set(_SQL_EQUALITY.findall(text))
+    pinned: set[str] = set()
+
+    def visit(expr: cst.BaseExpression) -> None:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
+            visit(expr.left)
+            visit(expr.right)
+        elif isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 and isinstance(expr.comparisons[0].operator, cst.Equal):
+            sides = (expr.left, expr.comparisons[0].comparator)
+            names = [_column_reference(s) for s in sides]
+            literal = [isinstance(s, (cst.SimpleString, cst.Integer, cst.Float)) for s in sides]
+            if names[0] and literal[1]:
+                pinned.add(names[0])
+            elif names[1] and literal[0]:
+                pinned.add(names[1])
+
+    visit(predicate)
+    return pinned
+
+
+def _column_reference(expr: cst.BaseExpression) -> str | None:
+    names = literal_names(expr) if isinstance(expr, cst.Call) else None
+    if names and len(names) == 1:
+        return names[0]
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        return expr.attr.value  # df.k
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        inner = expr.slice[0].slice.value
+        return inner.evaluated_value if isinstance(inner, cst.SimpleString) else None  # df["k"]
+    return None
+
+
+def at_most_one_row(graph: StageGraph, node: StageNode) -> bool:
+    """The node's output has at most one row: filters pin every column of a set the rows are
+    unique on to one value (`groupBy("k")...filter("k = 'a'")`)."""
+    pinned: set[str] = set()
+    for upstream in [node, *graph.upstream(node)]:
+        if upstream.method in ("filter", "where"):
+            pinned |= _equalities(upstream)
+            continue
+        if pinned and is_unique_on(graph, upstream, pinned):
+            return True
+        if upstream.spec is None or upstream.spec.data_args or upstream.selectivity == "any":
+            return False
+        if upstream.spec.forwarding not in ("all", "selected", "dropped"):
+            return False
     return False

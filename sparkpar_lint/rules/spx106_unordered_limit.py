@@ -13,7 +13,9 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
+from sparkpar_lint.graph.previews import previewed
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import at_most_one_row
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -57,6 +59,13 @@ class UnorderedLimit(Rule):
         Valid(_PRELUDE + 'events.join(spark.read.parquet("users"), "user").limit(5).show()\n'),
         Valid(_PRELUDE + 'events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b)'
               '.takeOrdered(5, key=lambda kv: -kv[1])\n'),
+        # The filter pins the grouping key: one row, whatever the order.
+        Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
+              'home = counts.filter("page = \'home\'").first()\n'
+              'n = counts.filter(F.col("page") == "home").collect()[0]\n'),
+        # No rows at all, and a notebook preview.
+        Valid(_PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
+              'display(events.groupBy("page").count().limit(10))\n'),
         # pandas head after a pandas groupby.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('k').sum().head(5)\n"),
         # A local list, not a Spark result.
@@ -78,6 +87,15 @@ class UnorderedLimit(Rule):
               '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'),
     ]
     INVALID = [
+        # A near miss: `count` is no key of the grouped rows, so several can match.
+        Invalid(
+            _PRELUDE + 'counts = events.groupBy("page").count()\n'
+            'busy = counts.filter("count = 3").first()\n',
+            line=5,
+            column=34,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
         Invalid(
             _PRELUDE + 'top_pages = events.groupBy("page").count().limit(10)\n',
             line=4,
@@ -190,8 +208,13 @@ class UnorderedLimit(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
-            if not _picks_rows_by_position(node) or _only_previewed(graph, node):
+            if not _picks_rows_by_position(node) or _only_previewed(graph, node) or _empty(node):
                 continue
+            source = graph.input_of(node)
+            if source is not None and at_most_one_row(graph, source):
+                continue  # one row has only one order
+            if node.call is not None and id(node.call) in previewed(graph):
+                continue  # `display(df.limit(10))`: a person glances at some rows
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)

@@ -35,6 +35,8 @@ class SortDiscarded(Rule):
         Valid(_PRELUDE + 'pdf = events.sort("ts").select("user", "ts").toPandas()\n'
               'events.orderBy("ts").show()\n'),
         Valid(_PRELUDE + "def ordered(df):\n    return df.orderBy(\"ts\")\n"),
+        # A notebook preview of the sorted rows uses the order.
+        Valid(_PRELUDE + 'display(events.groupBy("page").count().orderBy(F.desc("count"), "page"))\n'),
         # Sorting after the shuffle is the fix, not the bug.
         Valid(_PRELUDE + 'events.groupBy("user").count().orderBy("count")\n'),
         # One branch uses the order, so the sort is not wasted.
