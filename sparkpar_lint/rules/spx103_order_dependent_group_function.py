@@ -114,6 +114,13 @@ class OrderDependentGroupFunction(Rule):
             + "    return [(low, high, n)]\n"
             + 'spark.sparkContext.textFile("t").map(float).mapPartitions(bounds)\n'
         ),
+        # Slices of a driver-side list, in list order: every run hands over the same rows in the same order.
+        Valid(
+            _PRELUDE
+            + "def firsts(rows):\n"
+            + "    yield list(rows)[:1]\n"
+            + "spark.sparkContext.parallelize(range(100), 4).mapPartitions(firsts).collect()\n"
+        ),
         # pandas on the driver, not a function Spark runs per group.
         Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
@@ -412,6 +419,8 @@ def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[s
     role = function.role
     if role in ("partition", "partition-with-index") and node.input_order.kind in ("total", "per-key"):
         return {}  # sorted upstream and not shuffled since: the partition's order is defined
+    if role in ("partition", "partition-with-index") and _sliced_driver_list(graph, node):
+        return {}  # `parallelize(list)` cuts the list into fixed slices, in list order
     if role in ORDERED_ROLES:
         return parameter_kinds(function.node, role, node.receiver)
     source = graph.input_of(node)
@@ -424,6 +433,15 @@ def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[s
         kinds = parameter_kinds(function.node, "grouped-row", node.receiver)
         return {name: Data(PAIR, inner=GROUPS if cogrouped else ROWS) for name in kinds}
     return {}
+
+
+def _sliced_driver_list(graph: StageGraph, node: StageNode) -> bool:
+    """The partitions are slices of a driver-side list (`sc.parallelize(data, n)`) with no shuffle
+    since: their contents and order are the list's, the same on every run."""
+    if node.input_order.kind != "sequence":
+        return False
+    source = next((n for n in [node, *graph.upstream(node)] if n.spec is not None and n.spec.source), None)
+    return source is not None and source.method == "parallelize"
 
 
 # ---------------------------------------------------------------------- the fix

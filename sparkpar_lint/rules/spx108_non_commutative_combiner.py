@@ -55,10 +55,35 @@ class NonCommutativeCombiner(Rule):
             + 'bases = spark.sparkContext.textFile("t").flatMap(lambda s: [(c, 1) for c in s])\n'
             + "bases.reduceByKey(lambda x, y: x + y)\n"
         ),
+        # A lambda that only forwards to a field-wise sum.
+        Valid(
+            _PRELUDE
+            + "def add_pairs(a, b):\n    return (a[0] + b[0], a[1] + b[1])\n"
+            + 'ages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (int(l[4:]), 1)))\n'
+            + "ages.reduceByKey(lambda a, b: add_pairs(a, b))\n"
+        ),
+        # Field-wise through a record constructor, and a constant.
+        Valid(
+            _PRELUDE
+            + "from collections import namedtuple\n"
+            + 'Stats = namedtuple("Stats", "n total top")\n'
+            + 'stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], Stats(1, int(l[4:]), int(l[4:]))))\n'
+            + "stats.reduceByKey(lambda a, b: Stats(a.n + b.n, a.total + b.total, max(a.top, b.top)))\n"
+            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).reduceByKey(lambda a, b: 1)\n'
+        ),
         # Python's own reduce on the driver is not a Spark combiner.
         Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
     ]
     INVALID = [
+        # A later-wins dict merge the code cannot show to be over disjoint keys: the hint only.
+        Invalid(
+            _PRELUDE
+            + 'seen = spark.sparkContext.textFile("t").map(lambda l: (l[:4], {l[4:]: 1}))\n'
+            + "seen.reduceByKey(lambda a, b: {**a, **b})\n",
+            line=4,
+            column=17,
+            severity=Severity.INFO,
+        ),
         Invalid(_PRELUDE + _PAIRS + "net = pairs.reduceByKey(lambda a, b: a - b)\n", line=4, column=24),
         Invalid(
             _PRELUDE
@@ -176,7 +201,14 @@ class NonCommutativeCombiner(Rule):
         if function is None:
             return None  # a value we cannot see (a parameter, an attribute): nothing to judge
         shape = _value_shape(graph, node) if kind == combiners.MERGE else None
-        return combiners.classify(function.node, kind, shape)
+        target = _forwarded_helper(graph, function.node) or function.node
+        if kind == combiners.MERGE and _fieldwise_constructor(target):
+            return combiners.Verdict(combiners.SAFE)
+        verdict = combiners.classify(target, kind, shape)
+        if verdict.kind == combiners.UNSAFE and "dict merge" in (verdict.proof or "") and not _fixed_dict_keys(graph, node):
+            # Later-wins merges are safe when keys never repeat; the code does not show they do.
+            return combiners.Verdict(combiners.UNKNOWN)
+        return verdict
 
     def _sql_folds(self, ctx, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
         for call in node.columns.calls:
@@ -217,6 +249,76 @@ def _passed_in(node: StageNode, where, expr):
     if node.call_site is None or function is None or function.node is expr or not isinstance(expr, cst.Name):
         return None
     return node.call_site
+
+
+_FIELDWISE = (cst.Add, cst.Multiply, cst.BitOr, cst.BitAnd)
+
+
+def _fieldwise_constructor(function) -> bool:
+    """`Stats(a.n + b.n, max(a.top, b.top))`: a record built field by field, each field a sum,
+    product, union, max or min of the same field of both sides."""
+    if isinstance(function, cst.Lambda):
+        body = function.body
+    else:
+        body = _returned(function)
+    params = [p.name.value for p in function.params.params]
+    if len(params) != 2 or not isinstance(body, cst.Call) or not isinstance(body.func, cst.Name):
+        return False
+    if not body.func.value[:1].isupper() or not body.args:
+        return False
+    a, b = params
+
+    def field(expr, side: str):
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == side:
+            return ("attr", expr.attr.value)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == side:
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, (cst.Integer, cst.SimpleString)):
+                return ("item", index.value.value)
+        return None
+
+    def both_sides(left, right) -> bool:
+        """The same field of `a` and of `b`, one on each side."""
+        pairs = ((field(left, a), field(right, b)), (field(left, b), field(right, a)))
+        return any(x is not None and x == y for x, y in pairs)
+
+    def combines(expr) -> bool:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _FIELDWISE):
+            return both_sides(expr.left, expr.right)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min"):
+            return len(expr.args) == 2 and both_sides(expr.args[0].value, expr.args[1].value)
+        return False
+
+    return all(combines(arg.value) for arg in body.args)
+
+
+def _fixed_dict_keys(graph: StageGraph, node: StageNode) -> bool:
+    """Every value upstream is a dict literal with the same literal keys: merges overwrite."""
+    for upstream in graph.upstream(node):
+        if not upstream.functions:
+            if upstream.is_shuffle:
+                return False
+            continue
+        body = _returned(upstream.functions[0].node)
+        if isinstance(body, cst.Tuple) and len(body.elements) == 2:
+            body = body.elements[1].value
+        return isinstance(body, cst.Dict) and all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.Integer)) for e in body.elements
+        )
+    return False
+
+
+def _forwarded_helper(graph: StageGraph, function) -> cst.FunctionDef | None:
+    """`lambda a, b: add_pairs(a, b)`: the module's own def the lambda only forwards to."""
+    if not isinstance(function, cst.Lambda) or not isinstance(function.body, cst.Call):
+        return None
+    call = function.body
+    params = [p.name.value for p in function.params.params]
+    passed = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None else None for a in call.args]
+    if not isinstance(call.func, cst.Name) or passed != params:
+        return None
+    defs = [d for d in graph.definitions if isinstance(d, cst.FunctionDef) and d.name.value == call.func.value]
+    return defs[0] if len(defs) == 1 and len(defs[0].params.params) == len(params) else None
 
 
 def _function_for(node: StageNode, expr) -> UserFunction | None:
