@@ -71,10 +71,19 @@ class NonCommutativeCombiner(Rule):
             + "stats.reduceByKey(lambda a, b: Stats(a.n + b.n, a.total + b.total, max(a.top, b.top)))\n"
             + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).reduceByKey(lambda a, b: 1)\n'
         ),
+        # An ordered reduce of a parallelized list: concatenation is associative, and PySpark folds
+        # the partitions' results in partition order.
+        Valid(_PRELUDE + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).reduce(lambda a, b: f"{a} {b}")\n'),
         # Python's own reduce on the driver is not a Spark combiner.
         Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
     ]
     INVALID = [
+        # The same reduce after a shuffle: the partitions hold the words in shuffle order.
+        Invalid(
+            _PRELUDE + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).distinct().reduce(lambda a, b: f"{a} {b}")\n',
+            line=3,
+            column=69,
+        ),
         # A later-wins dict merge the code cannot show to be over disjoint keys: the hint only.
         Invalid(
             _PRELUDE
@@ -205,6 +214,10 @@ class NonCommutativeCombiner(Rule):
         if kind == combiners.MERGE and _fieldwise_constructor(target):
             return combiners.Verdict(combiners.SAFE)
         verdict = combiners.classify(target, kind, shape)
+        if verdict.kind == combiners.UNSAFE and _ordered_fold(node) and _associative_kind(verdict):
+            # PySpark folds partition results on the driver in partition order, and the partitions
+            # hold the input in order: an associative combiner gives one answer.
+            return combiners.Verdict(combiners.SAFE)
         if verdict.kind == combiners.UNSAFE and "dict merge" in (verdict.proof or "") and not _fixed_dict_keys(graph, node):
             # Later-wins merges are safe when keys never repeat; the code does not show they do.
             return combiners.Verdict(combiners.UNKNOWN)
@@ -249,6 +262,21 @@ def _passed_in(node: StageNode, where, expr):
     if node.call_site is None or function is None or function.node is expr or not isinstance(expr, cst.Name):
         return None
     return node.call_site
+
+
+# PySpark's RDD reduce/fold/aggregate collect the per-partition results and fold them in
+# partition order (unlike the ...ByKey combiners and treeReduce, which merge in shuffle order).
+_ORDERED_FOLDS = frozenset({"reduce", "fold", "aggregate"})
+
+
+def _ordered_fold(node: StageNode) -> bool:
+    return node.receiver == "RDD" and node.method in _ORDERED_FOLDS and node.input_order.kind in ("sequence", "total")
+
+
+def _associative_kind(verdict: combiners.Verdict) -> bool:
+    """Concatenations and later-wins merges are associative; only their order matters."""
+    proof = verdict.proof or ""
+    return "concatenation" in proof or "concatenates" in proof or "dict merge" in proof
 
 
 _FIELDWISE = (cst.Add, cst.Multiply, cst.BitOr, cst.BitAnd)
