@@ -523,8 +523,12 @@ class GraphBuilder:
         inputs += [a.node for a in data_args if a.node is not None]
         key = (id(func.attr), id(call), method, tuple(inputs))
         if key in self.node_at:
-            # The same call reached again (a helper analysed alone and inlined): one node.
-            return self.graph.node(self.node_at[key])
+            # The same call reached again (a helper analysed alone and inlined): one node. Reached
+            # outside any inlining too, it does not depend on a caller's arguments.
+            node = self.graph.node(self.node_at[key])
+            if not self.call_sites:
+                node.call_site = None
+            return node
         streaming = receiver.streaming or any(a.streaming for a in data_args) or bool(spec and spec.streaming)
         node = StageNode(
             id=0,

@@ -456,7 +456,14 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
         return False
+    if _literal_rows_only(graph, node):
+        return False  # rows written out in the code: whether they tie is there to read
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
+
+
+def _literal_rows_only(graph: StageGraph, node: StageNode) -> bool:
+    sources = [n for n in [node, *graph.upstream(node)] if n.spec is not None and n.spec.source]
+    return bool(sources) and all(n.method in ("createDataFrame", "parallelize") for n in sources)
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import parameter_names
@@ -17,8 +18,11 @@ _PRELUDE = (
     "spark = SparkSession.builder.getOrCreate()\n"
     'orders = spark.readStream.format("kafka").load()\n'
 )
-# Text in the function that makes a replay write once: Delta's idempotent-write options, a MERGE.
-_IDEMPOTENT_MARKERS = ("txnversion", "txnappid", ".merge(", "merge into")
+# Text in the function that makes a replay write once: Delta's idempotent-write options. (A MERGE
+# is an upsert, not an append, so it is never reported; an append beside it still is.)
+_IDEMPOTENT_MARKERS = ("txnversion", "txnappid")
+# Sinks whose appends are upserts by primary key: a replay rewrites the same rows.
+_UPSERT_FORMATS = ("cassandra",)
 # Calls that only report the batch id; using it there makes no write idempotent.
 _LOGGING = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "exception"})
 # Actions that push each row to an outside system.
@@ -55,10 +59,35 @@ class NonIdempotentBatchWrite(Rule):
             + '    batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
             + "orders.writeStream.foreachBatch(save).start()\n"
         ),
+        # Cassandra appends are upserts by primary key; a batch id handed to a helper that keys on it.
+        Valid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    batch.write.format("org.apache.spark.sql.cassandra").mode("append").save()\n'
+            + "def keyed(batch, batch_id):\n    write_once(batch, batch_id)\n"
+            + "def write_once(frame, version):\n"
+            + '    frame.write.mode("overwrite").parquet(f"/out/v={version}")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n"
+            + "orders.writeStream.foreachBatch(keyed).start()\n"
+        ),
         # A plain streaming sink: Spark's file sink commits each batch once.
         Valid(_PRELUDE + 'orders.writeStream.format("parquet").option("path", "/out").start()\n'),
     ]
     INVALID = [
+        # The MERGE is an upsert, but the append beside it adds the new rows again on replay.
+        Invalid(
+            _PRELUDE
+            + "from delta.tables import DeltaTable\n"
+            + "def scd2(batch, batch_id):\n"
+            + '    current = DeltaTable.forPath(spark, "/lake/dim")\n'
+            + '    current.alias("t").merge(batch.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()\n'
+            + '    mode = "append"\n'
+            + '    batch.write.format("delta").save("/lake/dim", mode=mode)\n'
+            + "orders.writeStream.foreachBatch(scd2).start()\n",
+            line=9,
+            column=32,
+            related_lines=(10,),
+        ),
         Invalid(
             _PRELUDE
             + "def save(batch, batch_id):\n"
@@ -110,7 +139,7 @@ def _unkeyed_outputs(graph: StageGraph, batch: StageNode) -> Iterator[tuple[Stag
     for later in graph.downstream(batch):
         if later.spec is None:
             continue
-        if later.spec.sink and later.receiver == "Writer" and _appends(graph, later):
+        if later.spec.sink and later.receiver == "Writer" and _appends(graph, later) and not _upserts(later):
             if not any(_anti_join(n) for n in graph.upstream(later)):
                 yield later, f"`{later.method}` appends"
         elif later.method in _PUSHES:
@@ -121,7 +150,7 @@ def _appends(graph: StageGraph, sink: StageNode) -> bool:
     """The writer chain ends in an append: `mode("append")`, `mode=...`, or `insertInto`."""
     if sink.method == "insertInto":
         return sink.keywords.get("overwrite") != "True"
-    mode = _literal(sink.keywords.get("mode"))
+    mode = _literal(sink.keywords.get("mode")) or _assigned_literal(graph, sink, sink.keywords.get("mode"))
     link = sink.call.func.value if sink.call is not None and isinstance(sink.call.func, cst.Attribute) else None
     # Writer settings are not stages: read `.mode(...)` off the chain the sink is called on.
     while mode is None and isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
@@ -129,6 +158,25 @@ def _appends(graph: StageGraph, sink: StageNode) -> bool:
             mode = _literal_node(link.args[0].value)
         link = link.func.value
     return mode == "append"
+
+
+def _upserts(sink: StageNode) -> bool:
+    code = cst.Module([]).code_for_node(sink.call).lower() if sink.call is not None else ""
+    return any(name in code for name in _UPSERT_FORMATS)
+
+
+def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> str | None:
+    """`mode = "append"` ... `write.jdbc(..., mode=mode)`: the string the name is bound to in the
+    function that makes the write, when it is bound to exactly one."""
+    if not name or not name.isidentifier() or sink.call is None:
+        return None
+    for function in graph.definitions:
+        if not isinstance(function, cst.FunctionDef) or not any(c is sink.call for c in m.findall(function, m.Call())):
+            continue
+        values = {_literal_node(a.value) for a in m.findall(function, m.Assign())
+                  if any(m.matches(t.target, m.Name(name)) for t in a.targets)}
+        return values.pop() if len(values) == 1 else None
+    return None
 
 
 def _anti_join(node: StageNode) -> bool:
@@ -153,18 +201,21 @@ def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef) -> b
     if any(marker in code for marker in _IDEMPOTENT_MARKERS):
         return True
     params = parameter_names(function)
-    return len(params) >= 2 and _used_beyond_logging(function, params[1])
+    return len(params) >= 2 and _used_beyond_logging(graph, function, params[1], depth=0)
 
 
-def _used_beyond_logging(function: cst.CSTNode, name: str) -> bool:
+def _used_beyond_logging(graph: StageGraph, function: cst.CSTNode, name: str, depth: int) -> bool:
+    """The name is read other than in a print/log call; handed to a helper of the module, it
+    counts only if the helper uses the parameter it lands in."""
+    helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+
     class _Uses(cst.CSTVisitor):
         def __init__(self) -> None:
-            self.calls: list[str] = []
+            self.calls: list[cst.Call] = []
             self.found = False
 
         def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            self.calls.append(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+            self.calls.append(node)
 
         def leave_Call(self, node: cst.Call) -> None:
             self.calls.pop()
@@ -173,10 +224,35 @@ def _used_beyond_logging(function: cst.CSTNode, name: str) -> bool:
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value == name and not any(c in _LOGGING for c in self.calls):
+            if node.value != name or any(_callee_name(c) in _LOGGING for c in self.calls):
+                return
+            passed = _passed_to_helper(self.calls[-1] if self.calls else None, node, helpers)
+            if passed is None or depth >= 2:
+                self.found = True
+            elif _used_beyond_logging(graph, *passed, depth=depth + 1):
                 self.found = True
 
     uses = _Uses()
-    body = function.body
-    body.visit(uses)
+    function.body.visit(uses)
     return uses.found
+
+
+def _callee_name(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+
+
+def _passed_to_helper(call: cst.Call | None, name: cst.Name, helpers: dict) -> tuple[cst.FunctionDef, str] | None:
+    """(helper, parameter) when `name` is a whole argument of a call to a module function."""
+    if call is None or not isinstance(call.func, cst.Name) or call.func.value not in helpers:
+        return None
+    helper = helpers[call.func.value]
+    params = parameter_names(helper)
+    positional = [a for a in call.args if a.keyword is None]
+    for index, arg in enumerate(call.args):
+        if arg.value is name:
+            if arg.keyword is not None:
+                return (helper, arg.keyword.value) if arg.keyword.value in params else None
+            position = positional.index(arg)
+            return (helper, params[position]) if position < len(params) else None
+    return None
