@@ -75,3 +75,21 @@ def test_a_global_first_and_an_ignorenulls_first_get_min():
     assert 'df.select(F.min("department").alias("first_department")).show()' in fixed
     assert 'agg(F.min("name").alias("name"))' in fixed
     assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+
+
+def test_sql_with_no_order_gets_one_of_its_answers():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'spark.read.parquet("t").createOrReplaceTempView("tab")\n'
+        'pages = spark.sql("""\n'
+        "    SELECT userid, collect_list(page) AS pages, first(ref) AS ref\n"
+        "    FROM tab\n"
+        "    GROUP BY userid\n"
+        '""")\n'
+        'pages.write.parquet("out")\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert "    SELECT userid, array_sort(collect_list(page)) AS pages, min(ref) AS ref\n" in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed

@@ -17,7 +17,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.sql.fixes import ordered_pick_fix
+from sparkpar_lint.sql.fixes import any_answer_fix, ordered_pick_fix
 
 _PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -322,7 +322,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     """
     if call.sql is not None:
         reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
-        return ordered_pick_fix(call.sql, sort.sql if reaches else None)
+        return ordered_pick_fix(call.sql, sort.sql) if reaches else (any_answer_fix(call.sql) if sort is None else None)
     if call.call is None:
         return None
     if len(call.call.args) != 1:

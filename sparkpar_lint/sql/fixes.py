@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
@@ -81,3 +81,38 @@ def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.SimpleStri
     if "r" not in prefix.lower() and "\\" in text:
         return None
     return literal.with_changes(value=f"{prefix}{quote}{text}{quote}")
+
+
+_LISTS = {"collect_list", "array_agg"}
+
+
+def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
+    """With no `ORDER BY` to read: `first(v)` -> `min(v)`, `last(v)` -> `max(v)`,
+    `collect_list(v)` -> `array_sort(collect_list(v))`, each one of the answers the query can
+    already give, the same under every partitioning (unsafe: the author may have meant an order).
+    """
+    if call_site is None:
+        return None
+    func = call_site.expression
+    span = call_site.parsed.name_range(func)
+    where = call_site.parsed.call_range(func)
+    if span is None or where is None:
+        return None
+    name = call_site.parsed.text[slice(*span)].lower()
+    call_text = call_site.parsed.text[where[0] : where[1]]
+    value = func.this if hasattr(func, "this") else None
+    if name in _ORDERED_PICKS:
+        from sqlglot import exp
+
+        if not isinstance(value, exp.Column):
+            return None
+        replacement = f"{_ORDERED_PICKS[name]}({value.sql(dialect='spark')})"
+    elif name in _LISTS:
+        replacement = f"array_sort({call_text})"
+    else:
+        return None
+    literal = _rewrite(call_site, [(where[0], where[1], replacement)])
+    if literal is None:
+        return None
+    description = f"SQL: `{name}` with no order to read -> `{replacement.split('(')[0]}`, one of the answers it could give"
+    return Fix(UNSAFE, description, ((call_site.literal, literal),))
