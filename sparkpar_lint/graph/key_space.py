@@ -9,6 +9,8 @@ when its name says so (`country`, `status`, `event_type`).
 from __future__ import annotations
 
 import re
+
+import libcst as cst
 from dataclasses import dataclass
 
 EVENT_TIME = "event-time"
@@ -74,8 +76,6 @@ def key_space(keys: tuple[str, ...], window_column: str | None = None) -> KeySpa
 def bounded_by_derivation(graph, node, column: str) -> bool:
     """The column is made upstream as a remainder (`value % 100`, `pmod`) or a constant: whatever
     its name, it takes a fixed, small set of values."""
-    import libcst as cst
-
     for upstream in graph.upstream(node):
         call = upstream.call
         if upstream.method != "withColumn" or call is None or len(call.args) < 2:
@@ -89,3 +89,22 @@ def bounded_by_derivation(graph, node, column: str) -> bool:
 
 
 _BOUNDED_EXPRESSION = re.compile(r"%|\bpmod\(|^(F\.|functions\.)?lit\(")
+
+
+# Generators and splitters that turn free text into keys: every new word is a new key.
+_TEXT_FUNCTIONS = frozenset({"explode", "explode_outer", "split", "regexp_extract", "regexp_extract_all", "sentences"})
+_TEXT_NAMES = frozenset({"value", "word", "words", "text", "token", "tokens", "line", "lines"})
+
+
+def free_text(graph, node, column: str) -> bool:
+    """The key is free text: the raw `value` of a text/socket/Kafka source, or a word split out of
+    text (`explode(split(value, " "))`); its key space grows with the vocabulary."""
+    if column in _TEXT_NAMES:
+        return True
+    for upstream in graph.upstream(node):
+        if upstream.method not in ("select", "withColumn") or upstream.call is None:
+            continue
+        text = cst.Module([]).code_for_node(upstream.call)
+        if column in text and any(c.function in _TEXT_FUNCTIONS for c in upstream.columns.calls):
+            return True
+    return False

@@ -14,6 +14,7 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
+from sparkpar_lint.graph.literal_rows import duplicates_identical
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, output_columns, self_union
@@ -66,6 +67,13 @@ class ArbitraryDuplicateKept(Rule):
             + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
             + 'stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()\n'
         ),
+        # Literal rows: the only repeated name is an exact copy.
+        Valid(
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'data = [("ann", "hr"), ("bo", "it"), ("ann", "hr")]\n'
+            'spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["name"]).show()\n'
+        ),
         # Already one row per user: nothing to choose between.
         Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
         # The other columns are computed from the subset: duplicates are identical rows.
@@ -87,6 +95,30 @@ class ArbitraryDuplicateKept(Rule):
         ),
     ]
     INVALID = [
+        # The near miss: two rows share a department but not a name.
+        Invalid(
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]\n'
+            'spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["dept"]).show()\n',
+            line=4,
+            column=46,
+            severity=Severity.WARNING,
+            expected_fix="from pyspark.sql import Window, functions as F, SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]\n'
+            "(\n"
+            '    spark.createDataFrame(data, ["name", "dept"])\n'
+            '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            "    .withColumn(\n"
+            '        "_sparkpar_rn",\n'
+            '        F.row_number().over(Window.partitionBy("dept").orderBy("_sparkpar_seq")),\n'
+            "    )\n"
+            '    .filter(F.col("_sparkpar_rn") == 1)\n'
+            '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+            "    .show()\n"
+            ")\n",
+        ),
         # A near miss: `host` is computed from another column than the subset.
         Invalid(
             _PRELUDE
@@ -322,6 +354,8 @@ def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
         return False
     if is_unique_on(graph, source, node.keys) or self_union(graph, source):
         return True
+    if duplicates_identical(graph, source, node.keys):
+        return True  # literal rows: the duplicates the job spells out are exact copies
     columns = output_columns(graph, source)
     if not columns:
         return False

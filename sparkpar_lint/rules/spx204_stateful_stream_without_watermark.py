@@ -11,7 +11,7 @@ import libcst.matchers as m
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, bounded_by_derivation, key_space
+from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, bounded_by_derivation, free_text, key_space
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity
@@ -91,6 +91,16 @@ class StatefulStreamWithoutWatermark(Rule):
         Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
     INVALID = [
+        # Words split out of free text: the key space grows with the vocabulary, complete mode or not.
+        Invalid(
+            _PRELUDE
+            + 'words = clicks.select(F.explode(F.split(F.col("value").cast("string"), " ")).alias("word"))\n'
+            + 'counts = words.groupBy("word").count()\n'
+            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
+            line=5,
+            column=31,
+            expected_fix=None,
+        ),
         # A watermark that cannot evict anything: complete mode keeps every window forever.
         Invalid(
             _PRELUDE
@@ -194,7 +204,12 @@ def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | N
     keys = tuple(k for k in grouping.keys if not bounded_by_derivation(graph, grouping, k))
     if window_column is None and grouping.keys and not keys:
         return KeySpace(LABEL, grouping.keys[0])
-    return key_space(keys, window_column)
+    space = key_space(keys, window_column)
+    if space.kind in (UNKNOWN, LABEL):
+        text = next((k for k in keys if free_text(graph, grouping, k)), None)
+        if text is not None:
+            return KeySpace(ENTITY, text)
+    return space
 
 
 def _keeps_every_row(node: StageNode) -> bool:
