@@ -4,6 +4,7 @@ starts another, and reports the file with one clear error."""
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import multiprocessing
 import os
@@ -102,6 +103,12 @@ def _serve(connection: Connection, function: Callable) -> None:
     """A worker's loop: items in, results out, until the parent sends None or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.disable()  # a crash is reported by the parent, in one line
+    # Native code writes raw text on its way down ("memory allocation of 64 bytes failed"): the
+    # parent's one-line error replaces it, so the worker's stderr goes nowhere.
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
     _limit_memory()
     while True:
         try:
