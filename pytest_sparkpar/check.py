@@ -60,7 +60,7 @@ def normalise(spark, value: Any, schema: Any) -> Dataset:
     if schema is None:
         if not rows:
             raise ValueError("sparkpar: an empty input needs a schema (pass `schema=`)")
-        struct = spark.createDataFrame(rows).schema
+        struct = _inferred(spark, rows)
     elif isinstance(schema, str):
         struct = spark.createDataFrame([], schema).schema
     else:
@@ -75,6 +75,21 @@ def normalise(spark, value: Any, schema: Any) -> Dataset:
         return tuple(row)
 
     return Dataset([plain(as_tuple(r)) for r in rows], struct)
+
+
+def _inferred(spark, rows: list):
+    """The schema Spark infers from `rows`; a column that is None in every row, which Spark
+    refuses to type, becomes a NullType (`void`) column instead of an error."""
+    try:
+        return spark.createDataFrame(rows).schema
+    except Exception as error:  # noqa: BLE001 - retried below, re-raised when it is not that case
+        if "CANNOT_DETERMINE_TYPE" not in str(error):
+            raise
+    from functools import reduce
+
+    from pyspark.sql.types import _infer_schema, _merge_type
+
+    return reduce(_merge_type, (_infer_schema(r) for r in rows))
 
 
 class Checker:
@@ -194,7 +209,8 @@ class Checker:
             chooser = il.HypothesisChooser(data)
             subset = draw_inputs(data, chooser)
             variant = il.draw(chooser, self.spec(subset), self.streaming)
-            rows_key = tuple((n, tuple(d.rows)) for n, d in sorted(subset.items()))
+            # repr, not the rows: map columns hold dicts, which cannot be hashed
+            rows_key = repr(sorted((n, d.rows) for n, d in subset.items()))
             key = (rows_key, variant.key())
             if key not in outcomes:
                 if state["deadline"] is not None and time.monotonic() > state["deadline"]:

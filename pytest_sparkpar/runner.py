@@ -59,12 +59,24 @@ class SessionPool:
         self.spark = spark
         self.lock = threading.Lock()
         self.shared = _is_connect(spark)
+        # A new session starts from the SparkContext's confs, not the ones the test set at run
+        # time (the session time zone above all): carry those over so the job sees what it would.
+        self.inherited = {} if self.shared else _runtime_sql_confs(spark)
 
     def session(self, confs: dict[str, str]):
         session = self.spark if self.shared else self.spark.newSession()
-        for key, value in confs.items():
+        for key, value in dict(self.inherited, **confs).items():
             session.conf.set(key, value)
         return session
+
+
+def _runtime_sql_confs(spark) -> dict[str, str]:
+    """The SQL confs of `spark` that differ from a fresh session's and may be set at run time."""
+    fresh = spark.newSession().conf.getAll
+    return {
+        key: value for key, value in spark.conf.getAll.items()
+        if key.startswith("spark.sql.") and fresh.get(key) != value and spark.conf.isModifiable(key)
+    }
 
 
 def _is_connect(spark) -> bool:
@@ -116,18 +128,51 @@ class _nullcontext:
         return False
 
 
+def _file_schema(schema):
+    """The schema the input files are written with: Parquet has no void type, so an all-null
+    (NullType) column is stored as a string column of nulls and turned back on read."""
+    from pyspark.sql.types import NullType, StringType, StructField, StructType
+
+    return StructType([
+        StructField(f.name, StringType(), True) if isinstance(f.dataType, NullType) else f for f in schema.fields
+    ])
+
+
+def _arrow_value(value, data_type):
+    """A Python value as Arrow must receive it. Spark reads a naive `datetime` for a TIMESTAMP in
+    the driver's local time zone (as `createDataFrame` does), so it becomes that instant in UTC."""
+    import datetime
+
+    from pyspark.sql.types import ArrayType, MapType, StructType, TimestampType
+
+    if value is None:
+        return None
+    if isinstance(data_type, TimestampType) and isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.UTC)
+    if isinstance(data_type, ArrayType):
+        return [_arrow_value(v, data_type.elementType) for v in value]
+    if isinstance(data_type, MapType):
+        return [(_arrow_value(k, data_type.keyType), _arrow_value(v, data_type.valueType)) for k, v in value.items()]
+    if isinstance(data_type, StructType):
+        items = value.values() if isinstance(value, dict) else value
+        return {f.name: _arrow_value(v, f.dataType) for f, v in zip(data_type.fields, items)}
+    return value
+
+
 def _write_batches(directory: str, data: Dataset, placement) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(data.schema)
+    file_schema = _file_schema(data.schema)
+    schema = to_arrow_schema(file_schema, timezone="UTC")
     names = data.columns
+    types = [f.dataType for f in file_schema.fields]
     stamp = time.time() - 3600 * 24  # in the past, 1 s apart: the source orders files by mtime
     for batch in range(placement.batches):
         for part in range(placement.partitions):
             rows = [
-                dict(zip(names, data.rows[i]))
+                {n: _arrow_value(v, t) for n, v, t in zip(names, data.rows[i], types)}
                 for j, i in enumerate(placement.order)
                 if placement.batch_of[j] == batch and placement.partition_of[j] == part
             ]
@@ -135,6 +180,17 @@ def _write_batches(directory: str, data: Dataset, placement) -> None:
             pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
             stamp += 1
             os.utime(path, (stamp, stamp))
+
+
+def _as_read(frame, schema):
+    """The stream with its all-null columns back to NullType (see `_file_schema`)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import NullType
+
+    voids = [f.name for f in schema.fields if isinstance(f.dataType, NullType)]
+    if not voids:
+        return frame
+    return frame.select(*[F.lit(None).alias(f.name) if f.name in voids else frame[f.name] for f in schema.fields])
 
 
 def run_streaming(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving, output_mode: str) -> Output:
@@ -151,10 +207,11 @@ def run_streaming(pool: SessionPool, job, inputs: dict[str, Dataset], variant: I
                 directory = os.path.join(root, "in-" + name)
                 os.makedirs(directory)
                 _write_batches(directory, data, placement)
-                frames[name] = (
-                    session.readStream.schema(data.schema)
+                frames[name] = _as_read(
+                    session.readStream.schema(_file_schema(data.schema))
                     .option("maxFilesPerTrigger", placement.partitions)
-                    .parquet(directory)
+                    .parquet(directory),
+                    data.schema,
                 )
             result = call_job(job, frames)
             captured: dict[int, list[tuple]] = {}
