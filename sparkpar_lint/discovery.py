@@ -16,7 +16,8 @@ _KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device", stat
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
 
 SKIPPED_DIRS = frozenset(
-    {".venv", "venv", ".git", "node_modules", "__pycache__", ".sparkpar_cache", "build", "dist"}
+    {".venv", "venv", ".git", "node_modules", "__pycache__", ".sparkpar_cache", "build", "dist",
+     ".ipynb_checkpoints"}  # Jupyter's autosave copies of the notebooks beside them
 )
 
 

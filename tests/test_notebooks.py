@@ -243,3 +243,11 @@ def test_github_annotations_name_the_cell_and_graph_reads_notebooks(sparkpar_cli
     assert graph.exit_code == 0 and "Reader.parquet" in graph.stdout
     (tmp_path / "bad.ipynb").write_text("{")
     assert "bad.ipynb: not a valid notebook" in sparkpar_cli("graph", "bad.ipynb").stderr
+
+
+def test_jupyter_checkpoints_are_not_walked(sparkpar_cli, tmp_path):
+    (tmp_path / "nb" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "nb" / ".ipynb_checkpoints" / "job-checkpoint.ipynb").write_text('{"cells": []}')
+    (tmp_path / "nb" / "job.ipynb").write_text(JOB)
+    result = lint(sparkpar_cli, "--format", "concise", "nb")
+    assert result.exit_code == 1 and "checkpoint" not in result.output
