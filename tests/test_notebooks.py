@@ -251,3 +251,40 @@ def test_jupyter_checkpoints_are_not_walked(sparkpar_cli, tmp_path):
     (tmp_path / "nb" / "job.ipynb").write_text(JOB)
     result = lint(sparkpar_cli, "--format", "concise", "nb")
     assert result.exit_code == 1 and "checkpoint" not in result.output
+
+
+FABRIC = """# Fabric notebook source
+
+# METADATA ********************
+
+# META {{"kernel_info": {{"name": "synapse_pyspark"}}}}
+
+# MARKDOWN ********************
+
+# # Report
+
+# CELL ********************
+
+config:
+  streaming: true
+
+# CELL ********************
+
+from pyspark.sql import functions as F
+df = spark.read.parquet("x")
+{line}
+
+# CELL ********************
+
+# MAGIC %%sql
+# MAGIC SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5
+"""
+
+
+def test_fabric_export_is_checked_cell_by_cell(sparkpar_cli, tmp_path):
+    (tmp_path / "notebook-content.py").write_text(FABRIC.format(line=FIRST_AFTER_SORT))
+    result = sparkpar_cli("lint", "--select", "SPX101,SPX106,SPX901", "--format", "concise", "notebook-content.py")
+    lines = [line.split(" ", 2)[:2] for line in result.stdout.splitlines()]
+    # The YAML cell alone is unparsable; the Python and %%sql cells are still checked.
+    assert lines == [["notebook-content.py:13:8:", "SPX901"], ["notebook-content.py:20:41:", "SPX101"],
+                     ["notebook-content.py:25:62:", "SPX106"]], result.output

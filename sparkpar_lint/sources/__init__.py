@@ -8,6 +8,8 @@ fixed text to the cells it came from.
 from __future__ import annotations
 
 DATABRICKS_HEADER = "# Databricks notebook source"
+# Microsoft Fabric exports notebooks the same way, with other cell markers (databricks.py).
+FABRIC_HEADER = "# Fabric notebook source"
 
 
 def is_notebook(path: str, data: bytes | str) -> bool:
@@ -16,5 +18,6 @@ def is_notebook(path: str, data: bytes | str) -> bool:
 
 
 def is_databricks(data: bytes | str) -> bool:
+    """A notebook exported as Python source (Databricks or Fabric)."""
     head = data[:64].decode("utf-8", "replace") if isinstance(data, bytes) else data[:64]
-    return head.lstrip("\ufeff").startswith(DATABRICKS_HEADER)
+    return head.lstrip("\ufeff").startswith((DATABRICKS_HEADER, FABRIC_HEADER))
