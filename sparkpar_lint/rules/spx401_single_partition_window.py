@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import partial
 
@@ -10,7 +11,8 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import method_call
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.stage_graph import StageGraph, WindowSpecValue
+from sparkpar_lint.graph.literal_rows import literal_rows
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, WindowSpecValue
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -30,6 +32,18 @@ class SinglePartitionWindow(Rule):
     VALID = [
         Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'),
         Valid(_PRELUDE + 'events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))\n'),
+        # A handful of rows: one per month of an aggregate, literal rows, the first ten rows.
+        Valid(
+            _PRELUDE
+            + 'monthly = events.groupBy("order_month").agg(F.sum("amount").alias("total"))\n'
+            + 'monthly.withColumn("prev", F.lag("total").over(Window.orderBy("order_month")))\n'
+        ),
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'scores = spark.createDataFrame([(1, 3.5), (2, 3.65), (3, 4.0)], ["id", "score"])\n'
+            'scores.withColumn("rank", F.dense_rank().over(Window.orderBy(F.desc("score"))))\n'
+        ),
         # pandas' rolling window, not Spark's.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').rolling(3).mean()\n"),
         # A local class that happens to be called Window.
@@ -51,8 +65,8 @@ class SinglePartitionWindow(Rule):
         ),
         Invalid(
             _PRELUDE
-            + 'running = Window.orderBy("day").rowsBetween(Window.unboundedPreceding, 0)\n'
-            + 'events.groupBy("day").agg(F.sum("v").alias("v")).withColumn("cum", F.sum("v").over(running))\n',
+            + 'running = Window.orderBy("user_id").rowsBetween(Window.unboundedPreceding, 0)\n'
+            + 'events.groupBy("user_id").agg(F.sum("v").alias("v")).withColumn("cum", F.sum("v").over(running))\n',
             line=4,
             column=10,
             # The rows are grouped by the order column itself: partitioning by it would be wrong.
@@ -102,6 +116,9 @@ class SinglePartitionWindow(Rule):
             if spec.span in seen:
                 continue
             seen.add(spec.span)
+            uses = [n for n in ctx.graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == spec.span]
+            if uses and all(_small_input(ctx.graph, n) for n in uses):
+                continue  # a handful of rows: one partition is the right size
             what = f"`orderBy({', '.join(spec.order_by)})`" if spec.has_order else "a row frame"
             message = (
                 f"this window has {what} but no `partitionBy`: Spark moves every row to a single "
@@ -109,6 +126,29 @@ class SinglePartitionWindow(Rule):
                 "by the key the logic actually needs (`Window.partitionBy(key).orderBy(...)`)"
             )
             yield self.finding(ctx, spec.span, message, fix=_fix(ctx.graph, spec))
+
+
+# Time buckets: a grouping by them leaves one row per month, day, ... (a few thousand at most).
+_TIME_BUCKET = re.compile(r"(^|_)(year|quarter|month|week|day|date|hour)s?($|_)|(year|month|day|date)$", re.IGNORECASE)
+_SMALL_LIMIT = 10_000
+
+
+def _small_input(graph: StageGraph, node: StageNode) -> bool:
+    """The rows reaching the window are few: literal rows, a small `limit`, or an aggregate
+    grouped by time buckets only."""
+    for upstream in graph.upstream(node):
+        if upstream.method == "limit" and upstream.call is not None and upstream.call.args:
+            count = upstream.call.args[0].value
+            return isinstance(count, cst.Integer) and int(count.value) <= _SMALL_LIMIT
+        if upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys":
+            # String arguments that are no column names (a date format, "yy-MMM") say nothing.
+            keys = [k for k in upstream.keys if k.isidentifier()]
+            return bool(keys) and all(_TIME_BUCKET.search(k) for k in keys)
+        if upstream.spec is not None and upstream.spec.data_args:
+            return False
+        if upstream.spec is not None and upstream.spec.source:
+            return literal_rows(graph, upstream) is not None
+    return False
 
 
 def _fix(graph: StageGraph, spec: WindowSpecValue) -> Fix | None:
