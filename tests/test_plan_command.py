@@ -88,7 +88,7 @@ def test_job_file_with_profile():
     report = json.loads(result.output)
     keyed = [r for r in report["regions"] if r["key"] == ["user"]]
     assert keyed and keyed[0]["replicas"] > 1
-    assert any("spark.sql.shuffle.partitions=" in a for a in report["advice"])
+    assert any("spark.conf.set(\"spark.sql.shuffle.partitions\", " in a for a in report["advice"])
     assert any("repartition(" in a and "'user'" in a for a in report["advice"])
     assert all(len(r["pipelines"]) == 1 for r in report["regions"])  # Spark: fission only
 

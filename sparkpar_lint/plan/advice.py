@@ -122,20 +122,46 @@ def _keyed_entry(row: RegionRow, ops_by_name) -> str:
     return names[0]
 
 
+_RDD_APIS = ("RDD", "DStream", "SparkContext", "StreamingContext")
+
+
+def _key_code(row: RegionRow, ops_by_name) -> str:
+    """The region key as `repartition` arguments: names quoted, expressions as the job wrote them."""
+    members = [ops_by_name[name] for name in row.operators]
+    codes = []
+    for component in row.key:
+        owner = next((op for op in members if component in op.key), None)
+        codes.append(owner.code_of(component) if owner else repr(component))
+    return ", ".join(codes)
+
+
 def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: bool) -> list[str]:
     advice = []
     ops_by_name = {op.name: op for op in model.operators}
+    apis = {op.api for op in model.operators if op.api}
+    rdd = bool(apis) and apis <= set(_RDD_APIS)
+    # Keyed streaming state is split into the shuffle partitions recorded in the checkpoint.
+    stateful_stream = [op.name for op in model.operators
+                       if op.streaming and op.kind != "stateless"]
     for index, row in enumerate(rows):
         first = row.operators[0]
-        if row.replicas > 1 and row.key:
-            cols = ", ".join(repr(k) for k in row.key)
+        if row.replicas > 1 and row.key and stateful_stream and set(row.operators) & set(
+                stateful_stream):
+            advice.append(f"{', '.join(row.operators)} keep streaming state: they run as the "
+                          f"checkpoint's number of shuffle partitions whatever a `repartition` "
+                          f"before them says (the plan would use {row.replicas}).")
+        elif row.replicas > 1 and row.key:
+            if rdd:
+                code = f".partitionBy({row.replicas})"
+            else:
+                code = f".repartition({row.replicas}, {_key_code(row, ops_by_name)})"
             after = rows[index - 1] if index else None
             if after is not None and after.replicas > 1 and after.key and after.key != row.key:
                 where = f"a shuffle between `{after.operators[-1]}` and `{first}` (keys " \
                         f"{_set(after.key)} and {_set(row.key)} are incompatible)"
             else:
                 where = f"before `{_keyed_entry(row, ops_by_name)}`"
-            advice.append(f"{where}: `.repartition({row.replicas}, {cols})` — "
+            advice.append(f"{where}: `{code}` — "
                           f"{', '.join(row.operators)} then share one hash partitioning "
                           f"({row.replicas} tasks, ordering: {row.strategy}).")
         elif row.replicas > 1:
@@ -147,9 +173,28 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
             advice.append(f"serial region {', '.join(row.operators)} blocks parallelism "
                           f"({row.serial_reason}); it caps the job at "
                           f"{row.capacity:.4g} source rows per time unit.")
-    if spark:
-        advice.append(f"set `spark.sql.shuffle.partitions={partitions}` (for {model.cores} "
-                      f"cores; Spark's default of 200 adds per-task overhead on a job this size).")
+    if spark and stateful_stream:
+        keyed = max((r.replicas for r in rows if r.key), default=1)
+        stateless = max((r.replicas for r in rows if r.state == "stateless"), default=1)
+        instead = [f"to run the keyed state as {keyed} tasks, start it as a new query with a new "
+                   f"checkpointLocation and the setting in place before its first start (its "
+                   f"state is rebuilt from the source)"] if keyed > 1 else []
+        if stateless > 1:
+            instead.append(f"scale the stateless steps before the state with "
+                           f"`.repartition({stateless})`")
+        advice.append(
+            f"leave spark.sql.shuffle.partitions alone for this stateful streaming query "
+            f"({', '.join(stateful_stream)}): its state is split into the number of partitions "
+            f"recorded in its checkpoint, and Spark restores that number on every restart, "
+            f"ignoring a new setting" + (f"; {'; or '.join(instead)}." if instead else "."))
+    elif spark and rdd:
+        advice.append(f"RDD shuffles ignore spark.sql.shuffle.partitions: give {partitions} as "
+                      f"the numPartitions argument of the shuffle (reduceByKey, join, groupByKey) "
+                      f"or set spark.default.parallelism when the SparkContext is created.")
+    elif spark:
+        advice.append(f"`spark.conf.set(\"spark.sql.shuffle.partitions\", \"{partitions}\")` "
+                      f"(for {model.cores} cores; Spark's default of 200 adds per-task overhead "
+                      f"on a job this size).")
     bottleneck = next((r for r in rows if r.bottleneck), None)
     if bottleneck is not None and bottleneck.serial_reason:
         advice.append(f"the bottleneck is serial: {bottleneck.serial_reason}; keyed state "

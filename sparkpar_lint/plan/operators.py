@@ -44,6 +44,11 @@ class Operator:
     max_replicas: int | None = None
     fused_with: tuple[str, ...] = ()  # fusion dependencies (SPL pragmas; Figure 5's o12/o14)
     origin: str = ""  # where it came from: a stage-graph node, a profile row
+    # Python source of each key component, for advice: `F.window("t", "10 minutes")` is one
+    # component of a job's key, not the columns "t" and "10 minutes". Empty: repr of each name.
+    key_code: tuple[str, ...] = ()
+    streaming: bool = False  # part of a streaming query: keyed state lives in its checkpoint
+    api: str = ""  # the Spark API it is called on (DataFrame, RDD, ...); empty in --model chains
 
     def __post_init__(self) -> None:
         if not self.selectivity_class:
@@ -53,6 +58,13 @@ class Operator:
     def parallelizable(self) -> bool:
         """Table 1: unknown state or unknown (prolific) selectivity is never parallelized."""
         return self.kind != "stateful" and self.selectivity_class != "any"
+
+    def code_of(self, component: str) -> str:
+        """The Python expression for one key component, usable as a `repartition` argument."""
+        for name, code in zip(self.key, self.key_code):
+            if name == component:
+                return code
+        return repr(component)
 
     def forwards(self, columns: Iterable[str]) -> bool:
         return self.forwarded is None or set(columns) <= self.forwarded

@@ -1,0 +1,159 @@
+"""`sparkpar plan` advice is code that runs: for every fixture job, each code snippet in the
+advice parses, names only what the job has (its imports, `spark`, the DataFrame it applies to)
+and partitions only by the job's columns or the job's own key expressions; a few run on Spark."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sparkpar_lint.plan.command import plan
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
+
+
+def _advice(path: Path) -> list[str] | None:
+    result = CliRunner().invoke(plan, [str(path), "--format", "json"])
+    if result.exit_code == 2:  # not a plannable job (no operators, not Python): said, not planned
+        assert "sparkpar: error:" in result.output
+        return None
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["advice"]
+
+
+def _snippets(advice: list[str]) -> list[str]:
+    """Code is written in backticks and starts with `.` (a DataFrame method) or `spark.`."""
+    found = []
+    for line in advice:
+        for index, part in enumerate(line.split("`")):
+            if index % 2 and part.startswith((".", "spark.")):
+                found.append(part)
+    return found
+
+
+def _function_names() -> set[str]:
+    import pyspark.sql.functions as functions
+
+    return {name for name in dir(functions) if not name.startswith("_")} - {"col", "column"}
+
+
+def _job_names_and_columns(source: str) -> tuple[set[str], set[str]]:
+    """Names the job binds, and the strings it uses as columns (not as a function's argument,
+    such as the "10 minutes" of `window("t", "10 minutes")`)."""
+    tree = ast.parse(source)
+    names = {"spark", "df"}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    functions = _function_names()
+    not_columns = set()
+    strings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if callee in functions:
+                not_columns |= {a.value for a in node.args[1:]
+                                if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return names, strings - not_columns
+
+
+@pytest.mark.parametrize("path", JOBS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_advice_is_valid_code_over_the_jobs_names(path):
+    advice = _advice(path)
+    if advice is None:
+        return
+    source = path.read_text(encoding="utf-8")
+    names, columns = _job_names_and_columns(source)
+    for snippet in _snippets(advice):
+        code = f"df{snippet}" if snippet.startswith(".") else snippet
+        tree = ast.parse(code, mode="eval")  # a SyntaxError fails the test
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert used <= names, (snippet, used - names)
+        call = tree.body
+        assert isinstance(call, ast.Call)
+        if call.func.attr == "repartition":
+            count, *keys = call.args
+            assert isinstance(count, ast.Constant) and count.value >= 1
+            for key in keys:
+                if isinstance(key, ast.Constant):
+                    assert key.value in columns, (snippet, key.value)
+                else:  # an expression: the job's own text, so it names the job's columns
+                    assert ast.unparse(key) in ast.unparse(ast.parse(source)), snippet
+        elif call.func.attr == "set":
+            assert ast.literal_eval(call.args[0]) == "spark.sql.shuffle.partitions"
+            assert int(ast.literal_eval(call.args[1])) >= 1
+
+
+def test_window_key_is_one_expression_and_stateful_stream_keeps_its_partitions():
+    advice = _advice(ROOT / "fixtures/clean/state_stream_watermarked_join.py")
+    text = " ".join(advice)
+    assert "'10 minutes'" not in text
+    assert "spark.conf.set" not in text  # state partitions are fixed by the checkpoint
+    assert "checkpoint" in text and "new checkpointLocation" in text
+
+
+def test_expression_key_is_written_as_the_job_wrote_it(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "df = spark.read.parquet('/data/clicks')\n"
+        "df.groupBy(F.window('ts', '10 minutes'), 'ad').count().write.parquet('/out')\n")
+    advice = _advice(job)
+    snippets = [s for s in _snippets(advice) if s.startswith(".repartition(")]
+    assert snippets, advice
+    tree = ast.parse(f"df{snippets[0]}", mode="eval")
+    keys = [ast.unparse(k) for k in tree.body.args[1:]]
+    assert keys == ["F.window('ts', '10 minutes')", "'ad'"]
+    assert any('spark.conf.set("spark.sql.shuffle.partitions"' in a for a in advice)
+
+
+def test_rdd_jobs_are_not_told_about_sql_shuffle_partitions():
+    advice = _advice(ROOT / "fixtures/clean/state_pair_rdd_partitioner.py")
+    assert not any("spark.conf.set" in a for a in advice)
+    assert any("numPartitions" in a for a in advice)
+
+
+# Tiny inputs for jobs whose advice partitions by key: (fixture, DDL schema, one row).
+RUNNABLE = [
+    ("fixtures/clean/order_export_sorted_report.py", "account string, booked_at timestamp",
+     ("a1", "2024-03-05 10:00:00")),
+    ("fixtures/clean/order_latest_reading_max_by.py", "ts timestamp, sensor string",
+     ("2024-03-05 10:00:00", "s1")),
+    ("fixtures/clean/basic_daily_totals.py", "shop string, day string", ("s1", "2024-03-05")),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("fixture,schema,row", RUNNABLE)
+def test_advice_runs_on_spark(cluster_spark, fixture, schema, row):
+    import datetime
+
+    from pyspark.sql import functions
+
+    advice = _advice(ROOT / fixture)
+    snippets = _snippets(advice)
+    assert any(s.startswith(".repartition(") for s in snippets), advice
+    values = tuple(datetime.datetime.fromisoformat(v) if "timestamp" in field else v
+                   for v, field in zip(row, schema.split(", ")))
+    df = cluster_spark.createDataFrame([values], schema)
+    namespace = {"df": df, "spark": cluster_spark, "F": functions, "fn": functions}
+    before = cluster_spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        for snippet in snippets:
+            code = f"df{snippet}" if snippet.startswith(".") else snippet
+            result = eval(code, namespace)  # noqa: S307 - the planner's own advice, on test data
+            if snippet.startswith(".repartition("):
+                count = ast.literal_eval(ast.parse(code, mode="eval").body.args[0])
+                assert result.rdd.getNumPartitions() == count
+                assert result.collect() == df.collect()
+    finally:
+        cluster_spark.conf.set("spark.sql.shuffle.partitions", before)
