@@ -326,7 +326,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if call.call is None:
         return None
     if len(call.call.args) != 1:
-        return _one_of_its_answers(call) if sort is None else None
+        return _one_of_its_answers(call) if sort is None and not _pivoted(graph, node) else None
     if sort is not None:
         if not sort.keys or _descending(sort) or not sort_reaches(graph, sort, node):
             return None
@@ -337,7 +337,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
-            return _one_of_its_answers(call)
+            return None if _pivoted(graph, node) else _one_of_its_answers(call)
         keys, safety, (extra, imports) = (SEQUENCE_COLUMN,), UNSAFE, parts
     replacement = _ordered_aggregate(call, keys)
     if replacement is None:
@@ -361,6 +361,13 @@ def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | N
         return None
     new_call, imports, what = replacement
     return Fix(SAFE, what, ((call.call, new_call),), imports)
+
+
+def _pivoted(graph: StageGraph, node: StageNode) -> bool:
+    """A pivot's cells often hold maps and structs of maps, which `min`/`max`/`array_sort`
+    cannot order (Spark rejects the query), and often hold one value each."""
+    source = graph.input_of(node)
+    return source is not None and source.method == "pivot"
 
 
 def _one_of_its_answers(call: ColumnCall) -> Fix | None:
