@@ -101,6 +101,41 @@ def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = Tru
         notes=notes, unit=unit)
 
 
+def build_graph_report(model: PlanModel, plan, source: str) -> PlanReport:
+    """The report of a graph plan (graph_plan.GraphPlan): one row per region of every segment."""
+    from sparkpar_lint.plan.graph_plan import GraphModel
+
+    graph = GraphModel(model)
+    rows, flat = [], 0
+    for chain, config in zip(graph.chains, plan.configs):
+        ops = chain.ops
+        serial_reasons = {s.name: s.reason for s in form_regions(OperatorGraph.chain(ops)).serial}
+        for rc in config.regions:
+            members = ops[rc.start:rc.end]
+            safe = chain.can_replicate(rc.start, rc.end)
+            state = region_state(members)
+            rows.append(RegionRow(
+                operators=tuple(op.name for op in members),
+                pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
+                state=state, key=region_key(members) if safe else (),
+                strategy=(ordering_strategy(state, region_selectivity_class(members)) if safe
+                          else NOT_PARALLEL),
+                replicas=rc.replicas, capacity=plan.estimate.region_capacity[flat],
+                bottleneck=flat == plan.estimate.bottleneck,
+                serial_reason="" if safe else _serial_reason(members, serial_reasons)))
+            flat += 1
+    partitions = max((r.replicas for r in rows), default=1)
+    notes = (f"graph of {len(model.operators)} operators in {len(graph.segments)} segments "
+             f"(a region never spans a fan-in or fan-out); every source runs at the throughput "
+             f"shown",)
+    return PlanReport(
+        source=source, cores=model.cores, method=plan.method,
+        throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
+        utilization=plan.estimate.utilization, threads=sum(c.threads for c in plan.configs),
+        regions=tuple(rows), shuffle_partitions=partitions,
+        advice=tuple(_advice(rows, partitions, model, False)), notes=notes)
+
+
 def _serial_reason(members, serial_reasons) -> str:
     for op in members:
         if op.name in serial_reasons:

@@ -1,6 +1,7 @@
 """`sparkpar plan`: parallelism advice from the cost model (SPEC §5).
 
-Two inputs: `--model CHAIN.json`, an abstract chain (the model alone, pipelines included), or a
+Two inputs: `--model CHAIN.json`, an abstract chain (the model alone, pipelines included; with
+`"inputs": [names]` per operator, a graph with joins, unions and fan-out), or a
 PySpark job FILE, read into the stage graph and costed by `--profile` (fission only: Spark runs
 the stages of one chain one after another, so there is no pipeline parallelism to plan).
 """
@@ -18,6 +19,7 @@ from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model
 from sparkpar_lint.plan.render import FORMATS, render
 
 BRUTE_FORCE_LIMIT = 12  # operators; the exhaustive search grows exponentially beyond
+GRAPH_BRUTE_FORCE_LIMIT = 8  # a graph's search multiplies its segments' configurations
 
 
 class PlanError(Exception):
@@ -76,13 +78,26 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp):
         source, spark = str(file), True
     model = PlanModel(model.operators, cores or model.cores,
                       model.thread_switch_cost if delta is None else delta,
-                      model.replication_cost if cp is None else cp, model.max_threads)
+                      model.replication_cost if cp is None else cp, model.max_threads,
+                      model.inputs)
+    if model.inputs is not None:
+        return _plan_graph(model, source, brute)
     if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
         raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
                         f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
     result = plan_chain(model, brute=brute, pipelining=not spark)
     unit = "rows/s" if profile_path is not None else "rows/unit"
     return build_report(model, result, source, spark=spark, notes=notes, unit=unit)
+
+
+def _plan_graph(model: PlanModel, source: str, brute: bool):
+    from sparkpar_lint.plan.advice import build_graph_report
+    from sparkpar_lint.plan.graph_plan import plan_graph
+
+    if brute and len(model.operators) > GRAPH_BRUTE_FORCE_LIMIT:
+        raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
+                        f"operators in a graph is too many (limit {GRAPH_BRUTE_FORCE_LIMIT})")
+    return build_graph_report(model, plan_graph(model, brute=brute), source)
 
 
 def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:

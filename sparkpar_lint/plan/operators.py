@@ -126,6 +126,9 @@ class PlanModel:
     thread_switch_cost: float = 0.0  # delta of the fission paper, per row crossing a queue
     replication_cost: float = 0.0  # c_p: per-row ordering cost, times log2(replicas)
     max_threads: int | None = None  # brute-force thread budget; default 2 x cores
+    # Per operator, the names of the operators it reads (joins, unions, fan-out); None: a chain
+    # in list order. An operator with no inputs is a source.
+    inputs: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def thread_budget(self) -> int:
@@ -136,7 +139,7 @@ class PlanModel:
 
 _TOP_KEYS = {"cores", "thread_switch_cost", "replication_cost", "max_threads", "operators"}
 _OP_KEYS = {"name", "kind", "key", "cost", "selectivity", "selectivity_class", "forwarded",
-            "max_replicas"}
+            "max_replicas", "inputs"}
 
 
 def load_model(path: str | Path) -> PlanModel:
@@ -182,6 +185,11 @@ def model_from_dict(data: object) -> PlanModel:
     if not any(op.cost > 0 for op in operators):
         raise ModelError("at least one operator must have a positive cost")
     max_threads = data.get("max_threads")
+    inputs = None
+    if any(isinstance(op, dict) and "inputs" in op for op in ops):
+        inputs = tuple(_names(op.get("inputs", []), f"operator {op['name']!r}: \"inputs\"")
+                       if op.get("inputs", []) else () for op in ops)
+        _check_graph(operators, inputs)
     return PlanModel(
         operators=operators,
         cores=_number(data, "cores", 8, integer=True, minimum=1),
@@ -189,7 +197,35 @@ def model_from_dict(data: object) -> PlanModel:
         replication_cost=_number(data, "replication_cost", 0.0),
         max_threads=None if max_threads is None
         else _number(data, "max_threads", 0, integer=True, minimum=1),
+        inputs=inputs,
     )
+
+
+def _check_graph(operators: tuple[Operator, ...], inputs: tuple[tuple[str, ...], ...]) -> None:
+    names = {op.name for op in operators}
+    for op, reads in zip(operators, inputs):
+        for name in reads:
+            if name not in names:
+                raise ModelError(f"operator {op.name!r}: \"inputs\" names an unknown operator "
+                                 f"{name!r}")
+        if len(set(reads)) != len(reads):
+            raise ModelError(f"operator {op.name!r}: \"inputs\" lists an operator twice")
+    reads_of = dict(zip((op.name for op in operators), inputs))
+    done: set[str] = set()
+    for start in reads_of:  # depth-first, iteratively: a cycle has no source to start from
+        stack, path = [(start, iter(reads_of[start]))], {start}
+        while stack:
+            name, pending = stack[-1]
+            following = next(pending, None)
+            if following is None:
+                stack.pop()
+                path.discard(name)
+                done.add(name)
+            elif following in path:
+                raise ModelError(f"operator {following!r}: \"inputs\" form a cycle")
+            elif following not in done:
+                stack.append((following, iter(reads_of[following])))
+                path.add(following)
 
 
 def graph_from_dict(data: dict) -> OperatorGraph:
