@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import random
 import sys
 import time
@@ -28,11 +29,16 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_sparkpar import interleaving as il  # noqa: E402
 from pytest_sparkpar.check import Checker, Settings, normalise  # noqa: E402
-from pytest_sparkpar.orders import bag  # noqa: E402
+from pytest_sparkpar.orders import bag, sequence  # noqa: E402
 from pytest_sparkpar.session import DETERMINISM_MASTER, start  # noqa: E402
 
 
 def load(path: Path):
+    """The module if it follows the `job` + `INPUTS` convention, else None. Lint-only fixtures
+    (streams from Kafka, module-level Spark code) are not executed at all."""
+    text = path.read_text(encoding="utf-8")
+    if "INPUTS" not in text or "def job(" not in text:
+        return None
     name = "sparkpar_bench_" + "_".join(path.relative_to(ROOT).with_suffix("").parts)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -49,14 +55,53 @@ def pairs() -> list[tuple[Path, Path | None]]:
     return found
 
 
+def as_frame(session, result):
+    """A fixture job's result as a DataFrame: RDDs and lists (which fixtures may return) become
+    one string column of each row's plain repr, so outputs still compare row by row."""
+    if hasattr(result, "columns"):
+        return result
+    rows = result.collect() if hasattr(result, "collect") else list(result)
+    return session.createDataFrame([(repr(plain(row)),) for row in rows], "row string")
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return tuple(sorted((k, plain(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):  # Rows are tuples
+        return tuple(plain(v) for v in value)
+    return value
+
+
+def sparkpar_job(module):
+    """The module's job as sparkpar.check calls it. Fixture jobs (fixtures/**) take the session
+    first, `job(spark, **inputs)`: it is bound to the session the permuted frames belong to."""
+    params = list(inspect.signature(module.job).parameters)
+    if not params or params[0] != "spark":
+        return module.job
+
+    def job(**frames):
+        session = next(iter(frames.values())).sparkSession
+        return as_frame(session, module.job(session, **frames))
+
+    job.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in module.INPUTS])
+    return job
+
+
+def order_of(value):
+    # plugin_jobs give order objects; fixtures give "bag" / "sequence" (see tests/spark_harness.py)
+    return {"bag": bag(), "sequence": sequence()}.get(value, value) if isinstance(value, str) else value
+
+
 def checker_for(spark, module, runs: int, seed: int) -> tuple[Checker, dict]:
     settings = Settings(True, runs, seed, "", "bench", "")
     names = list(module.INPUTS)
-    order = getattr(module, "INPUT_ORDER", None) or bag()
+    order = order_of(getattr(module, "INPUT_ORDER", None)) or bag()
     orders = order if isinstance(order, dict) else dict.fromkeys(names, order)
-    checker = Checker(spark, settings, module.job, orders, getattr(module, "OUTPUT", None) or bag(),
+    checker = Checker(spark, settings, sparkpar_job(module), orders, order_of(getattr(module, "OUTPUT", None)) or bag(),
                       getattr(module, "STREAMING", False), getattr(module, "OUTPUT_MODE", "append"), None)
-    datasets = {n: normalise(spark, v, None) for n, v in module.INPUTS.items()}
+    schemas = getattr(module, "SCHEMA", None) or {}
+    datasets = {n: normalise(spark, v, schemas.get(n)) for n, v in module.INPUTS.items()}
     return checker, datasets
 
 
