@@ -6,6 +6,7 @@
 1. Quality: heuristic / exhaustive-search throughput over random chains of 1-8 operators drawn
    with the fission paper's Table 1 defaults (cost 200+-100, selectivity 0.8+-0.4, 40% stateless,
    40% stateful, 20% partitioned, delta 1, c_p 50, 1-12 cores). Target: median >= 0.98.
+   Then the same over random small graphs (joins, unions, fan-out) against their exhaustive search.
 2. Speed: heuristic solve time for chains of 10, 50 and 100 operators. Target: 100 in < 100 ms.
 3. Reality: parse -> filter -> groupBy(user).agg over generated rows on local[2]. A profile is
    recorded (cumulative-prefix timing, see sparkpar_lint/plan/profile.py), the planner advises a
@@ -27,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sparkpar_lint.plan.graph_plan import GraphModel, brute_force_graph, heuristic_graph  # noqa: E402
 from sparkpar_lint.plan.heuristic import brute_force, pipelined_fission, plan_chain  # noqa: E402
 from sparkpar_lint.plan.operators import Operator, PlanModel  # noqa: E402
 from sparkpar_lint.plan.throughput import ChainModel, Configuration, RegionConfig  # noqa: E402
@@ -68,6 +70,34 @@ def quality(chains: int, seed: int) -> None:
           f"{above} (both search configurations of at most 2 x cores threads, so 0 is required)")
     print(f"   brute force time per chain: median {statistics.median(brute_times) * 1e3:.2f} ms, "
           f"max {max(brute_times) * 1e3:.1f} ms")
+
+
+def random_graph(rng: random.Random) -> PlanModel:
+    """2-7 operators, each reading 0-2 earlier ones: sources, joins/unions, fan-out."""
+    ops, inputs = [], []
+    for i in range(rng.randint(2, 7)):
+        kind = rng.choices(["stateless", "stateful", "partitioned"], [0.5, 0.2, 0.3])[0]
+        ops.append(Operator(f"o{i}", kind, ("k",) if kind == "partitioned" else (),
+                            max(1.0, rng.gauss(200, 100)), max(0.05, rng.gauss(0.8, 0.4))))
+        earlier = [f"o{j}" for j in range(i)]
+        inputs.append(tuple(rng.sample(earlier, min(i, rng.choice([0, 1, 1, 1, 2])))))
+    return PlanModel(tuple(ops), cores=rng.randint(1, 4), thread_switch_cost=1.0,
+                     replication_cost=50.0, inputs=tuple(inputs))
+
+
+def graph_quality(graphs: int, seed: int) -> None:
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(graphs):
+        graph = GraphModel(random_graph(rng))
+        heuristic = graph.evaluate(heuristic_graph(graph)).throughput
+        ratios.append(heuristic / graph.evaluate(brute_force_graph(graph)).throughput)
+    ratios.sort()
+    print(f"== graph quality: heuristic / brute force, {graphs} random graphs of 2-7 operators "
+          f"(joins, unions, fan-out; 1-4 cores; seed {seed})")
+    print(f"   min {ratios[0]:.4f}  p10 {ratios[len(ratios) // 10]:.4f}  median "
+          f"{statistics.median(ratios):.4f}  max {ratios[-1]:.9f}; above 1: "
+          f"{sum(r > 1 + 1e-9 for r in ratios)}")
 
 
 def speed(seed: int) -> None:
@@ -192,6 +222,7 @@ def main() -> None:
     parser.add_argument("--no-spark", action="store_true", help="skip the local-Spark check")
     args = parser.parse_args()
     quality(args.chains, args.seed)
+    graph_quality(args.chains // 3, args.seed)
     speed(args.seed)
     if not args.no_spark:
         reality()

@@ -81,7 +81,8 @@ def test_a_chain_written_with_inputs_plans_as_the_chain():
     ({"b": ["nope"]}, "unknown operator 'nope'"),
     ({"a": ["b"], "b": ["a"]}, "form a cycle"),
     ({"b": ["a", "a"]}, "twice"),
-    ({"b": [3]}, "column name or a list"),
+    ({"b": [3]}, "list of operator names"),
+    ({"b": "a"}, "list of operator names"),
 ])
 def test_bad_inputs_are_one_clear_error(tmp_path, inputs, problem):
     model = {"operators": [{"name": n, **({"inputs": inputs[n]} if n in inputs else {})}

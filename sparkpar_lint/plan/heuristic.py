@@ -95,6 +95,7 @@ class _State:
         self.regions = list(regions)
         last = len(self.regions) - 1
         self.stats = [chain.region(rc, i == 0, i == last) for i, rc in enumerate(self.regions)]
+        self.threads = sum(rc.threads for rc in self.regions)
 
     def estimate(self) -> Estimate:
         return self.chain.combine([c for c, _ in self.stats], sum(w for _, w in self.stats))
@@ -112,6 +113,7 @@ class _State:
 
     def set(self, i: int, change) -> None:
         pieces, stats = change
+        self.threads += sum(p.threads for p in pieces) - self.regions[i].threads
         self.regions[i:i + 1] = pieces
         self.stats[i:i + 1] = stats
 
@@ -121,8 +123,8 @@ class _State:
     def fits(self, i: int, pieces: RegionConfig | list[RegionConfig]) -> bool:
         """Whether replacing region i by `pieces` keeps the configuration in the thread budget."""
         pieces = [pieces] if isinstance(pieces, RegionConfig) else pieces
-        threads = sum(rc.threads for rc in self.regions) - self.regions[i].threads
-        return threads + sum(p.threads for p in pieces) <= self.chain.model.thread_budget
+        threads = self.threads - self.regions[i].threads + sum(p.threads for p in pieces)
+        return threads <= self.chain.model.thread_budget
 
 
 def configure_pipelines(chain: ChainModel, regions: list[RegionConfig], budget: float

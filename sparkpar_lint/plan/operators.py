@@ -187,8 +187,7 @@ def model_from_dict(data: object) -> PlanModel:
     max_threads = data.get("max_threads")
     inputs = None
     if any(isinstance(op, dict) and "inputs" in op for op in ops):
-        inputs = tuple(_names(op.get("inputs", []), f"operator {op['name']!r}: \"inputs\"")
-                       if op.get("inputs", []) else () for op in ops)
+        inputs = tuple(_inputs(op) for op in ops)
         _check_graph(operators, inputs)
     return PlanModel(
         operators=operators,
@@ -199,6 +198,13 @@ def model_from_dict(data: object) -> PlanModel:
         else _number(data, "max_threads", 0, integer=True, minimum=1),
         inputs=inputs,
     )
+
+
+def _inputs(raw: dict) -> tuple[str, ...]:
+    value = raw.get("inputs", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ModelError(f"operator {raw['name']!r}: \"inputs\" must be a list of operator names")
+    return tuple(value)
 
 
 def _check_graph(operators: tuple[Operator, ...], inputs: tuple[tuple[str, ...], ...]) -> None:
