@@ -54,6 +54,13 @@ class PartitioningDependentValue(Rule):
         ),
         # Numbered right after a sort: partitions and positions follow the sort.
         Valid(_PRELUDE + 'spark.sparkContext.parallelize([(2, "b"), (1, "a")]).sortByKey().zipWithIndex().collect()\n'),
+        # A salted two-stage aggregation: partial sums per salt, then the sum without it.
+        Valid(
+            _PRELUDE
+            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))\n'
+            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
+            + 'partial.groupBy("user").agg(F.sum("amount").alias("amount")).write.parquet("totals")\n'
+        ),
         # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
         Valid(
             _PRELUDE
@@ -65,6 +72,17 @@ class PartitioningDependentValue(Rule):
               'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'),
     ]
     INVALID = [
+        # The near miss: an average of the salted partial sums depends on how the salt split them.
+        Invalid(
+            _PRELUDE
+            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))\n'
+            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
+            + 'partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")\n',
+            line=3,
+            column=53,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
         Invalid(
             _PRELUDE
             + 'users = spark.read.parquet("events").select("user").distinct()\n'
@@ -176,6 +194,8 @@ class PartitioningDependentValue(Rule):
             key_user = node
         elif name is not None:
             key_user = next((d for d in graph.downstream(node) if name in _key_columns(d)), None)
+        if key_user is not None and name is not None and _salt_aggregated_away(graph, key_user, name):
+            return None  # a two-stage (salted) aggregation: the totals do not depend on the salt
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
@@ -241,6 +261,37 @@ def _value_harmless(graph: StageGraph, node: StageNode, call: ColumnCall, name: 
     return call.function in _RANDOM_VALUES and not any(
         d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node)
     )
+
+
+_SUMMABLE = frozenset({"sum", "min", "max", "count"})
+
+
+def _salt_aggregated_away(graph: StageGraph, grouping: StageNode, salt: str) -> bool:
+    """`groupBy(k, salt).agg(sum)` then `groupBy(k).agg(sum)`: a sum of partial sums (or a min of
+    minima, a max of maxima) is the same whatever rows the salt put together."""
+    if grouping.method not in ("groupBy", "groupby") or salt not in grouping.keys:
+        return False
+    partial_aggregates = graph.consumers(grouping)
+    if len(partial_aggregates) != 1:
+        return False
+    first = partial_aggregates[0]
+    if not _aggregates_within(first, _SUMMABLE):
+        return False
+    for later in graph.downstream(first):
+        if later.method in ("groupBy", "groupby"):
+            keys = set(later.keys)
+            if salt in keys or not keys or not keys <= set(grouping.keys):
+                return False
+            final = graph.consumers(later)
+            return len(final) == 1 and _aggregates_within(final[0], frozenset({"sum", "min", "max"}))
+        if salt in _mentioned(later):
+            return False
+    return False
+
+
+def _aggregates_within(node: StageNode, allowed: frozenset[str]) -> bool:
+    aggregates = [c for c in node.columns.calls if c.spec is not None and c.spec.aggregate]
+    return bool(aggregates) and all(c.function in allowed for c in aggregates)
 
 
 def _mentioned(node: StageNode) -> set[str]:
