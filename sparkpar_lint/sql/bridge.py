@@ -28,11 +28,11 @@ def run_query(builder, value) -> tuple[bool, int | None]:
     node = getattr(value, "node", None)
     if node is None:
         return False, None
-    positions = builder.graph.positions
-    try:
-        text = sql_text(node, lambda n: (positions[n].start.line, positions[n].start.column), builder.module.code_for_node)
-    except KeyError:  # a node from another tree (an inlined default): nothing to locate
-        return False, None
+    def start_of(literal):
+        where = builder.graph.positions.get(literal)  # None: a node of another tree
+        return (where.start.line, where.start.column) if where is not None else (1, 0)
+
+    text = sql_text(node, start_of, builder.module.code_for_node)
     if text is None or not text.text.strip():
         return False, None
     parsed = parse(text.text)

@@ -23,13 +23,16 @@ def column_calls(value, builder) -> list[ColumnCall]:
 def _located(value, builder) -> SqlText:
     node = getattr(value, "node", None)
     if node is not None:
-        positions = builder.graph.positions
-        try:
-            located = sql_text(node, lambda n: (positions[n].start.line, positions[n].start.column), builder.module.code_for_node)
-        except KeyError:
-            located = None
+        located = sql_text(node, _start_of(builder), builder.module.code_for_node)
         if located is not None and located.text == value.text:
             return located
     # No literal to read positions from (a value built elsewhere): every character at the value.
-    start = (value.span.line, value.span.column)
-    return SqlText(value.text, [start] * (len(value.text) + 1))
+    return SqlText(value.text, [(value, 0, 0)] * (len(value.text) + 1), lambda v: (v.span.line, v.span.column))
+
+
+def _start_of(builder):
+    def start_of(node):
+        where = builder.graph.positions.get(node)  # None: a node of another tree
+        return (where.start.line, where.start.column) if where is not None else (1, 0)
+
+    return start_of

@@ -12,41 +12,80 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from sparkpar_lint.graph.stage_graph import LazySpan
 from sparkpar_lint.model import Span
 
 Position = tuple[int, int]  # 1-based line, 0-based column, as LibCST reports them
+# Where a character is, relative to the start of a string node (None: already absolute). Source
+# positions cost about three parses of the file, so they are looked up only when a finding's span
+# is read (as the graph's own LazySpan does).
+Anchored = tuple[object, int, int]
 _PREFIX = re.compile(r"^[A-Za-z]*")
 _SIMPLE_ESCAPE = set("\n\\'\"abfnrtv")
+_FIELDS = ("line", "column", "end_line", "end_column")
 
 
 @dataclass
 class SqlText:
     text: str
-    positions: list[Position]  # one per character of `text`, then one just past the end
+    positions: list[Anchored]  # one per character of `text`, then one just past the end
+    start_of: Callable[[cst.CSTNode], Position] | None = None
 
     def span(self, start: int, end: int) -> Span:
-        """Source span of text[start:end]."""
+        """Source span of text[start:end], resolved when first read."""
         start = max(0, min(start, len(self.text)))
         end = max(start, min(end, len(self.text)))
-        line, column = self.positions[start]
+        return _LazySqlSpan(self, start, end)
+
+    def resolve(self, start: int, end: int) -> Span:
+        line, column = self._absolute(self.positions[start])
         if end > start:
-            end_line, end_column = self.positions[end - 1]
+            end_line, end_column = self._absolute(self.positions[end - 1])
             return Span(line, column, end_line, end_column + 1)
         return Span(line, column, line, column)
 
+    def _absolute(self, where: Anchored) -> Position:
+        anchor, line, column = where
+        if anchor is None:
+            return line, column
+        base_line, base_column = self.start_of(anchor)
+        return (base_line, base_column + column) if line == 0 else (base_line + line, column)
+
+
+class _LazySqlSpan(LazySpan):
+    def __init__(self, text: SqlText, start: int, end: int) -> None:
+        object.__setattr__(self, "_sql", (text, start, end))
+
+    def __getattr__(self, name: str):
+        if name not in _FIELDS:
+            raise AttributeError(name)
+        text, start, end = self._sql
+        resolved = text.resolve(start, end)
+        for field_name in _FIELDS:
+            object.__setattr__(self, field_name, getattr(resolved, field_name))
+        return getattr(self, name)
+
 
 def sql_text(node: cst.CSTNode, start_of: Callable[[cst.CSTNode], Position], code_of: Callable) -> SqlText | None:
-    """`start_of(node)` gives a node's source position, `code_of(node)` its source text."""
+    """`start_of(node)` gives a node's source position (called only when a span is read),
+    `code_of(node)` its source text."""
+    text = _read(node, code_of)
+    if text is not None:
+        text.start_of = start_of
+    return text
+
+
+def _read(node: cst.CSTNode, code_of: Callable) -> SqlText | None:
     if isinstance(node, cst.SimpleString):
-        return _simple(node.value, start_of(node))
+        return _simple(node.value, node)
     if isinstance(node, cst.FormattedString):
-        return _formatted(node, start_of(node), code_of)
-    if isinstance(node, cst.ConcatenatedString):
-        return _join(sql_text(node.left, start_of, code_of), sql_text(node.right, start_of, code_of))
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _join(sql_text(node.left, start_of, code_of), sql_text(node.right, start_of, code_of))
+        return _formatted(node, code_of)
+    if isinstance(node, (cst.ConcatenatedString, cst.BinaryOperation)):
+        if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Add):
+            return None
+        return _join(_read(node.left, code_of), _read(node.right, code_of))
     if isinstance(node, cst.Arg):
-        return sql_text(node.value, start_of, code_of)
+        return _read(node.value, code_of)
     return None
 
 
@@ -56,17 +95,17 @@ def _join(left: SqlText | None, right: SqlText | None) -> SqlText | None:
     return SqlText(left.text + right.text, left.positions[:-1] + right.positions)
 
 
-def _walk(raw: str, start: Position) -> list[Position]:
-    """Position of every character of `raw` (plus the end), which starts at `start`."""
-    line, column = start
+def _walk(raw: str, anchor: object) -> list[Anchored]:
+    """Position of every character of `raw` (plus the end), relative to the start of `anchor`."""
+    line, column = 0, 0
     positions = []
     for char in raw:
-        positions.append((line, column))
+        positions.append((anchor, line, column))
         if char == "\n":
             line, column = line + 1, 0
         else:
             column += 1
-    positions.append((line, column))
+    positions.append((anchor, line, column))
     return positions
 
 
@@ -76,16 +115,16 @@ def _quotes(raw: str) -> tuple[str, int]:
     return prefix.lower(), 3 if rest[:3] in ('"""', "'''") else 1
 
 
-def _simple(raw: str, start: Position) -> SqlText | None:
+def _simple(raw: str, node: cst.CSTNode) -> SqlText | None:
     prefix, quote = _quotes(raw)
     if "b" in prefix:
         return None
     offset = len(prefix) + quote
-    where = _walk(raw, start)
+    where = _walk(raw, node)
     return _decode(raw[offset : len(raw) - quote], where[offset:], "r" in prefix)
 
 
-def _decode(body: str, where: list[Position], raw_string: bool, braces: bool = False) -> SqlText | None:
+def _decode(body: str, where: list[Anchored], raw_string: bool, braces: bool = False) -> SqlText | None:
     """Evaluate escapes (and `{{`/`}}` in f-strings), keeping each result character's source."""
     text, positions = [], []
     index = 0
@@ -132,12 +171,12 @@ def _escape(body: str, index: int) -> tuple[str | None, int]:
     return body[index : index + 2], 2  # an unknown escape keeps its backslash
 
 
-def _formatted(node: cst.FormattedString, start: Position, code_of: Callable) -> SqlText | None:
+def _formatted(node: cst.FormattedString, code_of: Callable) -> SqlText | None:
     prefix = node.prefix.lower()
     if "b" in prefix:
         return None
     raw = code_of(node)
-    where = _walk(raw, start)
+    where = _walk(raw, node)
     offset = len(node.start)
     pieces: list[SqlText] = []
     for number, part in enumerate(node.parts):
