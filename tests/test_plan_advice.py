@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 JOBS = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
 
 
-def _advice(path: Path) -> list[str] | None:
-    result = CliRunner().invoke(plan, [str(path), "--format", "json"])
+def _advice(path: Path, *args: str) -> list[str] | None:
+    result = CliRunner().invoke(plan, [str(path), "--format", "json", *args])
     if result.exit_code == 2:  # not a plannable job (no operators, not Python): said, not planned
         assert "sparkpar: error:" in result.output
         return None
@@ -93,7 +93,7 @@ def test_advice_is_valid_code_over_the_jobs_names(path):
 
 
 def test_window_key_is_one_expression_and_stateful_stream_keeps_its_partitions():
-    advice = _advice(ROOT / "fixtures/clean/state_stream_watermarked_join.py")
+    advice = _advice(ROOT / "fixtures/clean/state_stream_watermarked_join.py", "--cores", "8")
     text = " ".join(advice)
     assert "'10 minutes'" not in text
     assert "spark.conf.set" not in text  # state partitions are fixed by the checkpoint
@@ -117,7 +117,7 @@ def test_expression_key_is_written_as_the_job_wrote_it(tmp_path):
 
 
 def test_rdd_jobs_are_not_told_about_sql_shuffle_partitions():
-    advice = _advice(ROOT / "fixtures/clean/state_pair_rdd_partitioner.py")
+    advice = _advice(ROOT / "fixtures/clean/state_pair_rdd_partitioner.py", "--cores", "8")
     assert not any("spark.conf.set" in a for a in advice)
     assert any("numPartitions" in a for a in advice)
 

@@ -51,7 +51,8 @@ def test_graph_models_are_planned_and_brute_force_checked(tmp_path, model):
     assert sorted(planned) == sorted(op["name"] for op in model["operators"])
     assert h["throughput"] <= b["throughput"] * (1 + 1e-9)
     assert h["throughput"] >= 0.9 * b["throughput"]
-    assert h["speedup"] > 1 and h["threads"] <= 2 * model["cores"]
+    segments = len(GraphModel(model_from_dict(model)).segments)
+    assert h["speedup"] > 1 and h["threads"] <= 2 * model["cores"] + segments - 1
     fan_in = {op["name"] for op in model["operators"] if len(op.get("inputs", [])) > 1}
     for row in h["regions"] + b["regions"]:
         assert not fan_in & set(row["operators"][1:])  # a fan-in only ever starts a region
@@ -72,7 +73,7 @@ def test_a_chain_written_with_inputs_plans_as_the_chain():
     linked = model_from_dict({"cores": 4, "thread_switch_cost": 1, "operators": [
         {**op, "inputs": [ops[i - 1]["name"]]} if i else op for i, op in enumerate(ops)]})
     graph = GraphModel(linked)
-    assert len(graph.segments) == 1
+    assert len(graph.segments) == 1 and graph.budget == chain.thread_budget
     exact_chain = plan_chain(chain, brute=True).estimate.throughput
     assert graph.evaluate(brute_force_graph(graph)).throughput == pytest.approx(exact_chain)
 
@@ -122,3 +123,22 @@ def test_brute_force_bounds_the_heuristic_on_random_small_graphs():
                        for chain in graph.chains]
             if sum(c.threads for c in configs) <= graph.budget:
                 assert graph.evaluate(configs).throughput <= bound * (1 + 1e-9)
+
+
+def test_a_job_with_a_join_and_two_sinks_is_planned_whole(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "orders = spark.read.parquet('/data/orders').filter(F.col('amount') > 0)\n"
+        "users = spark.read.parquet('/data/users')\n"
+        "joined = orders.join(users, 'user_id')\n"
+        "joined.groupBy('country').count().write.parquet('/out/by_country')\n"
+        "joined.write.parquet('/out/joined')\n")
+    result = CliRunner().invoke(plan, [str(job), "--format", "json", "--cores", "4"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    planned = [name for row in report["regions"] for name in row["operators"]]
+    assert any(n.startswith("join:") for n in planned) and "parquet:4" in planned
+    assert sum(n.startswith(("write:", "parquet:")) for n in planned) >= 4
+    assert not any("main chain only" in n for n in report["notes"])

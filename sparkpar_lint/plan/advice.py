@@ -101,7 +101,8 @@ def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = Tru
         notes=notes, unit=unit)
 
 
-def build_graph_report(model: PlanModel, plan, source: str) -> PlanReport:
+def build_graph_report(model: PlanModel, plan, source: str, *, spark: bool = False,
+                       notes: tuple[str, ...] = (), unit: str = "rows/unit") -> PlanReport:
     """The report of a graph plan (graph_plan.GraphPlan): one row per region of every segment."""
     from sparkpar_lint.plan.graph_plan import GraphModel
 
@@ -124,8 +125,9 @@ def build_graph_report(model: PlanModel, plan, source: str) -> PlanReport:
                 bottleneck=flat == plan.estimate.bottleneck,
                 serial_reason="" if safe else _serial_reason(members, serial_reasons)))
             flat += 1
-    partitions = max((r.replicas for r in rows), default=1)
-    notes = (f"graph of {len(model.operators)} operators in {len(graph.segments)} segments "
+    keyed = [r.replicas for r in rows if r.state == "partitioned" and r.key]
+    partitions = max(keyed) if keyed else max((r.replicas for r in rows), default=1)
+    notes = notes + (f"graph of {len(model.operators)} operators in {len(graph.segments)} segments "
              f"(a region never spans a fan-in or fan-out); every source runs at the throughput "
              f"shown",)
     return PlanReport(
@@ -133,7 +135,7 @@ def build_graph_report(model: PlanModel, plan, source: str) -> PlanReport:
         throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
         utilization=plan.estimate.utilization, threads=sum(c.threads for c in plan.configs),
         regions=tuple(rows), shuffle_partitions=partitions,
-        advice=tuple(_advice(rows, partitions, model, False)), notes=notes)
+        advice=tuple(_advice(rows, partitions, model, spark)), notes=notes, unit=unit)
 
 
 def _serial_reason(members, serial_reasons) -> str:
@@ -222,11 +224,11 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
             f"({', '.join(stateful_stream)}): its state is split into the number of partitions "
             f"recorded in its checkpoint, and Spark restores that number on every restart, "
             f"ignoring a new setting" + (f"; {'; or '.join(instead)}." if instead else "."))
-    elif spark and rdd:
+    elif spark and rdd and partitions > 1:
         advice.append(f"RDD shuffles ignore spark.sql.shuffle.partitions: give {partitions} as "
                       f"the numPartitions argument of the shuffle (reduceByKey, join, groupByKey) "
                       f"or set spark.default.parallelism when the SparkContext is created.")
-    elif spark:
+    elif spark and not rdd:
         advice.append(f"`spark.conf.set(\"spark.sql.shuffle.partitions\", \"{partitions}\")` "
                       f"(for {model.cores} cores; Spark's default of 200 adds per-task overhead "
                       f"on a job this size).")

@@ -81,7 +81,8 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp):
                       model.replication_cost if cp is None else cp, model.max_threads,
                       model.inputs)
     if model.inputs is not None:
-        return _plan_graph(model, source, brute)
+        unit = "rows/s" if profile_path is not None else "rows/unit"
+        return _plan_graph(model, source, brute, spark=spark, notes=notes, unit=unit)
     if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
         raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
                         f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
@@ -90,20 +91,23 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp):
     return build_report(model, result, source, spark=spark, notes=notes, unit=unit)
 
 
-def _plan_graph(model: PlanModel, source: str, brute: bool):
+def _plan_graph(model: PlanModel, source: str, brute: bool, *, spark: bool = False,
+                notes: tuple[str, ...] = (), unit: str = "rows/unit"):
     from sparkpar_lint.plan.advice import build_graph_report
     from sparkpar_lint.plan.graph_plan import plan_graph
 
     if brute and len(model.operators) > GRAPH_BRUTE_FORCE_LIMIT:
         raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
                         f"operators in a graph is too many (limit {GRAPH_BRUTE_FORCE_LIMIT})")
-    return build_graph_report(model, plan_graph(model, brute=brute), source)
+    # Spark runs one stage's operators in one task: fission only, as for a job's chain.
+    result = plan_graph(model, brute=brute, pipelining=not spark)
+    return build_graph_report(model, result, source, spark=spark, notes=notes, unit=unit)
 
 
 def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:
     import libcst as cst
 
-    from sparkpar_lint.plan.from_graph import from_stage_graph
+    from sparkpar_lint.plan.from_graph import from_stage_graph, graph_from_stage_graph
 
     try:
         from sparkpar_lint.graph.builder import build_graph
@@ -130,11 +134,19 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
             raise PlanError(f"{file}:{error.line}:{error.column}: {error}") from None
         except cst.ParserSyntaxError as error:
             raise PlanError(f"{file}: cannot parse: {str(error).splitlines()[0]}") from None
-        return from_stage_graph(build_graph(module, str(file)))
+        graph = build_graph(module, str(file))
+        # Without a profile every operator costs the same, so the whole graph can be planned;
+        # a profile times one chain, and seconds must not meet the unit costs of the rest.
+        whole = graph_from_stage_graph(graph) if profile_path is None else None
+        return from_stage_graph(graph), whole
 
-    operators, notes = with_deep_stack(graph_operators)
+    (operators, notes), whole = with_deep_stack(graph_operators)
     if not operators:
         raise PlanError(f"{file}: no Spark operators found to plan")
+    inputs = None
+    if whole is not None:
+        operators, inputs = whole
+        notes = tuple(n for n in notes if not n.startswith("planned the main chain only"))
     if profile_path is not None:
         from sparkpar_lint.plan.profile import apply_profile, load_profile
 
@@ -146,4 +158,4 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
     mean_cost = sum(op.cost for op in operators) / len(operators) or 1.0
     # Overheads relative to the operators' own cost, so seconds-per-row profiles work unscaled.
     return PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost,
-                     0.01 * mean_cost), notes
+                     0.01 * mean_cost, inputs=inputs), notes

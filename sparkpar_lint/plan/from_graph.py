@@ -15,8 +15,9 @@ Keys are read from the call's arguments, one component per argument: a column na
 is also what the advice writes into `repartition(...)`; the graph's literal key names would split
 that window into the "columns" t and "10 minutes".
 
-The planner's model is a chain: the chain planned is the longest main-input path ending at a
-sink; other branches (a join's second input, side outputs) are named in the notes.
+The chain planned (with a profile) is the longest main-input path ending at a
+sink; other branches (a join's second input, side outputs) are named in the notes. Without a
+profile, `graph_from_stage_graph` gives every node with its inputs, for the graph planner.
 """
 
 from __future__ import annotations
@@ -49,6 +50,30 @@ def from_stage_graph(graph) -> tuple[tuple[Operator, ...], tuple[str, ...]]:
     if left_out:
         notes.append(f"planned the main chain only; not in it: {', '.join(left_out)}")
     return tuple(operators), tuple(notes)
+
+
+def graph_from_stage_graph(graph):
+    """Every node as an operator, with the names of the operators it reads: (operators,
+    inputs per operator), or None when the graph is one chain (the chain path plans it)."""
+    nodes = sorted(graph.nodes, key=lambda n: n.id)  # a node's inputs are built before it
+    consumers: dict[int, int] = {}
+    for node in nodes:
+        for i in set(node.inputs):
+            consumers[i] = consumers.get(i, 0) + 1
+    if all(len(set(n.inputs)) <= 1 for n in nodes) and all(c <= 1 for c in consumers.values()):
+        return None
+    names: dict[int, str] = {}
+    operators, inputs = [], []
+    keys: dict[int, tuple[tuple[str, str], ...]] = {}
+    for node in nodes:
+        name = f"{node.method}:{node.span.line}"
+        if name in names.values():
+            name = f"{name}#{node.id}"
+        names[node.id] = name
+        keys[node.id] = _key_components(node, graph, keys)
+        operators.append(_operator(node, name, keys[node.id]))
+        inputs.append(tuple(names[i] for i in dict.fromkeys(node.inputs) if i in names))
+    return tuple(operators), tuple(inputs)
 
 
 def _main_chain(graph) -> list:

@@ -69,8 +69,9 @@ class GraphModel:
                                             model.thread_switch_cost, model.replication_cost,
                                             model.max_threads))
                        for seg in self.segments]
-        # Every segment is at least one thread, so a graph of many segments gets that many.
-        self.budget = max(model.thread_budget, len(self.segments))
+        # Every segment is at least one thread of its own: the budget a chain has, plus one
+        # thread for each further segment.
+        self.budget = model.thread_budget + len(self.segments) - 1
 
     def region_stats(self, s: int, config: Configuration) -> list[tuple[float, float]]:
         """(capacity in source rows, work per source row) of each region of segment s."""
