@@ -143,6 +143,29 @@ def sparkpar(request: pytest.FixtureRequest):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """With --sparkpar-determinism, a test that passed using the `spark` fixture is re-run under
+    perturbed executions (see pytest_sparkpar.existing); a changed outcome fails it."""
+    result = yield
+    fixtures = getattr(item, "fixturenames", ())
+    if not determinism(item.config) or "spark" not in fixtures or "sparkpar" in fixtures:
+        return result
+    from pytest_sparkpar.check import derive_seed
+    from pytest_sparkpar.existing import report, rerun
+    from pytest_sparkpar.report import SparkparFailure
+
+    marker = item.get_closest_marker("sparkpar")
+    count = (marker.kwargs.get("runs") if marker else None) or runs(item.config)
+    seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
+    found = rerun(item, item.funcargs["spark"], seed, count)
+    if found is not None:
+        perturbation, error = found
+        raise SparkparFailure(report(item.nodeid, perturbation, error, item.config.stash[SEED_KEY], count,
+                                     replay_command(item.config, item.nodeid)))
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if call.excinfo is not None and report.failed and type(call.excinfo.value).__name__ == "SparkparFailure":

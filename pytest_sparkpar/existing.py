@@ -1,0 +1,84 @@
+"""Existing tests, unchanged: with --sparkpar-determinism, a test that uses sparkpar's `spark`
+fixture runs once as written and then again under perturbed executions of the same session.
+
+A perturbation is a set of runtime SQL confs: `spark.sql.shuffle.partitions`, adaptive execution
+on/off, and `spark.sql.leafNodeDefaultParallelism` (how many partitions local data, `range` and
+file scans are split into). `spark.default.parallelism` is fixed when the SparkContext starts,
+so it is not varied. A test that passed as written and fails under a perturbation is reported as
+order-dependent. Tests that do not request `spark` are not re-run; tests that use
+`sparkpar.check` are skipped here, since the check permutes them itself.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from pytest_sparkpar.interleaving import MAX_INPUT_PARTITIONS, SHUFFLE_PARTITIONS
+
+VARIED = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled", "spark.sql.leafNodeDefaultParallelism")
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    index: int
+    confs: dict[str, str]
+
+    def describe(self) -> str:
+        return ", ".join(f"{key}={value}" for key, value in self.confs.items())
+
+
+def perturbations(seed: int, runs: int) -> list[Perturbation]:
+    rng = random.Random(seed)
+    return [
+        Perturbation(i, {
+            "spark.sql.shuffle.partitions": str(rng.choice(SHUFFLE_PARTITIONS)),
+            "spark.sql.adaptive.enabled": rng.choice(("true", "false")),
+            "spark.sql.leafNodeDefaultParallelism": str(rng.randint(1, MAX_INPUT_PARTITIONS)),
+        })
+        for i in range(runs)
+    ]
+
+
+class applied:
+    """Set a perturbation's confs on the session, and put the previous values back after."""
+
+    def __init__(self, spark, confs: dict[str, str]):
+        self.spark, self.confs, self.before = spark, confs, {}
+
+    def __enter__(self):
+        for key, value in self.confs.items():
+            self.before[key] = self.spark.conf.get(key, None)
+            self.spark.conf.set(key, value)
+
+    def __exit__(self, *exc):
+        for key, value in self.before.items():
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
+        return False
+
+
+def rerun(item, spark, seed: int, runs: int) -> tuple[Perturbation, BaseException] | None:
+    """Run the test body again under each perturbation; the first one that raises, with its error."""
+    for perturbation in perturbations(seed, runs):
+        with applied(spark, perturbation.confs):
+            try:
+                item.runtest()
+            except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
+                return perturbation, error
+    return None
+
+
+def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str) -> str:
+    from pytest_sparkpar.report import section
+
+    detail = f"{type(error).__name__}: {error}".rstrip()
+    return (
+        f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
+        f"partitions or schedules the same work differently (perturbation {perturbation.index + 1} of {runs}).\n\n"
+        + section("failing perturbation", perturbation.describe())
+        + "\n" + section("assertion diff / error under the perturbation", detail)
+        + "\n" + section("reproduce", f"seed: {seed}\n{replay}")
+    )

@@ -1,0 +1,87 @@
+"""Existing tests, unchanged: --sparkpar-determinism re-runs ordinary tests that use the `spark`
+fixture under perturbed executions (real pytest in a subprocess, real Spark on local[2])."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.test_plugin import outcomes, run_pytest
+
+pytestmark = pytest.mark.spark
+
+SEED = 11
+RUNS = 8
+
+ORDINARY_TESTS = '''
+from pathlib import Path
+
+LOG = Path(__file__).with_name("calls.log")
+
+
+def counts_per_key(df):
+    return df.groupBy("k").count()
+
+
+def test_reorder_bug(spark):
+    df = spark.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")
+    rows = counts_per_key(df).collect()
+    # collect() after a groupBy has no defined order; this is the order the default
+    # configuration (4 shuffle partitions, 4 input partitions) happens to give.
+    assert [r.k for r in rows] == [2, 4, 0, 1, 3]
+
+
+def test_correct(spark):
+    with LOG.open("a") as log:
+        log.write("correct\\n")
+    df = spark.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")
+    assert sorted((r.k, r["count"]) for r in counts_per_key(df).collect()) == [(k, 4) for k in range(5)]
+
+
+def test_never_spark():
+    with LOG.open("a") as log:
+        log.write("plain\\n")
+    assert sum(range(5)) == 10
+'''
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("existing")
+    (directory / "test_ordinary.py").write_text(ORDINARY_TESTS)
+    plain = run_pytest(directory, "--sparkpar-master=local[2]")
+    plain_log = (directory / "calls.log").read_text()
+    (directory / "calls.log").unlink()
+    checked = run_pytest(directory, "--sparkpar-determinism", "--sparkpar-master=local[2]",
+                         f"--sparkpar-seed={SEED}", f"--sparkpar-runs={RUNS}")
+    return plain, plain_log, checked, (directory / "calls.log").read_text()
+
+
+def test_ordinary_tests_pass_as_written(runs):
+    plain, plain_log, _, _ = runs
+    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_never_spark": "PASSED"}, plain.stdout[-4000:]
+    assert plain_log.split() == ["correct", "plain"]
+
+
+def test_reorder_bug_fails_under_determinism_and_the_correct_test_passes(runs):
+    _, _, checked, _ = runs
+    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_never_spark": "PASSED"}, checked.stdout[-4000:]
+
+
+def test_report_names_perturbation_seed_replay_and_diff(runs):
+    _, _, checked, _ = runs
+    report = checked.stdout[checked.stdout.index("_ test_reorder_bug _"):]
+    assert "test_ordinary.py::test_reorder_bug is order-dependent" in report, report
+    assert re.search(r"── failing perturbation ─+\nspark.sql.shuffle.partitions=\d, spark.sql.adaptive.enabled=(true|false), "
+                     r"spark.sql.leafNodeDefaultParallelism=\d", report), report
+    assert "assert [" in report and "== [2, 4, 0, 1, 3]" in report, report  # pytest's own assertion diff
+    assert f"seed: {SEED}" in report
+    assert f"pytest test_ordinary.py::test_reorder_bug --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}" in report
+
+
+def test_spark_tests_are_rerun_and_never_spark_tests_are_not(runs):
+    _, _, _, checked_log = runs
+    calls = checked_log.split()
+    assert calls.count("plain") == 1
+    assert calls.count("correct") == 1 + RUNS
