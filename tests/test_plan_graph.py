@@ -142,3 +142,9 @@ def test_a_job_with_a_join_and_two_sinks_is_planned_whole(tmp_path):
     assert any(n.startswith("join:") for n in planned) and "parquet:4" in planned
     assert sum(n.startswith(("write:", "parquet:")) for n in planned) >= 4
     assert not any("main chain only" in n for n in report["notes"])
+
+
+def test_keyed_advice_for_a_join_names_each_of_its_inputs(tmp_path):
+    report = json.loads(_plan(tmp_path, {**JOIN, "cores": 8}).output)
+    keyed = [a for a in report["advice"] if ".repartition(" in a and "'user'" in a]
+    assert any(a.startswith("on each input of `join` (parse, users)") for a in keyed), keyed

@@ -197,7 +197,10 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
                 where = f"a shuffle between `{after.operators[-1]}` and `{first}` (keys " \
                         f"{_set(after.key)} and {_set(row.key)} are incompatible)"
             else:
-                where = f"before `{_keyed_entry(row, ops_by_name)}`"
+                entry = _keyed_entry(row, ops_by_name)
+                reads = dict(zip((op.name for op in model.operators), model.inputs or ()))
+                where = (f"on each input of `{entry}` ({', '.join(reads[entry])})"
+                         if len(reads.get(entry, ())) > 1 else f"before `{entry}`")
             advice.append(f"{where}: `{code}` — "
                           f"{', '.join(row.operators)} then share one hash partitioning "
                           f"({row.replicas} tasks, ordering: {row.strategy}).")
