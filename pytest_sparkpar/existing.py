@@ -60,14 +60,27 @@ class applied:
         return False
 
 
+class NotRepeatable(Exception):
+    """The test fails when merely run again as written (state left by the first run, e.g. a
+    file written with mode "error"), so a failure under a perturbation proves nothing."""
+
+
 def rerun(item, spark, seed: int, runs: int) -> tuple[Perturbation, BaseException] | None:
-    """Run the test body again under each perturbation; the first one that raises, with its error."""
+    """Run the test body again (same fixture values) under each perturbation; the first one that
+    raises, with its error. Raises NotRepeatable when the body fails unperturbed too."""
     for perturbation in perturbations(seed, runs):
         with applied(spark, perturbation.confs):
             try:
                 item.runtest()
             except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
-                return perturbation, error
+                found = perturbation, error
+            else:
+                continue
+        try:
+            item.runtest()  # the same body with the test's own settings: does it still pass?
+        except Exception as error:  # noqa: BLE001
+            raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+        return found
     return None
 
 

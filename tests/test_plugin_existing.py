@@ -39,6 +39,14 @@ def test_correct(spark):
     assert sorted((r.k, r["count"]) for r in counts_per_key(df).collect()) == [(k, 4) for k in range(5)]
 
 
+def test_writes_once(spark, tmp_path_factory):
+    # Passes once; a second run in place would fail on the existing directory whatever the
+    # configuration, so it is not an order-dependence finding.
+    target = tmp_path_factory.getbasetemp() / "written"
+    spark.range(3).write.mode("error").parquet(str(target))
+    assert spark.read.parquet(str(target)).count() == 3
+
+
 def test_never_spark():
     with LOG.open("a") as log:
         log.write("plain\\n")
@@ -60,13 +68,14 @@ def runs(tmp_path_factory):
 
 def test_ordinary_tests_pass_as_written(runs):
     plain, plain_log, _, _ = runs
-    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_never_spark": "PASSED"}, plain.stdout[-4000:]
+    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED"}, plain.stdout[-4000:]
     assert plain_log.split() == ["correct", "plain"]
 
 
 def test_reorder_bug_fails_under_determinism_and_the_correct_test_passes(runs):
     _, _, checked, _ = runs
-    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_never_spark": "PASSED"}, checked.stdout[-4000:]
+    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED"}, checked.stdout[-4000:]
+    assert "sparkpar: not audited for order dependence: the test fails when run again in place" in checked.stdout
 
 
 def test_report_names_perturbation_seed_replay_and_diff(runs):
