@@ -1,11 +1,14 @@
-"""Existing tests, unchanged: with --sparkpar-determinism, a test that uses sparkpar's `spark`
-fixture runs once as written and then again under perturbed executions of the same session.
+"""Existing tests, unchanged: with --sparkpar-determinism, a test that uses a SparkSession
+fixture (sparkpar's `spark` or the project's own) runs once as written and then again under
+perturbed executions of the same session. Settings the test's builder hard-codes (e.g.
+`shuffle.partitions=1`) are overridden for the perturbed runs, and the report says so. Sessions
+made with `getOrCreate()` inside the test body are not found (yet).
 
 A perturbation is a set of runtime SQL confs: `spark.sql.shuffle.partitions`, adaptive execution
 on/off, and `spark.sql.leafNodeDefaultParallelism` (how many partitions local data, `range` and
 file scans are split into). `spark.default.parallelism` is fixed when the SparkContext starts,
 so it is not varied. A test that passed as written and fails under a perturbation is reported as
-order-dependent. Tests that do not request `spark` are not re-run; tests that use
+order-dependent. Tests that request no SparkSession fixture are not re-run; tests that use
 `sparkpar.check` are skipped here, since the check permutes them itself.
 """
 
@@ -84,14 +87,26 @@ def rerun(item, spark, seed: int, runs: int) -> tuple[Perturbation, BaseExceptio
     return None
 
 
-def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str) -> str:
+def session_of(item):
+    """The SparkSession among the test's fixture values, if any (checked by class name, so a
+    test without Spark never imports pyspark here)."""
+    for value in (getattr(item, "funcargs", None) or {}).values():
+        if type(value).__name__ == "SparkSession" and type(value).__module__.startswith("pyspark."):
+            return value
+    return None
+
+
+def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str,
+           own: dict[str, str | None]) -> str:
     from pytest_sparkpar.report import section
 
     detail = f"{type(error).__name__}: {error}".rstrip()
+    overridden = ", ".join(f"{key}={own[key]}" for key in VARIED if own.get(key) not in (None, perturbation.confs[key]))
     return (
         f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
         f"partitions or schedules the same work differently (perturbation {perturbation.index + 1} of {runs}).\n\n"
-        + section("failing perturbation", perturbation.describe())
+        + section("failing perturbation", perturbation.describe()
+                  + (f"\n(overrides the test's own session settings: {overridden})" if overridden else ""))
         + "\n" + section("assertion diff / error under the perturbation", detail)
         + "\n" + section("reproduce", f"seed: {seed}\n{replay}")
     )

@@ -146,21 +146,27 @@ def sparkpar(request: pytest.FixtureRequest):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """With --sparkpar-determinism, a test that passed using the `spark` fixture is re-run under
-    perturbed executions (see pytest_sparkpar.existing); a changed outcome fails it."""
+    """With --sparkpar-determinism, a test that passed using a SparkSession fixture (sparkpar's
+    `spark` or the project's own) is re-run under perturbed executions (see
+    pytest_sparkpar.existing); a changed outcome fails it."""
     result = yield
-    fixtures = getattr(item, "fixturenames", ())
-    if not determinism(item.config) or "spark" not in fixtures or "sparkpar" in fixtures:
+    if not determinism(item.config) or "sparkpar" in getattr(item, "fixturenames", ()):
+        return result
+    from pytest_sparkpar.existing import session_of
+
+    spark = session_of(item)
+    if spark is None:
         return result
     from pytest_sparkpar.check import derive_seed
-    from pytest_sparkpar.existing import NotRepeatable, report, rerun
+    from pytest_sparkpar.existing import VARIED, NotRepeatable, report, rerun
     from pytest_sparkpar.report import SparkparFailure
 
     marker = item.get_closest_marker("sparkpar")
     count = (marker.kwargs.get("runs") if marker else None) or runs(item.config)
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
+    own = {key: spark.conf.get(key, None) for key in VARIED}
     try:
-        found = rerun(item, item.funcargs["spark"], seed, count)
+        found = rerun(item, spark, seed, count)
     except NotRepeatable as why:
         item.warn(pytest.PytestWarning(f"sparkpar: not audited for order dependence: the test fails when run "
                                        f"again in place, without any perturbation ({why})"))
@@ -168,7 +174,7 @@ def pytest_runtest_call(item: pytest.Item):
     if found is not None:
         perturbation, error = found
         raise SparkparFailure(report(item.nodeid, perturbation, error, item.config.stash[SEED_KEY], count,
-                                     replay_command(item.config, item.nodeid)))
+                                     replay_command(item.config, item.nodeid), own))
     return result
 
 

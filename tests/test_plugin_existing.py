@@ -53,11 +53,31 @@ def test_never_spark():
     assert sum(range(5)) == 10
 '''
 
+# The project's own fixture with a hard-coded setting; the file runs after test_ordinary.py.
+OWN_FIXTURE_TESTS = '''
+import pytest
+from pyspark.sql import SparkSession
+
+
+@pytest.fixture(scope="module")
+def session():
+    spark = SparkSession.builder.config("spark.sql.shuffle.partitions", "1").getOrCreate()
+    yield spark
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+
+
+def test_own_fixture_reorder_bug(session):
+    df = session.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")
+    # One shuffle partition happens to hand the groups back in key order.
+    assert [r.k for r in df.groupBy("k").count().collect()] == [0, 1, 2, 3, 4]
+'''
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     directory = tmp_path_factory.mktemp("existing")
     (directory / "test_ordinary.py").write_text(ORDINARY_TESTS)
+    (directory / "test_own_fixture.py").write_text(OWN_FIXTURE_TESTS)
     plain = run_pytest(directory, "--sparkpar-master=local[2]")
     plain_log = (directory / "calls.log").read_text()
     (directory / "calls.log").unlink()
@@ -68,13 +88,15 @@ def runs(tmp_path_factory):
 
 def test_ordinary_tests_pass_as_written(runs):
     plain, plain_log, _, _ = runs
-    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED"}, plain.stdout[-4000:]
+    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
+                                      "test_own_fixture_reorder_bug": "PASSED"}, plain.stdout[-4000:]
     assert plain_log.split() == ["correct", "plain"]
 
 
 def test_reorder_bug_fails_under_determinism_and_the_correct_test_passes(runs):
     _, _, checked, _ = runs
-    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED"}, checked.stdout[-4000:]
+    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
+                                        "test_own_fixture_reorder_bug": "FAILED"}, checked.stdout[-4000:]
     assert "sparkpar: not audited for order dependence: the test fails when run again in place" in checked.stdout
 
 
@@ -94,3 +116,10 @@ def test_spark_tests_are_rerun_and_never_spark_tests_are_not(runs):
     calls = checked_log.split()
     assert calls.count("plain") == 1
     assert calls.count("correct") == 1 + RUNS
+
+
+def test_project_fixture_is_audited_and_its_hard_coded_setting_overridden(runs):
+    _, _, checked, _ = runs
+    report = checked.stdout[checked.stdout.index("_ test_own_fixture_reorder_bug _"):]
+    assert "test_own_fixture.py::test_own_fixture_reorder_bug is order-dependent" in report, report
+    assert "(overrides the test's own session settings: spark.sql.shuffle.partitions=1" in report, report
