@@ -1,8 +1,9 @@
 """Existing tests, unchanged: with --sparkpar-determinism, a test that uses a SparkSession
 fixture (sparkpar's `spark` or the project's own) runs once as written and then again under
 perturbed executions of the same session. Settings the test's builder hard-codes (e.g.
-`shuffle.partitions=1`) are overridden for the perturbed runs, and the report says so. Sessions
-made with `getOrCreate()` inside the test body are not found (yet).
+`shuffle.partitions=1`) are overridden for the perturbed runs, and the report says so. A test
+without such a fixture is audited when it ran Spark jobs on the process's SparkSession (made with
+`builder...getOrCreate()` in the test or its conftest): the job ids before and after tell.
 
 A perturbation is a set of runtime SQL confs: `spark.sql.shuffle.partitions`, adaptive execution
 on/off, and `spark.sql.leafNodeDefaultParallelism` (how many partitions local data, `range` and
@@ -15,6 +16,7 @@ order-dependent. Tests that request no SparkSession fixture are not re-run; test
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
 
 from pytest_sparkpar.interleaving import MAX_INPUT_PARTITIONS, SHUFFLE_PARTITIONS
@@ -94,6 +96,38 @@ def session_of(item):
         if type(value).__name__ == "SparkSession" and type(value).__module__.startswith("pyspark."):
             return value
     return None
+
+
+def _instantiated():
+    if "pyspark.sql" not in sys.modules:  # never import pyspark for a test that did not
+        return None
+    from pyspark.sql import SparkSession
+
+    return getattr(SparkSession, "_instantiatedSession", None)
+
+
+def _job_ids(session) -> set[int] | None:
+    try:
+        return set(session.sparkContext.statusTracker().getJobIdsForGroup())
+    except Exception:  # noqa: BLE001 - a stopped context: nothing to audit through it
+        return None
+
+
+def jobs_so_far():
+    """The live SparkSession and the ids of the jobs it has run, or None without one."""
+    session = _instantiated()
+    return None if session is None else (session, _job_ids(session))
+
+
+def touched_session(before):
+    """The SparkSession the test ran jobs on (or created), or None when it never touched Spark."""
+    session = _instantiated()
+    if session is None:
+        return None
+    if before is None or before[0] is not session:
+        return session
+    after = _job_ids(session)
+    return session if after and before[1] is not None and after - before[1] else None
 
 
 def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str,

@@ -147,14 +147,18 @@ def sparkpar(request: pytest.FixtureRequest):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """With --sparkpar-determinism, a test that passed using a SparkSession fixture (sparkpar's
-    `spark` or the project's own) is re-run under perturbed executions (see
+    `spark` or the project's own) or that ran Spark jobs on a `getOrCreate()` session is re-run
+    under perturbed executions (see
     pytest_sparkpar.existing); a changed outcome fails it."""
-    result = yield
-    if not determinism(item.config) or "sparkpar" in getattr(item, "fixturenames", ()):
-        return result
-    from pytest_sparkpar.existing import session_of
+    audit = determinism(item.config) and "sparkpar" not in getattr(item, "fixturenames", ())
+    if audit:
+        from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
 
-    spark = session_of(item)
+        before = jobs_so_far()
+    result = yield
+    if not audit:
+        return result
+    spark = session_of(item) or touched_session(before)
     if spark is None:
         return result
     from pytest_sparkpar.check import derive_seed

@@ -32,6 +32,14 @@ def test_reorder_bug(spark):
     assert [r.k for r in rows] == [2, 4, 0, 1, 3]
 
 
+def test_builder_in_body():
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.getOrCreate()
+    rows = counts_per_key(session.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")).collect()
+    assert [r.k for r in rows] == [2, 4, 0, 1, 3]
+
+
 def test_correct(spark):
     with LOG.open("a") as log:
         log.write("correct\\n")
@@ -88,14 +96,14 @@ def runs(tmp_path_factory):
 
 def test_ordinary_tests_pass_as_written(runs):
     plain, plain_log, _, _ = runs
-    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
+    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_builder_in_body": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
                                       "test_own_fixture_reorder_bug": "PASSED"}, plain.stdout[-4000:]
     assert plain_log.split() == ["correct", "plain"]
 
 
 def test_reorder_bug_fails_under_determinism_and_the_correct_test_passes(runs):
     _, _, checked, _ = runs
-    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
+    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_builder_in_body": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
                                         "test_own_fixture_reorder_bug": "FAILED"}, checked.stdout[-4000:]
     assert "sparkpar: not audited for order dependence: the test fails when run again in place" in checked.stdout
 
@@ -112,6 +120,7 @@ def test_report_names_perturbation_seed_replay_and_diff(runs):
 
 
 def test_spark_tests_are_rerun_and_never_spark_tests_are_not(runs):
+    # test_never_spark runs while a SparkSession is live, but runs no Spark job: not re-run.
     _, _, _, checked_log = runs
     calls = checked_log.split()
     assert calls.count("plain") == 1
