@@ -174,7 +174,6 @@ def graph(file, fmt):
         read_source_bytes,
     )
     from sparkpar_lint.runner import decode
-
     from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.sources.notebook import NotebookError, read_notebook
 

@@ -9,9 +9,9 @@ when its name says so (`country`, `status`, `event_type`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
-from dataclasses import dataclass
 
 EVENT_TIME = "event-time"
 ENTITY = "entity"

@@ -42,7 +42,7 @@ def aggregate_alias(node: StageNode, target: cst.Call) -> str | None:
         return None
     for arg in node.call.args:
         expr = arg.value
-        if _contains(expr, target) and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if contains(expr, target) and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("alias", "name") and expr.args:
                 names = literal_names(expr.args[0].value)
                 return names[0] if names else None
@@ -167,7 +167,10 @@ def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
     return check.ok and find_order_dependence(function, {name: Data(ROWS)}) is None
 
 
-def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
+def contains(tree: cst.CSTNode | None, target: cst.CSTNode) -> bool:
+    """Whether `target` (by identity) is `tree` or lies inside it."""
+    if tree is None:
+        return False
     found = []
 
     class _Visitor(cst.CSTVisitor):

@@ -19,6 +19,7 @@ import libcst as cst
 from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
+from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -435,15 +436,15 @@ def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
         return None
     args = node.call.args
     if node.method == "withColumn" and args and isinstance(args[0].value, cst.SimpleString):
-        if _contains(args[1].value if len(args) > 1 else None, call.call):
+        if contains(args[1].value if len(args) > 1 else None, call.call):
             return args[0].value.evaluated_value
     for arg in args:
         expr = arg.value
         if isinstance(expr, cst.Dict):
             for element in expr.elements:
-                if isinstance(element, cst.DictElement) and _contains(element.value, call.call):
+                if isinstance(element, cst.DictElement) and contains(element.value, call.call):
                     return element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
-        if _contains(expr, call.call):
+        if contains(expr, call.call):
             return _alias_of(expr)
     return None
 
@@ -453,18 +454,3 @@ def _alias_of(expr) -> str | None:
         if expr.args and isinstance(expr.args[0].value, cst.SimpleString):
             return expr.args[0].value.evaluated_value
     return None
-
-
-def _contains(tree, target: cst.CSTNode) -> bool:
-    if tree is None:
-        return False
-    found = []
-
-    class _Visitor(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is target:
-                found.append(node)
-            return not found
-
-    tree.visit(_Visitor())
-    return bool(found)

@@ -11,7 +11,16 @@ import libcst.matchers as m
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.key_space import ENTITY, EVENT_TIME, LABEL, UNKNOWN, KeySpace, bounded_by_derivation, free_text, key_space
+from sparkpar_lint.graph.key_space import (
+    ENTITY,
+    EVENT_TIME,
+    LABEL,
+    UNKNOWN,
+    KeySpace,
+    bounded_by_derivation,
+    free_text,
+    key_space,
+)
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity

@@ -249,7 +249,7 @@ def _passed_to_helper(call: cst.Call | None, name: cst.Name, helpers: dict) -> t
     helper = helpers[call.func.value]
     params = parameter_names(helper)
     positional = [a for a in call.args if a.keyword is None]
-    for index, arg in enumerate(call.args):
+    for arg in call.args:
         if arg.value is name:
             if arg.keyword is not None:
                 return (helper, arg.keyword.value) if arg.keyword.value in params else None
