@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.test_output_formats import SARIF_SCHEMA
+from test_output_formats import SARIF_SCHEMA
 
 JOB = '''\
 from pyspark.sql import functions as F
