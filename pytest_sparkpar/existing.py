@@ -130,9 +130,27 @@ def touched_session(before):
     return session if after and before[1] is not None and after - before[1] else None
 
 
+def project_sources(item) -> list[str]:
+    """The test's module and the project modules it imports (names it holds that are modules, or
+    functions and classes defined in one), under the rootdir and outside installed packages."""
+    import inspect
+
+    module = getattr(item, "module", None)
+    if module is None or not getattr(module, "__file__", None):
+        return []
+    root = str(item.config.rootpath)
+    paths = [module.__file__]
+    for value in vars(module).values():
+        source = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+        path = getattr(source, "__file__", None) or ""
+        if path.endswith(".py") and path.startswith(root) and "site-packages" not in path and path not in paths:
+            paths.append(path)
+    return paths
+
+
 def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str,
-           own: dict[str, str | None]) -> str:
-    from pytest_sparkpar.report import section
+           own: dict[str, str | None], sources: list[str]) -> str:
+    from pytest_sparkpar.report import lint_findings, section
 
     detail = f"{type(error).__name__}: {error}".rstrip()
     overridden = ", ".join(f"{key}={own[key]}" for key in VARIED if own.get(key) not in (None, perturbation.confs[key]))
@@ -143,4 +161,6 @@ def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: 
                   + (f"\n(overrides the test's own session settings: {overridden})" if overridden else ""))
         + "\n" + section("assertion diff / error under the perturbation", detail)
         + "\n" + section("reproduce", f"seed: {seed}\n{replay}")
+        + ("\n" + section("likely cause (sparkpar lint on the test and the project modules it imports)", cause)
+           if (cause := lint_findings(sources)) else "")
     )

@@ -162,7 +162,7 @@ def pytest_runtest_call(item: pytest.Item):
     if spark is None:
         return result
     from pytest_sparkpar.check import derive_seed
-    from pytest_sparkpar.existing import VARIED, NotRepeatable, report, rerun
+    from pytest_sparkpar.existing import VARIED, NotRepeatable, project_sources, report, rerun
     from pytest_sparkpar.report import SparkparFailure
 
     marker = item.get_closest_marker("sparkpar")
@@ -178,7 +178,7 @@ def pytest_runtest_call(item: pytest.Item):
     if found is not None:
         perturbation, error = found
         raise SparkparFailure(report(item.nodeid, perturbation, error, item.config.stash[SEED_KEY], count,
-                                     replay_command(item.config, item.nodeid), own))
+                                     replay_command(item.config, item.nodeid), own, project_sources(item)))
     return result
 
 

@@ -90,20 +90,24 @@ def likely_cause(job: Any) -> str | None:
     """The linter's findings on the job's source file, or None when they are unavailable."""
     try:
         path = inspect.getsourcefile(job)
-        if not path:
-            return None
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+    except Exception:  # noqa: BLE001 - builtins, C functions, SQL strings: no file to lint
+        return None
+    return lint_findings([path]) if path else None
+
+
+def lint_findings(paths: list[str]) -> str | None:
+    """The linter's findings on these files, one per line, or None when the analyzer is unavailable."""
+    lines = []
+    try:
         from sparkpar_lint.analysis import analyze
 
-        findings = analyze(path, source)
+        for path in paths:
+            with open(path, encoding="utf-8") as handle:
+                findings = analyze(path, handle.read())
+            lines += [f"{f.path}:{f.span.line}:{f.span.column + 1}: {f.rule_id} {f.message}" for f in findings]
     except Exception:  # noqa: BLE001 - the analyzer is optional evidence, never a new failure
         return None
-    if not findings:
-        return f"sparkpar lint found nothing in {path}."
-    return "\n".join(
-        f"{f.path}:{f.span.line}:{f.span.column + 1}: {f.rule_id} {f.message}" for f in findings
-    )
+    return "\n".join(lines) if lines else f"sparkpar lint found nothing in {', '.join(paths)}."
 
 
 def failure_report(job, mismatch, output: OrderType, tolerance, settings, original_sizes, shrunk: bool) -> str:

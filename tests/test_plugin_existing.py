@@ -117,6 +117,9 @@ def test_report_names_perturbation_seed_replay_and_diff(runs):
     assert "assert [" in report and "== [2, 4, 0, 1, 3]" in report, report  # pytest's own assertion diff
     assert f"seed: {SEED}" in report
     assert f"pytest test_ordinary.py::test_reorder_bug --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}" in report
+    # the linter's findings on the test module (and project modules it imports) as the likely cause
+    assert "── likely cause (sparkpar lint on the test and the project modules it imports)" in report, report
+    assert "test_ordinary.py" in report.split("── likely cause")[1], report
 
 
 def test_spark_tests_are_rerun_and_never_spark_tests_are_not(runs):
