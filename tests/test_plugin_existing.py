@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from tests.test_plugin import outcomes, run_pytest
+from test_plugin import outcomes, run_pytest
 
 pytestmark = pytest.mark.spark
 

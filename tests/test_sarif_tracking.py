@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from test_output_formats import SARIF_SCHEMA
 
 JOB = '''\

@@ -237,6 +237,8 @@ class StageGraph:
     # Every def and class the builder walked through, for rules that look helpers up by name.
     definitions: list[cst.FunctionDef | cst.ClassDef] = field(default_factory=list, repr=False)
     # Makes the LibCST positions of every CST node; see `positions`.
+    # ids of the expressions passed straight to `display(...)`/`print(...)` (graph.previews).
+    previewed_args: set[int] = field(default_factory=set, repr=False, compare=False)
     position_source: Callable[[], Mapping] | None = field(default=None, repr=False)
     _positions: Mapping | None = field(default=None, repr=False)
     # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
