@@ -84,14 +84,16 @@ def test_union_then_limit_and_sorted_union():
     assert findings("spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2')\n", "SPX106") == []
 
 
-def test_the_linter_never_imports_pyspark_for_sql():
+def test_the_linter_never_imports_pyspark_for_sql(tmp_path):
     job = PRELUDE + 'spark.sql("SELECT a FROM t GROUP BY a LIMIT 1")\n'
     script = (
         "import sys\nfrom sparkpar_lint.analysis import analyze\n"
         f"assert analyze('j.py', {job!r})\n"
         "assert 'pyspark' not in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", script], check=True)
+    # Run from elsewhere: `python -c` puts its working directory first on sys.path, and the
+    # checkout's sparkpar_lint (without its ruledata package) is not what is installed.
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
 
 
 def test_sql_over_a_streaming_view_is_streaming():
