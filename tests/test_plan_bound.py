@@ -3,6 +3,7 @@ both stay within the thread budget, and no random configuration within the budge
 
 import random
 
+from samples import random_plan_model
 from sparkpar_lint.plan.heuristic import brute_force, pipelined_fission
 from sparkpar_lint.plan.operators import Operator, PlanModel
 from sparkpar_lint.plan.throughput import ChainModel, Configuration, RegionConfig
@@ -57,15 +58,7 @@ def test_the_bench_chains_that_once_beat_the_brute_force():
     10 threads against the search's budget of 8."""
     rng = random.Random(2026)
     for _ in range(300):
-        n = rng.randint(1, 8)
-        ops = []
-        for i in range(n):
-            kind = rng.choices(["stateless", "stateful", "partitioned"], [0.4, 0.4, 0.2])[0]
-            key = tuple(sorted(rng.sample("abc", rng.randint(1, 2)))) if kind == "partitioned" else ()
-            ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)),
-                                max(0.05, rng.gauss(0.8, 0.4))))
-        chain = ChainModel(PlanModel(tuple(ops), cores=rng.randint(1, 12), thread_switch_cost=1.0,
-                                     replication_cost=50.0))
+        chain = ChainModel(random_plan_model(rng, rng.randint(1, 8)))
         heuristic = pipelined_fission(chain)
         assert heuristic.threads <= chain.model.thread_budget
         exact = chain.evaluate(brute_force(chain)).throughput

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from samples import random_plan_model
 from sparkpar_lint.plan.heuristic import best_by_enumeration, brute_force, pipelined_fission
-from sparkpar_lint.plan.operators import ModelError, Operator, PlanModel, load_model, model_from_dict
+from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model, model_from_dict
 from sparkpar_lint.plan.regions import region_state
 from sparkpar_lint.plan.throughput import ChainModel, Configuration, RegionConfig
 
@@ -90,19 +91,6 @@ def _paper_throughput(model: PlanModel, config: Configuration) -> tuple[float, f
     return unbounded, utilization
 
 
-def _random_model(rng, n, cores=None):
-    """The fission paper's Table 1 defaults: cost 200 +- 100, selectivity 0.8 +- 0.4,
-    40% stateless, 40% stateful, 20% partitioned, delta 1, c_p 50."""
-    ops = []
-    for i in range(n):
-        kind = rng.choices(["stateless", "stateful", "partitioned"], [0.4, 0.4, 0.2])[0]
-        key = tuple(sorted(rng.sample("abc", rng.randint(1, 2)))) if kind == "partitioned" else ()
-        ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)),
-                            max(0.05, rng.gauss(0.8, 0.4))))
-    return PlanModel(tuple(ops), cores=cores or rng.randint(1, 12), thread_switch_cost=1.0,
-                     replication_cost=50.0)
-
-
 def _random_config(rng, chain):
     n, regions, start = len(chain), [], 0
     while start < n:
@@ -117,7 +105,7 @@ def _random_config(rng, chain):
 def test_closed_form_matches_the_papers_recursion():
     rng = random.Random(7)
     for _ in range(300):
-        model = _random_model(rng, rng.randint(1, 8))
+        model = random_plan_model(rng, rng.randint(1, 8))
         chain = ChainModel(model)
         config = _random_config(rng, chain)
         estimate = chain.evaluate(config)
@@ -130,7 +118,7 @@ def test_closed_form_matches_the_papers_recursion():
 def test_brute_force_is_exhaustive_on_small_chains():
     rng = random.Random(11)
     for _ in range(25):
-        model = _random_model(rng, rng.randint(1, 4), cores=rng.randint(1, 4))
+        model = random_plan_model(rng, rng.randint(1, 4), cores=rng.randint(1, 4))
         chain = ChainModel(model)
         _, best = best_by_enumeration(chain, model.thread_budget)
         assert chain.evaluate(brute_force(chain)).throughput == pytest.approx(best, rel=1e-12)
@@ -140,7 +128,7 @@ def test_heuristic_within_5_percent_of_brute_force(capsys):
     rng = random.Random(2026)
     ratios = []
     for _ in range(150):
-        model = _random_model(rng, rng.randint(1, 8))
+        model = random_plan_model(rng, rng.randint(1, 8))
         chain = ChainModel(model)
         heuristic = chain.evaluate(pipelined_fission(chain)).throughput
         exact = chain.evaluate(brute_force(chain)).throughput
@@ -157,13 +145,13 @@ def test_heuristic_within_5_percent_of_brute_force(capsys):
 def test_heuristic_configuration_is_valid_and_replicates_only_safe_regions():
     rng = random.Random(5)
     for _ in range(50):
-        chain = ChainModel(_random_model(rng, rng.randint(1, 30), cores=rng.randint(1, 32)))
+        chain = ChainModel(random_plan_model(rng, rng.randint(1, 30), cores=rng.randint(1, 32)))
         chain.validate(pipelined_fission(chain))
 
 
 def test_more_cores_never_hurt_the_heuristic_much():
     rng = random.Random(9)
-    model = _random_model(rng, 8, cores=1)
+    model = random_plan_model(rng, 8, cores=1)
     values = []
     for cores in (1, 2, 4, 8):
         chain = ChainModel(PlanModel(model.operators, cores, 1.0, 50.0))
@@ -194,7 +182,7 @@ def test_bad_models_name_the_file_and_the_problem(tmp_path, text, problem):
 def test_fission_only_never_cuts_pipelines():
     rng = random.Random(13)
     for _ in range(30):
-        chain = ChainModel(_random_model(rng, rng.randint(1, 10), cores=rng.randint(1, 16)))
+        chain = ChainModel(random_plan_model(rng, rng.randint(1, 10), cores=rng.randint(1, 16)))
         for config in (pipelined_fission(chain, pipelining=False),
                        brute_force(chain, pipelining=False) if len(chain) <= 6 else None):
             if config is not None:
