@@ -19,6 +19,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from sparkpar_lint.fixes.edits import FUNCTIONS_PLACEHOLDER
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, dotted_name
+from sparkpar_lint.graph.user_functions import names_in
 
 _BUILTINS = frozenset(dir(builtins))
 _ALIASES = ("F", "sf", "fn", "spark_functions")
@@ -63,7 +64,7 @@ def _placeholder_names(module: cst.Module) -> set[str]:
 def _resolve_functions(module: cst.Module, names: set[str]) -> tuple[cst.Module, set]:
     """Replace the placeholder: bare imported names where safe, else the functions alias."""
     table = _module_imports(module)
-    bound = _bound_names(module)
+    bound = names_in(module)  # a new name must collide with none of them
     alias = next((local for local, target in table.items() if target == FUNCTIONS_MODULE), None)
     by_name = {local for local, target in table.items() if target.startswith(FUNCTIONS_MODULE + ".")}
     imports: set = set()
@@ -126,22 +127,6 @@ def _module_imports(module: cst.Module) -> dict[str, str]:
 
     module.visit(Collect())
     return table
-
-
-def _bound_names(module: cst.Module) -> set[str]:
-    """Every identifier the module uses anywhere: a new name must collide with none of them."""
-    names: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # `x.first`: `first` is an attribute, not a binding
-            return False
-
-    module.visit(Collect())
-    return names
 
 
 def _imports_read_by(module: cst.Module, replaced: Iterable[cst.CSTNode]) -> set[tuple[str, str, str | None]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from sparkpar_lint.graph.imports import ImportTable, dotted_name
+from sparkpar_lint.graph.user_functions import names_in
 
 # `date.today()` is left out: like `current_date()` it changes once a day, not between a task and
 # its retry.
@@ -160,7 +161,7 @@ class _Uses(cst.CSTVisitor):
         if not all(isinstance(t, cst.Name) for t in targets):
             return True
         names = {t.value for t in targets}
-        sources = _names_in(node.value)
+        sources = names_in(node.value)
         self.assignments += [(name, sources) for name in names]
         for call in _calls_in(node.value):
             if id(call) in self.calls:
@@ -179,21 +180,6 @@ class _Uses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)
         return False
-
-
-def _names_in(expr: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-    expr.visit(_Names())
-    return found
 
 
 def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:

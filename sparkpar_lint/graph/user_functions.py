@@ -122,6 +122,22 @@ def local_names(node: cst.Lambda | cst.FunctionDef) -> tuple[set[str], set[str]]
     return local, bindings.declared_outer
 
 
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier used in `node`; in `x.first` only `x` (an attribute names no binding)."""
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(_Names())
+    return found
+
+
 def _root_name(node: cst.BaseExpression) -> cst.Name | None:
     while isinstance(node, (cst.Attribute, cst.Subscript)):
         node = node.value
