@@ -302,7 +302,15 @@ def print_fix_report(report: dict) -> None:
     print("findings by rule, before -> after fixing:")
     for rule in rules:
         print(f"  {rule}: {report['before'][rule]} -> {report['after'][rule]}")
-    print(f"fixable findings left unfixed: {len(report['fixable_left'])}")
+    from sparkpar_lint.rules import all_rules
+
+    offering = {rule.id for rule in all_rules() if rule.fix_safety}
+    before = sum(n for rule, n in report["before"].items() if rule in offering)
+    after = sum(n for rule, n in report["after"].items() if rule in offering)
+    if before:
+        print(f"findings of rules that offer a fix: {before} -> {after}, "
+              f"fixed {before - after} ({(before - after) / before:.0%})")
+    print(f"findings left that carry a fix: {len(report['fixable_left'])}")
     for finding in report["fixable_left"]:
         print(f"  {where(finding)}  {finding['rule']} ({finding['fix']})")
     if report["errors"]:
