@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
+from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT
 from sparkpar_lint.model import ExitStatus
@@ -29,11 +30,6 @@ def _rule_classes():
     from sparkpar_lint.rules import all_rules
 
     return all_rules()
-
-
-def _fail(message: str) -> None:
-    click.echo(f"sparkpar: error: {visible(message)}", err=True)
-    sys.exit(ExitStatus.ERROR)
 
 
 def _interactive() -> bool:
@@ -168,32 +164,16 @@ def explain(rule_id):
               default="rich", show_default=True)
 def graph(file, fmt):
     """Show the stage graph sparkpar builds for FILE."""
-    from sparkpar_lint.discovery import (
-        NotASourceFile,
-        describe_read_error,
-        read_source_bytes,
-    )
-    from sparkpar_lint.runner import decode
-    from sparkpar_lint.sources import is_notebook
-    from sparkpar_lint.sources.notebook import NotebookError, read_notebook
+    from sparkpar_lint.command_input import InputError, read_source
 
     try:
-        data = read_source_bytes(str(file))
-        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql).
-        source = read_notebook(str(file), data).virtual.text if is_notebook(str(file), data) else decode(data)
-    except (OSError, NotASourceFile) as error:
-        _fail(describe_read_error(str(file), error))
-    except NotebookError as error:
-        _fail(str(error))
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        _fail(f"{file}: cannot decode: {error}")
-    try:
-        from sparkpar_lint.graph.render import GraphError, render_graph
+        from sparkpar_lint.graph.render import render_graph
     except ImportError as error:
         _fail(f"graph rendering is not available in this build ({error})")
     try:
-        text = render_graph(str(file), source, fmt)
-    except GraphError as error:
+        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql).
+        text = render_graph(str(file), read_source(str(file), notebooks=True), fmt)
+    except InputError as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming the file, never a traceback
         _fail(f"{file}: internal error: {type(error).__name__}: {error}")

@@ -95,7 +95,7 @@ def test_bad_job_files_exit_2_with_one_line_naming_the_file(tmp_path, text, prob
     path.write_text(text)
     result = CliRunner().invoke(profile, [str(path)])
     assert result.exit_code == 2
-    assert result.output.startswith(f"sparkpar: error: {path}: ")
+    assert result.output.startswith(f"sparkpar: error: {path}:")
     assert problem in result.output and "Traceback" not in result.output
 
 

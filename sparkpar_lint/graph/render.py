@@ -7,28 +7,20 @@ import json
 
 import libcst as cst
 
+from sparkpar_lint.command_input import parse_source
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import Order, Partitioning, StageGraph, StageNode
-from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
+from sparkpar_lint.parsing import with_deep_stack
 
 FORMATS = ("rich", "mermaid", "dot", "json")
 
 
-class GraphError(ValueError):
-    """The file cannot be turned into a graph (it does not parse)."""
-
-
 def render_graph(path: str, source: str, fmt: str) -> str:
-    return with_deep_stack(_render_graph, path, source, fmt)
+    """The graph of `source` in `fmt`; command_input.InputError when it does not parse."""
+    return with_deep_stack(_render_graph, path, parse_source(path, source), fmt)
 
 
-def _render_graph(path: str, source: str, fmt: str) -> str:
-    try:
-        module = parse_module(source)
-    except TooDeeplyNested as error:
-        raise GraphError(f"{path}:{error.line}:{error.column}: {error}") from None
-    except cst.ParserSyntaxError as error:
-        raise GraphError(f"{path}: cannot parse: {error.message}") from None
+def _render_graph(path: str, module: cst.Module, fmt: str) -> str:
     graph = build_graph(module, path)
     return {"rich": _rich, "mermaid": _mermaid, "dot": _dot, "json": _json}[fmt](graph)
 

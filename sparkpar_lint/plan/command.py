@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.command_input import InputError, parse_source, read_source
+from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model
 from sparkpar_lint.plan.render import FORMATS, render
 
@@ -47,19 +48,12 @@ def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
     try:
         report = _plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
                        replication_cost)
-    except (ModelError, PlanError) as error:
+    except (ModelError, PlanError, InputError) as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
     color = fmt == "rich" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     click.echo(render(report, fmt, color=color), nl=False)
-
-
-def _fail(message: str) -> None:
-    from sparkpar_lint.output.escape import visible
-
-    click.echo(f"sparkpar: error: {visible(message)}", err=True)
-    sys.exit(ExitStatus.ERROR)
 
 
 def _plan(file, model_path, profile_path, cores, brute, delta, cp):
@@ -105,8 +99,6 @@ def _plan_graph(model: PlanModel, source: str, brute: bool, *, spark: bool = Fal
 
 
 def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:
-    import libcst as cst
-
     from sparkpar_lint.plan.from_graph import from_stage_graph, graph_from_stage_graph
 
     try:
@@ -114,26 +106,12 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
     except ImportError as error:
         raise PlanError(f"planning a job file needs the stage graph, which is not available in "
                         f"this build ({error}); use --model") from None
-    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
-    from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
-    from sparkpar_lint.runner import decode
+    from sparkpar_lint.parsing import with_deep_stack
 
-    try:
-        source = decode(read_source_bytes(str(file)))  # PEP 263 coding comments, as Python reads it
-    except FileNotFoundError:
-        raise PlanError(f"{file}: no such file") from None
-    except (OSError, NotASourceFile) as error:
-        raise PlanError(describe_read_error(str(file), error)) from None
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        raise PlanError(f"{file}: cannot decode: {error}") from None
+    source = read_source(str(file))
 
     def graph_operators():
-        try:
-            module = parse_module(source)
-        except TooDeeplyNested as error:
-            raise PlanError(f"{file}:{error.line}:{error.column}: {error}") from None
-        except cst.ParserSyntaxError as error:
-            raise PlanError(f"{file}: cannot parse: {str(error).splitlines()[0]}") from None
+        module = parse_source(str(file), source)
         graph = build_graph(module, str(file))
         # Without a profile every operator costs the same, so the whole graph can be planned;
         # a profile times one chain, and seconds must not meet the unit costs of the rest.

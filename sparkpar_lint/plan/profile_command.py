@@ -28,7 +28,8 @@ from pathlib import Path
 import click
 import libcst as cst
 
-from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.command_input import InputError, parse_source, read_source
+from sparkpar_lint.command_input import fail as _fail
 
 JOB_FUNCTION = "job"
 MASTER = "local[2]"
@@ -70,7 +71,7 @@ def profile(file, output, repeats):
     """
     try:
         recorded, notes = record_job_profile(file, repeats=repeats)
-    except ProfileError as error:
+    except (ProfileError, InputError) as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"{file}: internal error: {type(error).__name__}: {error}")
@@ -85,23 +86,21 @@ def profile(file, output, repeats):
         click.echo(f"sparkpar: wrote {len(recorded.rows)} operator(s) to {output}", err=True)
 
 
-def _fail(message: str) -> None:
-    click.echo(f"sparkpar: error: {message}", err=True)
-    sys.exit(ExitStatus.ERROR)
-
-
 # ------------------------------------------------------------------------------ slicing (no Spark)
 
 
 def slice_job(source: str, path: str) -> JobSlices:
-    """The prefixes of `job`'s main chain, as variant function sources; pure LibCST."""
+    """The prefixes of `job`'s main chain, as variant function sources; pure LibCST.
+    A file that does not parse is a command_input.InputError."""
+    from sparkpar_lint.parsing import with_deep_stack
+
+    return with_deep_stack(_slice_module, parse_source(path, source), path)
+
+
+def _slice_module(module: cst.Module, path: str) -> JobSlices:
     from sparkpar_lint.graph.builder import build_graph
     from sparkpar_lint.plan.from_graph import from_stage_graph
 
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        raise ProfileError(f"{path}: cannot parse: {str(error).splitlines()[0]}") from None
     function = _job_function(module, path)
     statements = _statements(function)
     where = _statement_of_calls(statements)
@@ -230,13 +229,7 @@ def record_job_profile(file: Path, *, repeats: int = 3):
     if importlib.util.find_spec("pyspark") is None:  # the core install is the linter alone
         raise ProfileError("sparkpar profile runs the job on Spark, and PySpark is not installed "
                            "here: pip install 'sparkpar[pytest]'")
-    try:
-        source = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProfileError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ProfileError(f"{file}: cannot read: {error}") from None
-    slices = slice_job(source, str(file))
+    slices = slice_job(read_source(str(file)), str(file))
     module = _load(file)
     inputs = getattr(module, "INPUTS", None)
     if not isinstance(inputs, dict) or not inputs:

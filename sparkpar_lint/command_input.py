@@ -1,0 +1,74 @@
+"""The one file a command works on (`graph`, `plan`, `profile`): read, decoded and parsed as `lint`
+does it, and a failure is one escaped line naming the file with exit status 2."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+from sparkpar_lint.model import ExitStatus
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+class InputError(Exception):
+    """The file cannot be read, decoded or parsed; the message names it and says why, in one line."""
+
+
+def read_source(path: str, *, notebooks: bool = False) -> str:
+    """The file's text: a regular file within the size limit, decoded as Python reads it (PEP 263),
+    or, with `notebooks`, a notebook's Python cells as one virtual module."""
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+    from sparkpar_lint.runner import decode
+
+    try:
+        data = read_source_bytes(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, NotASourceFile) as error:
+        raise InputError(describe_read_error(path, error)) from None
+    if notebooks:
+        from sparkpar_lint.sources import is_notebook
+        from sparkpar_lint.sources.notebook import NotebookError, read_notebook
+
+        if is_notebook(path, data):
+            try:
+                return read_notebook(path, data).virtual.text
+            except NotebookError as error:
+                raise InputError(str(error)) from None
+    try:
+        return decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        raise InputError(f"{path}: cannot decode: {_one_line(str(error))}") from None
+
+
+def parse_source(path: str, source: str) -> cst.Module:
+    """The module, behind the nesting check and on the deep stack, as `lint` parses it; a file that
+    does not parse is an InputError placed and worded as lint's SPX901 finding."""
+    import libcst as cst
+
+    from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
+    from sparkpar_lint.rules.spx901_unparsable_file import too_deep_finding, unparsable_finding
+
+    try:
+        return with_deep_stack(parse_module, source)
+    except TooDeeplyNested as error:
+        finding = too_deep_finding(path, error)
+    except cst.ParserSyntaxError as error:
+        finding = unparsable_finding(path, source, error)
+    raise InputError(f"{path}:{finding.span.line}:{finding.span.column + 1}: {_one_line(finding.message)}")
+
+
+def fail(message: str) -> NoReturn:
+    """One line on stderr, escaped (a file name or code may hold control characters), exit 2."""
+    from sparkpar_lint.output.escape import visible
+
+    click.echo(f"sparkpar: error: {visible(message)}", err=True)
+    sys.exit(ExitStatus.ERROR)
+
+
+def _one_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
