@@ -23,6 +23,8 @@ class Config:
     ignore: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
+    # Globs of further files a directory walk checks (`*.sql`: Spark SQL scripts).
+    include: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
@@ -31,7 +33,7 @@ class Config:
 
 # Every key here changes what a run reports. (`order-columns` and `extra-operators` were parsed once
 # but read by nothing, so they were removed rather than left to mislead; see CHANGELOG.md.)
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "severity"}
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "include", "severity"}
 
 
 def find_config(start: Path) -> Path | None:
@@ -80,6 +82,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         for glob in per_file
     }
     exclude = _strings(table, "exclude", fail)
+    include = _strings(table, "include", fail)
     severity = {}
     for rule_id, level in _table(table, "severity", fail).items():
         if rule_id not in rule_ids:
@@ -92,6 +95,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         ignore=ignore,
         per_file_ignores=per_file_ignores,
         exclude=exclude,
+        include=include,
         severity=severity,
         source=path,
         root=path.parent.resolve(),

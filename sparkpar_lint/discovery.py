@@ -50,16 +50,31 @@ def read_source_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
+def _is_sql_export(path: str) -> bool:
+    from sparkpar_lint.sources.sqlfile import is_sql_export
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            return stat.S_ISREG(os.fstat(fd).st_mode) and is_sql_export(handle.read(64))
+    except OSError:
+        return False  # not ours to report: a .sql file the walk would not check anyway
+
+
 def describe_read_error(path: str, error: Exception) -> str:
     if isinstance(error, NotASourceFile):
         return f"{path}: {error}"
     return f"{path}: cannot read: {getattr(error, 'strerror', None) or error}"
 
 
-def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: Path | None = None) -> Discovery:
-    """Files to check, in a stable order; a file named explicitly is checked whatever its suffix."""
+def discover(
+    paths: Iterable[str], exclude: Iterable[str] = (), root: Path | None = None, include: Iterable[str] = ()
+) -> Discovery:
+    """Files to check, in a stable order; a file named explicitly is checked whatever its suffix.
+    A walk takes `*.py`, `*.ipynb`, Databricks SQL exports and files matching an `include` glob."""
     root = (root or Path.cwd()).resolve()
     exclude = tuple(exclude)
+    include = tuple(include)
     found = Discovery()
     seen_files: set[str] = set()
 
@@ -83,13 +98,14 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: Path | Non
             found.errors.append(f"{given}: cannot access: {error.strerror or error}")
             continue
         if os.path.isdir(given):
-            _walk(given, (st.st_dev, st.st_ino), [], exclude, root, add, found)
+            _walk(given, (st.st_dev, st.st_ino), [], (exclude, include), root, add, found)
         else:
             add(given)
     return found
 
 
-def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
+def _walk(directory, identity, ancestors, globs, root, add, found) -> None:
+    exclude, include = globs
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as error:
@@ -118,8 +134,8 @@ def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
             if child in chain:
                 found.warnings.append(f"{path}: directory symlink loop, skipped")
                 continue
-            _walk(path, child, chain, exclude, root, add, found)
-        elif entry.name.endswith((".py", ".ipynb")):
+            _walk(path, child, chain, globs, root, add, found)
+        elif entry.name.endswith((".py", ".ipynb", ".sql")) or (include and matches(path, include, root)):
             if entry.is_symlink() and not os.path.exists(path):
                 found.errors.append(f"{path}: broken or looping symlink")
                 continue
@@ -130,4 +146,7 @@ def _walk(directory, identity, ancestors, exclude, root, add, found) -> None:
             if not is_file:
                 found.warnings.append(f"{path}: not a regular file; skipped")
                 continue
+            if entry.name.endswith(".sql") and not (include and matches(path, include, root)):
+                if not _is_sql_export(path):
+                    continue  # SQL of any dialect: checked when named, or through `include`
             add(path)

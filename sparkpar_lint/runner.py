@@ -23,6 +23,7 @@ from sparkpar_lint.discovery import (
 )
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
+from sparkpar_lint.sources import is_notebook
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 50
@@ -80,7 +81,7 @@ def run(
 ) -> RunResult:
     """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off,
     `file_timeout` the seconds one file may take (None or 0: no limit)."""
-    found = discover(paths, config.exclude, config.root)
+    found = discover(paths, config.exclude, config.root, config.include)
     outcome = RunResult(errors=found.errors, warnings=found.warnings)
     cache = Cache(cache_dir) if cache_dir is not None else None
     pending: list[_Job] = []
@@ -138,7 +139,6 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
     """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
     from sparkpar_lint.analysis import analyze
-    from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.suppressions import split_suppressions
 
     if is_notebook(path, data):
@@ -210,9 +210,9 @@ def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | N
         data = read_source_bytes(path)
     except (OSError, NotASourceFile) as error:
         return FileResult(path, error=describe_read_error(path, error)), None
-    # A notebook is checked whatever it mentions: `%sql` cells name no Spark API, and a broken
-    # notebook must be reported.
-    if not _MENTIONS_SPARK.search(data) and not path.endswith(".ipynb"):
+    # A notebook or SQL file is checked whatever it mentions: `%sql` cells name no Spark API, and
+    # a broken notebook must be reported.
+    if not _MENTIONS_SPARK.search(data) and not is_notebook(path, data):
         return FileResult(path), None
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
     key = cache.key(path, data, file_rules) if cache is not None else None

@@ -78,7 +78,7 @@ def test_other_cell_magics_and_kernels_are_not_python(sparkpar_cli, tmp_path):
 
 @pytest.mark.parametrize(
     "content, message",
-    [("{not json", "not a valid notebook: invalid JSON at line 1"), ('{"cells": []}', "not a valid notebook: it has no cells"),
+    [("{not json", "not a valid notebook: invalid JSON at line 1"), ('{"metadata": {}}', "not a valid notebook: it has no cells"),
      ("[1, 2]", "not a valid notebook: it has no cells")],
 )
 def test_a_broken_notebook_is_one_error_naming_it(sparkpar_cli, tmp_path, content, message):

@@ -45,7 +45,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     if summary_path is not None and not summary_path.parent.is_dir():
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
         _fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
-    found = discover(paths, config.exclude, config.root)
+    found = discover(paths, config.exclude, config.root, config.include)
     roots = checked_roots(paths)
     errors = list(found.errors)
     warnings = list(found.warnings)

@@ -150,7 +150,9 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
             continue
         if where.start.line == where.end.line == line and _breaks(node) and id(node) not in arguments:
             chains.append((where.start.column, -where.end.column, node))
-        if node.args and where.end.line == line:
+        # A call of one string (`spark.sql("...")`) is no shorter broken; a notebook's %sql line
+        # must also stay one line to restore.
+        if node.args and where.end.line == line and not _one_string(node):
             first = positions[node.args[0]].start
             if first.line == line and not multiline(node.whitespace_before_args):
                 calls.append((first.column, node))
@@ -159,6 +161,10 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
     if calls:
         return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
     return None
+
+
+def _one_string(call: cst.Call) -> bool:
+    return len(call.args) == 1 and isinstance(call.args[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _breaks(chain: cst.Call) -> list[cst.Attribute]:

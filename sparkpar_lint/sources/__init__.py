@@ -13,8 +13,16 @@ FABRIC_HEADER = "# Fabric notebook source"
 
 
 def is_notebook(path: str, data: bytes | str) -> bool:
-    """A Jupyter notebook (by suffix) or a Databricks source export (by its first line)."""
-    return path.endswith(".ipynb") or is_databricks(data)
+    """A Jupyter notebook (by suffix), a Databricks source export (by its first line) or a SQL
+    file: anything read through cells rather than as one Python module."""
+    return path.endswith(".ipynb") or is_databricks(data) or is_sql_source(path, data)
+
+
+def is_sql_source(path: str, data: bytes | str) -> bool:
+    """Spark SQL: a `.sql` file, or a Databricks SQL notebook export whatever its name."""
+    from sparkpar_lint.sources.sqlfile import is_sql_export
+
+    return path.lower().endswith(".sql") or is_sql_export(data)
 
 
 def is_databricks(data: bytes | str) -> bool:

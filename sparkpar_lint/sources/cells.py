@@ -20,6 +20,13 @@ _AUTOMAGIC = re.compile(
     r"|load_ext|reload_ext|matplotlib|pylab|time|timeit|run|sx|system|pinfo|pip3)\b(?!\s*[=(.\[,:])"
 )
 _CONTINUED = re.compile(r"(\\|[(\[{,]|[-+*/%&|^=<>])\s*$")
+SQL_CLOSER = '""")'
+# A query that starts on its magic line (`%sql SELECT 1`, `# MAGIC %sql SELECT 1`, a .sql file's
+# first line) becomes `spark.sql(r"""/*sparkpar-sql:<prefix>*/SELECT 1""")`: the prefix rides in a
+# SQL comment, so the line restores exactly, and columns after it shift by a fixed width.
+INLINE_OPENER = 'spark.sql(r"""/*sparkpar-sql:'
+# `%sql SELECT ...` or `rows = %sql SELECT ...`: a line magic whose argument is the query.
+_SQL_LINE_MAGIC = re.compile(r"^(\s*(?:[A-Za-z_]\w*\s*=\s*)?)(%sql\s+)(\S.*)$")
 
 
 @dataclass
@@ -60,9 +67,38 @@ def mask_all(lines: list[str]) -> list[str]:
     return [MASK + line for line in lines]
 
 
+def inline_opener(prefix: str, sql: str) -> str:
+    """The first line of a query that starts after `prefix` (which holds no `*/`) on the same line."""
+    return f"{INLINE_OPENER}{prefix}*/{sql}"
+
+
+def close_sql(lines: list[str]) -> list[str] | None:
+    """`lines` (the first opening the call) with the call closed on the last one, or None when the
+    SQL cannot sit in r\"\"\"...\"\"\"."""
+    opened = lines[0].split('"""', 1)[1]
+    if any('"""' in line for line in [opened, *lines[1:]]) or lines[-1].endswith(("\\", '"')):
+        return None
+    return [*lines[:-1], lines[-1] + SQL_CLOSER]
+
+
+def sql_line_magic(line: str) -> str | None:
+    """`%sql SELECT 1` as one `spark.sql` call on the same line, or None."""
+    match = _SQL_LINE_MAGIC.match(line)
+    if match is None:
+        return None
+    before, magic, sql = match.groups()
+    wrapped = close_sql([before + inline_opener(magic, sql)])
+    return wrapped[0] if wrapped else None
+
+
 def mask_magics(lines: list[str], automagic: bool = False) -> list[str]:
     masked, previous = [], ""
     for line in lines:
+        sql = None if _CONTINUED.search(previous) else sql_line_magic(line)
+        if sql is not None:
+            masked.append(sql)
+            previous = ""
+            continue
         if is_magic(line, previous) or (automagic and _AUTOMAGIC.match(line) and not _CONTINUED.search(previous)):
             masked.append(mask_line(line))
             previous = ""  # a shell line ending in `*` or `&&` continues nothing in Python

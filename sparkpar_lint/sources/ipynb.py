@@ -25,7 +25,7 @@ def load(path: str, data: bytes) -> dict:
             f"{path}: not a valid notebook: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    if not isinstance(cells, list) or not cells:
+    if not isinstance(cells, list):  # `"cells": []` is a new, empty notebook: nothing to check
         raise NotebookError(f"{path}: not a valid notebook: it has no cells")
     for number, cell in enumerate(cells, 1):
         if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), (str, list)):

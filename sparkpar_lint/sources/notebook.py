@@ -7,7 +7,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from sparkpar_lint.model import Finding, RelatedLocation, Span
-from sparkpar_lint.sources import databricks, ipynb, is_databricks
+from sparkpar_lint.sources import databricks, ipynb, is_databricks, is_sql_source, sqlfile
 from sparkpar_lint.sources.ipynb import NotebookError
 from sparkpar_lint.sources.virtual import VirtualSource, build, restore_lines
 
@@ -20,6 +20,7 @@ class Notebook:
     data: bytes
     virtual: VirtualSource
     jupyter: bool
+    sql_file: bool = False  # a .sql file: SQL lines are not `# MAGIC` comments
 
     def cell_text(self, number: int) -> str:
         return next(cell.text for cell in self.virtual.cells if cell.index == number)
@@ -34,7 +35,7 @@ class Notebook:
         if self.jupyter:
             changed = self.virtual.restore(fixed_text)
             return ipynb.write_cells(self.data, changed) if changed else self.data
-        text = "\n".join(restore_lines(fixed_text.split("\n"), databricks=True))
+        text = "\n".join(restore_lines(fixed_text.split("\n"), databricks=not self.sql_file))
         if not self.data.endswith(b"\n") and text.endswith("\n"):
             text = text[:-1]
         return text.encode("utf-8")
@@ -52,6 +53,8 @@ def read_notebook(path: str, data: bytes) -> Notebook:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise NotebookError(f"{path}: cannot decode: not valid UTF-8 (byte at offset {error.start})") from None
+    if is_sql_source(path, data):
+        return Notebook(path, data, build(sqlfile.read_cells(text), markers=False, sql_file=True), False, True)
     return Notebook(path, data, build(databricks.read_cells(text), markers=False), False)
 
 

@@ -14,11 +14,21 @@ import re
 from dataclasses import dataclass, field
 
 from sparkpar_lint.model import Span
-from sparkpar_lint.sources.cells import Cell, mask_all, mask_magics, unmask
+from sparkpar_lint.sources.cells import (
+    INLINE_OPENER,
+    SQL_CLOSER,
+    Cell,
+    close_sql,
+    inline_opener,
+    mask_all,
+    mask_magics,
+    unmask,
+)
 
 CELL_MARKER = "#sparkpar-cell:"
 SQL_OPENER = 'spark.sql(r"""--sparkpar-sql:'
-SQL_CLOSER = '""")'
+INLINE_SHIFT = len(INLINE_OPENER) + len("*/")
+_INLINE = re.compile(r'^(.*?)spark\.sql\(r"""/\*sparkpar-sql:(.*?)\*/(.*)$')
 _MARKER_LINE = re.compile(r"^#sparkpar-cell:(\d+)$")
 
 
@@ -29,10 +39,13 @@ class VirtualSource:
     markers: bool  # Jupyter: marker lines and cell coordinates; Databricks: file lines
     # Virtual line (0-based) -> (cell number, 1-based line in that cell).
     origin: list[tuple[int, int]] = field(default_factory=list)
+    # Virtual line (0-based) -> columns the inline SQL wrapper added before the query on that line.
+    shifts: dict[int, int] = field(default_factory=dict)
     broken: list[tuple[Cell, SyntaxError]] = field(default_factory=list)
 
     def locate(self, span: Span) -> tuple[int | None, Span]:
         """The notebook coordinates of a span of the virtual text."""
+        span = self._unshift(span)
         if not self.markers:
             return None, span
         cell, line = self.origin[min(span.line, len(self.origin)) - 1]
@@ -40,6 +53,13 @@ class VirtualSource:
         if end_cell != cell:
             return cell, Span(line, span.column, line, span.column)
         return cell, Span(line, span.column, end_line, span.end_column)
+
+    def _unshift(self, span: Span) -> Span:
+        start = self.shifts.get(span.line - 1, 0)
+        end = self.shifts.get(span.end_line - 1, 0)
+        if not start and not end:
+            return span
+        return Span(span.line, max(0, span.column - start), span.end_line, max(0, span.end_column - end))
 
     def restore(self, fixed: str) -> dict[int, str]:
         """Jupyter: cell number -> new source of every cell the fixed text changed."""
@@ -69,16 +89,23 @@ class VirtualSource:
         return changed
 
 
-def build(cells: list[Cell], *, markers: bool) -> VirtualSource:
+def build(cells: list[Cell], *, markers: bool, sql_file: bool = False) -> VirtualSource:
+    """Jupyter cells (`markers`), or a Databricks export / SQL file (`sql_file`) line for line."""
     virtual = VirtualSource("", cells, markers)
     out: list[str] = []
     for cell in cells:
         if cell.kind == "other" and markers:
             continue  # markdown and raw cells are not in the Jupyter text at all
-        lines = _python_lines(cell, virtual, databricks=not markers)
+        if sql_file:
+            lines = _sql_file_lines(cell)
+        else:
+            lines = _python_lines(cell, virtual, databricks=not markers)
         if markers:
             out.append(f"{CELL_MARKER}{cell.index}")
             virtual.origin.append((cell.index, 1))
+        virtual.shifts.update(
+            (len(out) + number, INLINE_SHIFT) for number, line in enumerate(lines) if _INLINE.match(line)
+        )
         out.extend(lines)
         virtual.origin.extend((cell.index, number) for number in range(1, len(lines) + 1))
     virtual.text = "".join(line + "\n" for line in out)
@@ -90,7 +117,12 @@ def restore_lines(lines: list[str], *, databricks: bool) -> list[str]:
     out: list[str] = []
     in_sql = False
     for line in lines:
-        if not in_sql and line.startswith(SQL_OPENER):
+        inline = None if in_sql else _INLINE.match(line)
+        if inline:
+            before, prefix, rest = inline.groups()
+            in_sql = not rest.endswith(SQL_CLOSER)
+            out.append(before + prefix + (rest if in_sql else rest[: -len(SQL_CLOSER)]))
+        elif not in_sql and line.startswith(SQL_OPENER):
             out.append(line[len(SQL_OPENER) :])
             in_sql = True
         elif in_sql:
@@ -137,12 +169,31 @@ def _wrap_sql(cell: Cell, databricks: bool) -> list[str] | None:
         filled = [i for i, line in enumerate(rest) if line.strip()]
         end = filled[-1] + 1 if filled else 0
         body = rest[:end]
-    if not body or any('"""' in line for line in [cell.header or "", *body]) or body[-1].endswith("\\"):
+    inline = _INLINE_MAGIC.match(cell.header or "") if databricks else None
+    if inline:  # `# MAGIC %sql SELECT ...`: the query starts on the magic line
+        opener = [inline_opener(inline.group(1), inline.group(2))]  # `# MAGIC` holds no `*/`
+    else:
+        opener = [SQL_OPENER + (cell.header or "")]
+    wrapped = close_sql([*opener, *body]) if inline or body else None
+    if wrapped is None:
         return None
-    body[-1] += SQL_CLOSER
-    tail = rest[end:]
     before = cell.lines[:header] if databricks else mask_all(cell.lines[:header])
-    return [*before, SQL_OPENER + (cell.header or ""), *body, *tail]
+    return [*before, *wrapped, *rest[end:]]
+
+
+_INLINE_MAGIC = re.compile(r"^(# MAGIC\s*%sql\s+)(\S.*)$")
+
+
+def _sql_file_lines(cell: Cell) -> list[str]:
+    """A SQL cell from its first non-blank line to its last as one call; anything else masked."""
+    filled = [i for i, line in enumerate(cell.lines) if line.strip()]
+    if cell.kind != "sql" or not filled:
+        return mask_all(cell.lines)
+    first, last = filled[0], filled[-1] + 1
+    wrapped = close_sql([inline_opener("", cell.lines[first]), *cell.lines[first + 1 : last]])
+    if wrapped is None:
+        return mask_all(cell.lines)
+    return [*cell.lines[:first], *wrapped, *cell.lines[last:]]
 
 
 def _unmagic(line: str) -> str:
