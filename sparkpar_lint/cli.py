@@ -164,15 +164,17 @@ def explain(rule_id):
               default="rich", show_default=True)
 def graph(file, fmt):
     """Show the stage graph sparkpar builds for FILE."""
-    from sparkpar_lint.command_input import InputError, read_source
+    from sparkpar_lint.command_input import InputError, read_cells_source
 
     try:
         from sparkpar_lint.graph.render import render_graph
     except ImportError as error:
         _fail(f"graph rendering is not available in this build ({error})")
     try:
-        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql).
-        text = render_graph(str(file), read_source(str(file), notebooks=True), fmt)
+        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql),
+        # shown in the notebook's own coordinates.
+        source, locate = read_cells_source(str(file))
+        text = render_graph(str(file), source, fmt, locate)
     except InputError as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming the file, never a traceback

@@ -4,11 +4,12 @@ does it, and a failure is one escaped line naming the file with exit status 2.""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.model import ExitStatus, Span
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -18,31 +19,45 @@ class InputError(Exception):
     """The file cannot be read, decoded or parsed; the message names it and says why, in one line."""
 
 
-def read_source(path: str, *, notebooks: bool = False) -> str:
-    """The file's text: a regular file within the size limit, decoded as Python reads it (PEP 263),
-    or, with `notebooks`, a notebook's Python cells as one virtual module."""
-    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+def read_source(path: str) -> str:
+    """The file's text: a regular file within the size limit, decoded as Python reads it (PEP 263)."""
+    return _decoded(path, _read_bytes(path))
+
+
+def _decoded(path: str, data: bytes) -> str:
     from sparkpar_lint.runner import decode
 
-    try:
-        data = read_source_bytes(path)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, NotASourceFile) as error:
-        raise InputError(describe_read_error(path, error)) from None
-    if notebooks:
-        from sparkpar_lint.sources import is_notebook
-        from sparkpar_lint.sources.notebook import NotebookError, read_notebook
-
-        if is_notebook(path, data):
-            try:
-                return read_notebook(path, data).virtual.text
-            except NotebookError as error:
-                raise InputError(str(error)) from None
     try:
         return decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         raise InputError(f"{path}: cannot decode: {_one_line(str(error))}") from None
+
+
+def read_cells_source(path: str) -> tuple[str, Callable[[Span], tuple[int | None, Span]] | None]:
+    """`read_source`, except that a notebook or SQL file is its cells as one virtual module, with
+    the function that maps a span of that text back to the file's own coordinates (cell, span)."""
+    from sparkpar_lint.sources import is_notebook
+    from sparkpar_lint.sources.notebook import NotebookError, read_notebook
+
+    data = _read_bytes(path)
+    if not is_notebook(path, data):
+        return _decoded(path, data), None
+    try:
+        virtual = read_notebook(path, data).virtual
+    except NotebookError as error:
+        raise InputError(str(error)) from None
+    return virtual.text, virtual.locate
+
+
+def _read_bytes(path: str) -> bytes:
+    from sparkpar_lint.discovery import NotASourceFile, describe_read_error, read_source_bytes
+
+    try:
+        return read_source_bytes(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, NotASourceFile) as error:
+        raise InputError(describe_read_error(path, error)) from None
 
 
 def parse_source(path: str, source: str) -> cst.Module:

@@ -288,3 +288,20 @@ def test_fabric_export_is_checked_cell_by_cell(sparkpar_cli, tmp_path):
     # The YAML cell alone is unparsable; the Python and %%sql cells are still checked.
     assert lines == [["notebook-content.py:13:8:", "SPX901"], ["notebook-content.py:20:41:", "SPX101"],
                      ["notebook-content.py:25:62:", "SPX106"]], result.output
+
+
+def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):
+    (tmp_path / "job.ipynb").write_text(JOB)
+    nodes = json.loads(sparkpar_cli("graph", "--format", "json", "job.ipynb").stdout)["nodes"]
+    where = {node["api"]: (node.get("cell"), node["line"], node["column"]) for node in nodes}
+    # `df = spark.read.parquet('x')` is line 5 of cell 2; the aggregation is line 2 of cell 3.
+    assert where["Reader.parquet"] == (2, 5, len("df = spark.read."))
+    assert where["GroupedData.agg"] == (3, 2, FIRST_AFTER_SORT.index("agg"))
+    rich = sparkpar_cli("graph", "job.ipynb").stdout
+    assert f"GroupedData.agg cell 3:2:{FIRST_AFTER_SORT.index('agg') + 1} " in rich
+    mermaid = sparkpar_cli("graph", "--format", "mermaid", "job.ipynb").stdout
+    assert "agg(k) cell 3:2<br/>" in mermaid
+    # A Databricks export keeps its file lines; a one-line `# MAGIC %sql` keeps its own columns.
+    (tmp_path / "db.py").write_text(DATABRICKS.format(line="x = 1") + "\n# COMMAND ----------\n\n# MAGIC %sql SELECT * FROM t LIMIT 5\n")
+    nodes = json.loads(sparkpar_cli("graph", "--format", "json", "db.py").stdout)["nodes"]
+    assert [(n["api"], n["line"], n["column"]) for n in nodes if "cell" not in n][-1] == ("DataFrame.limit", 19, 29)

@@ -4,33 +4,43 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import libcst as cst
 
 from sparkpar_lint.command_input import parse_source
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import Order, Partitioning, StageGraph, StageNode
+from sparkpar_lint.model import Span
 from sparkpar_lint.parsing import with_deep_stack
 
 FORMATS = ("rich", "mermaid", "dot", "json")
 
 
-def render_graph(path: str, source: str, fmt: str) -> str:
+# Where a span of the parsed text is in the file: (cell or None, span). Notebooks are parsed as
+# one virtual module (sources/virtual.py); their nodes are shown at `cell N:line`.
+Locate = Callable[[Span], tuple[int | None, Span]]
+
+
+def render_graph(path: str, source: str, fmt: str, locate: Locate | None = None) -> str:
     """The graph of `source` in `fmt`; command_input.InputError when it does not parse."""
-    return with_deep_stack(_render_graph, path, parse_source(path, source), fmt)
+    return with_deep_stack(_render_graph, path, parse_source(path, source), fmt, locate)
 
 
-def _render_graph(path: str, module: cst.Module, fmt: str) -> str:
+def _render_graph(path: str, module: cst.Module, fmt: str, locate: Locate | None) -> str:
     graph = build_graph(module, path)
-    return {"rich": _rich, "mermaid": _mermaid, "dot": _dot, "json": _json}[fmt](graph)
+    where = {node.id: locate(node.span) if locate else (None, node.span) for node in graph.nodes}
+    return {"rich": _rich, "mermaid": _mermaid, "dot": _dot, "json": _json}[fmt](graph, where)
 
 
-def node_properties(node: StageNode) -> dict:
+def node_properties(node: StageNode, where: tuple[int | None, Span] | None = None) -> dict:
+    cell, span = where or (None, node.span)
     return {
         "id": node.id,
         "api": node.api,
-        "line": node.span.line,
-        "column": node.span.column,
+        **({"cell": cell} if cell is not None else {}),
+        "line": span.line,
+        "column": span.column,
         "inputs": node.inputs,
         "streaming": node.streaming,
         "keys": list(node.keys),
@@ -62,29 +72,35 @@ def _partitioning(partitioning: Partitioning) -> str:
     return partitioning.kind
 
 
-def _label(node: StageNode) -> str:
+def _line(where: tuple[int | None, Span]) -> str:
+    cell, span = where
+    return f"L{span.line}" if cell is None else f"cell {cell}:{span.line}"
+
+
+def _label(node: StageNode, where: tuple[int | None, Span]) -> str:
     keys = f"({', '.join(node.keys)})" if node.keys else ""
-    return f"{node.method}{keys} L{node.span.line}"
+    return f"{node.method}{keys} {_line(where)}"
 
 
-def _json(graph: StageGraph) -> str:
-    return json.dumps({"path": graph.path, "nodes": [node_properties(n) for n in graph.nodes]}, indent=2)
+def _json(graph: StageGraph, where: dict) -> str:
+    nodes = [node_properties(n, where[n.id]) for n in graph.nodes]
+    return json.dumps({"path": graph.path, "nodes": nodes}, indent=2)
 
 
-def _mermaid(graph: StageGraph) -> str:
+def _mermaid(graph: StageGraph, where: dict) -> str:
     lines = ["flowchart LR"]
     for node in graph.nodes:
-        lines.append(f'    n{node.id}["{_label(node)}<br/>{node.state}, {node.selectivity}"]')
+        lines.append(f'    n{node.id}["{_label(node, where[node.id])}<br/>{node.state}, {node.selectivity}"]')
     for node in graph.nodes:
         for source in node.inputs:
             lines.append(f"    n{source} -->|{_order(graph.node(source).output_order)}| n{node.id}")
     return "\n".join(lines) + "\n"
 
 
-def _dot(graph: StageGraph) -> str:
+def _dot(graph: StageGraph, where: dict) -> str:
     lines = ["digraph stages {", "    rankdir=LR;", "    node [shape=box];"]
     for node in graph.nodes:
-        label = f"{_label(node)}\\n{node.state}, {node.selectivity}".replace('"', '\\"')
+        label = f"{_label(node, where[node.id])}\\n{node.state}, {node.selectivity}".replace('"', '\\"')
         lines.append(f'    n{node.id} [label="{label}"];')
     for node in graph.nodes:
         for source in node.inputs:
@@ -93,16 +109,16 @@ def _dot(graph: StageGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rich(graph: StageGraph) -> str:
+def _rich(graph: StageGraph, where: dict) -> str:
     from rich.console import Console
     from rich.tree import Tree
 
     tree = Tree(f"[bold]{graph.path}[/bold]: {len(graph.nodes)} stages")
     branches = {}
     for node in graph.nodes:
-        props = node_properties(node)
+        props = node_properties(node, where[node.id])
         text = (
-            f"[bold]{node.api}[/bold] L{node.span.line}:{node.span.column + 1}  "
+            f"[bold]{node.api}[/bold] {_line(where[node.id])}:{props['column'] + 1}  "
             f"state={props['state']} selectivity={props['selectivity']} "
             f"forwarding={props['forwarding']} order-req={props['order_requirement']} "
             f"order-effect={props['order_effect']} partitioning={props['partitioning']} "
