@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
-from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS
+from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, shown_expressions
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
     ColumnExpr,
@@ -408,7 +408,7 @@ class GraphBuilder:
     def ev_Call(self, expr: cst.Call, scope: Scope) -> Value:
         func = expr.func
         if isinstance(func, cst.Name) and func.value in PREVIEW_FUNCTIONS:
-            self.graph.previewed_args.update(id(arg.value) for arg in expr.args)
+            self.graph.previewed_args.update(shown_expressions(expr))
         if isinstance(func, cst.Attribute):
             return self.ev_chain(expr, scope)
         callee = self.ev(func, scope)

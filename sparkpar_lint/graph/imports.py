@@ -7,16 +7,13 @@ CONVENTIONS.md describes; LibCST's QualifiedNameProvider costs about ten parses.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import tomllib
+
 import libcst as cst
 
 FUNCTIONS_MODULE = "pyspark.sql.functions"
-
-# Names a star import of these modules brings in, for the explicit star fallback.
-_STAR_EXPORTS = {
-    "pyspark.sql": {"Window", "SparkSession", "DataFrame", "Row", "functions", "Column"},
-    "pyspark.sql.window": {"Window", "WindowSpec"},
-    "pyspark.sql.types": set(),
-}
 
 # Re-exports: where an API is importable from more than one module, one canonical name.
 _CANONICAL = {
@@ -71,7 +68,11 @@ class ImportTable:
         if module is None:
             return
         if isinstance(statement.names, cst.ImportStar):
-            self.star_modules.append(canonical(module))
+            module = canonical(module)
+            self.star_modules.append(module)
+            # A star import rebinds what it exports: `from builtins import max` before it is gone.
+            for local in [n for n in self.names if _star_exports(module, n)]:
+                del self.names[local]
             return
         for alias in statement.names:
             name = alias.name.value if isinstance(alias.name, cst.Name) else None
@@ -93,8 +94,17 @@ class ImportTable:
 
 
 def _star_exports(module: str, name: str) -> bool:
-    if module == FUNCTIONS_MODULE:
+    if name in star_exports().get(module, ()):
+        return True
+    if module == FUNCTIONS_MODULE:  # the catalogue also knows functions newer than the list
         from sparkpar_lint.catalogue import load_catalogue
 
         return name in load_catalogue().functions
-    return name in _STAR_EXPORTS.get(module, ())
+    return False
+
+
+@functools.cache
+def star_exports() -> dict[str, frozenset[str]]:
+    """Module → the names `from module import *` binds (rules/exports.toml)."""
+    text = (importlib.resources.files("sparkpar_lint.ruledata") / "exports.toml").read_text(encoding="utf-8")
+    return {module: frozenset(names) for module, names in tomllib.loads(text).items()}

@@ -112,6 +112,28 @@ class OrderDependentAggregate(Rule):
             + 'visits = spark.read.parquet("v").join(names, on="site", how="left")\n'
             + 'visits.groupBy("org").agg(F.min("org_name").alias("name"))\n',
         ),
+        # A star import makes `first` (and `max`) Spark's; the fix goes through a new `F` alias.
+        Invalid(
+            "from pyspark.sql import SparkSession\nfrom pyspark.sql.functions import *\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'visits = spark.read.parquet("v")\n'
+            'visits.groupBy("user").agg(first("page").alias("entry"), max("ts").alias("seen")).write.parquet("o")\n',
+            line=5,
+            column=27,
+            related_lines=(5,),
+            expected_fix="from pyspark.sql import functions as F, SparkSession\nfrom pyspark.sql.functions import *\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'visits = spark.read.parquet("v")\n'
+            "(\n"
+            '    visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            '    .groupBy("user")\n'
+            "    .agg((\n"
+            '        F.min(F.struct("_sparkpar_seq", "page"))\n'
+            '        .getField("page")\n'
+            '    ).alias("entry"), max("ts").alias("seen"))\n'
+            '    .write.parquet("o")\n'
+            ")\n",
+        ),
         # The list's order reaches the output through `concat_ws`.
         Invalid(
             _PRELUDE

@@ -62,6 +62,13 @@ class PartitioningDependentValue(Rule):
             + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
             + 'partial.groupBy("user").agg(F.sum("amount").alias("amount")).write.parquet("totals")\n'
         ),
+        # A skew lesson: the salt only spreads rows over partitions, whose sizes are then printed.
+        Valid(
+            _PRELUDE
+            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))\n'
+            + 'spread = salted.repartition(F.concat("city", F.lit("_"), "salt"))\n'
+            + "print(spread.rdd.glom().map(len).collect())\nspread.count()\n"
+        ),
         # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
         Valid(
             _PRELUDE
@@ -79,6 +86,16 @@ class PartitioningDependentValue(Rule):
             + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))\n'
             + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
             + 'partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")\n',
+            line=3,
+            column=53,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
+        # The near miss: the salted rows are written, so the random salt is kept data.
+        Invalid(
+            _PRELUDE
+            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))\n'
+            + 'salted.repartition("city", "salt").write.parquet("spread")\n',
             line=3,
             column=53,
             related_lines=(4,),
@@ -197,6 +214,8 @@ class PartitioningDependentValue(Rule):
             key_user = next((d for d in graph.downstream(node) if name in _key_columns(d)), None)
         if key_user is not None and name is not None and _salt_aggregated_away(graph, key_user, name):
             return None  # a two-stage (salted) aggregation: the totals do not depend on the salt
+        if key_user is not None and name is not None and _salt_only_places_rows(graph, node, call, name):
+            return None  # a salt that only spreads rows out, then only the layout is looked at
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
@@ -288,6 +307,46 @@ def _salt_aggregated_away(graph: StageGraph, grouping: StageNode, salt: str) -> 
         if salt in _mentioned(later):
             return False
     return False
+
+
+_PLACEMENT = frozenset({"repartition", "repartitionByRange"})
+
+
+def _salt_only_places_rows(graph: StageGraph, node: StageNode, call: ColumnCall, salt: str) -> bool:
+    """A random salt read only by repartitions (placement, never content) whose rows are then only
+    counted, shown or measured per partition (a skew lesson): no kept value depends on it."""
+    if call.function not in _RANDOM_VALUES or node.method in _ROW_PICKERS:
+        return False
+    readers = [d for d in graph.downstream(node) if salt in _mentioned(d) or salt in _key_columns(d)]
+    return bool(readers) and all(r.method in _PLACEMENT and _layout_only(graph, r, 0) for r in readers)
+
+
+def _layout_only(graph: StageGraph, node: StageNode, depth: int) -> bool:
+    """Every path from `node` shows or counts rows, or measures partitions (`rdd.glom().map(len)`,
+    `getNumPartitions`): nothing reads a row's values."""
+    consumers = graph.consumers(node)
+    if not consumers or depth > 20:
+        return False
+    for consumer in consumers:
+        if consumer.method in _LOOKS or consumer.method == "getNumPartitions":
+            continue
+        if consumer.method == "rdd" and _layout_only(graph, consumer, depth + 1):
+            continue
+        if consumer.method == "glom" and all(_partition_sizes(graph, m) for m in graph.consumers(consumer)):
+            continue
+        return False
+    return True
+
+
+def _partition_sizes(graph: StageGraph, node: StageNode) -> bool:
+    """`map(len)` over glom's lists, collected or taken: the partition sizes and nothing else."""
+    if node.method != "map" or node.call is None or len(node.call.args) != 1:
+        return False
+    function = node.call.args[0].value
+    if not (isinstance(function, cst.Name) and function.value == "len"):
+        return False
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(c.method in ("collect", "take", "first", "count") for c in consumers)
 
 
 def _aggregates_within(node: StageNode, allowed: frozenset[str]) -> bool:

@@ -53,6 +53,14 @@ class UnorderedLimit(Rule):
         Valid(_PRELUDE + 'latest = events.agg(F.max("ts")).collect()[0][0]\n'
               'n = events.groupBy().agg(F.countDistinct("user")).first()\n'
               'm = events.select(F.max("ts")).head()\n'),
+        # After `from pyspark.sql.functions import *`, `round` and `max` are Spark's: still one row.
+        Valid(
+            "from pyspark.sql import SparkSession\nfrom pyspark.sql.functions import *\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'people = spark.read.parquet("people").join(spark.read.parquet("cities"), "id")\n'
+            'mean_age = people.select(round(mean("age"))).collect()[0][0]\n'
+            'oldest = people.select(max("age"), abs(min("age"))).first()\n'
+        ),
         # No shuffle upstream (a source read in order) and whole results are not SPX106's concern.
         Valid(_PRELUDE + 'events.limit(20).show()\nevents.groupBy("page").count().collect()\n'),
         # A preview for a person, not a result.
@@ -63,6 +71,9 @@ class UnorderedLimit(Rule):
         Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
               'home = counts.filter("page = \'home\'").first()\n'
               'n = counts.filter(F.col("page") == "home").collect()[0]\n'),
+        # Printed: a slice of collected rows, and the sizes of the partitions (a layout lesson).
+        Valid(_PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
+              'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'),
         # No rows at all, and a notebook preview.
         Valid(_PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
               'display(events.groupBy("page").count().limit(10))\n'),
