@@ -31,8 +31,10 @@ class Cache:
         self.directory = Path(directory)
         self._ready = False
 
-    def key(self, path: str, data: bytes, rule_ids: Collection[str]) -> str:
+    def key(self, path: str, data: bytes, rule_ids: Collection[str], dependencies: str = "") -> str:
+        """`dependencies`: what else the findings depend on (settings, imported project modules)."""
         digest = hashlib.sha256(data)
+        digest.update(b"\0" + dependencies.encode("utf-8", "surrogateescape"))
         digest.update(b"\0" + path.encode("utf-8", "surrogateescape"))
         digest.update(b"\0" + ",".join(sorted(rule_ids)).encode())
         digest.update(b"\0" + analysis_fingerprint().encode())
@@ -95,7 +97,8 @@ def analysis_fingerprint() -> str:
         pass
     package = Path(__file__).parent
     sources = [package / "analysis.py", package / "suppressions.py"]
-    for subpackage in ("rules", "graph", "sources", "sql"):
+    sources.append(package / "settings.py")
+    for subpackage in ("rules", "graph", "sources", "sql", "project"):
         sources += sorted((package / subpackage).rglob("*.py"))
     for path in sources:
         digest.update(str(path.relative_to(package)).encode() + b"\0")

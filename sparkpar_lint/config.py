@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 import reprlib
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -26,6 +27,8 @@ class Config:
     # Globs of further files a directory walk checks (`*.sql`: Spark SQL scripts).
     include: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
+    # Columns that identify a row: "order_id" in any table, "events.event_id" in table `events`.
+    unique_columns: tuple[str, ...] = ()
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -33,7 +36,9 @@ class Config:
 
 # Every key here changes what a run reports. (`order-columns` and `extra-operators` were parsed once
 # but read by nothing, so they were removed rather than left to mislead; see CHANGELOG.md.)
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "include", "severity"}
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"}
+# `column` or `table.column`: names without spaces, at most one dot (a table qualifies its column).
+_UNIQUE_COLUMN = re.compile(r"[^\s.]+(\.[^\s.]+)?\Z")
 
 
 def find_config(start: Path) -> Path | None:
@@ -90,6 +95,10 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         if level not in {s.value for s in Severity}:
             raise fail(f"severity.{rule_id}", f"expected error, warning or info, got {_shown(level)}")
         severity[rule_id] = Severity(level)
+    unique_columns = _strings(table, "unique-columns", fail)
+    for name in unique_columns:
+        if not _UNIQUE_COLUMN.match(name):
+            raise fail("unique-columns", f"expected `column` or `table.column` (no spaces, at most one dot), got {_shown(name)}")
     return Config(
         select=select,
         ignore=ignore,
@@ -97,6 +106,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         exclude=exclude,
         include=include,
         severity=severity,
+        unique_columns=unique_columns,
         source=path,
         root=path.parent.resolve(),
     )

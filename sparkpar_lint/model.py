@@ -33,6 +33,7 @@ class RelatedLocation:
     span: Span
     message: str
     cell: int | None = None  # notebooks: the 1-based cell the span is in
+    path: str | None = None  # another file (a helper in another module); None: the finding's file
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Finding:
                     "end_line": r.span.end_line,
                     "end_column": r.span.end_column,
                     **({"cell": r.cell} if r.cell is not None else {}),
+                    **({"path": r.path} if r.path is not None else {}),
                 }
                 for r in self.related
             ],
@@ -91,7 +93,7 @@ class Finding:
             severity=Severity(data["severity"]),
             path=data["path"],
             span=span(data),
-            related=tuple(RelatedLocation(span(r), r["message"], r.get("cell")) for r in data["related"]),
+            related=tuple(RelatedLocation(span(r), r["message"], r.get("cell"), r.get("path")) for r in data["related"]),
             fix_safety=data["fix"],
             cell=data.get("cell"),
         )

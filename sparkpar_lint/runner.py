@@ -4,6 +4,7 @@ apply suppressions, per-file ignores and severity overrides."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import os
 import re
@@ -23,6 +24,9 @@ from sparkpar_lint.discovery import (
 )
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
+from sparkpar_lint.project.locate import forget as forget_project_files
+from sparkpar_lint.project.locate import imported_modules
+from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources import is_notebook
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
@@ -67,6 +71,7 @@ class _Job:
     data: bytes
     rule_ids: frozenset[str]
     cache_key: str | None
+    settings: AnalysisSettings = AnalysisSettings()
 
 
 def run(
@@ -84,9 +89,11 @@ def run(
     found = discover(paths, config.exclude, config.root, config.include)
     outcome = RunResult(errors=found.errors, warnings=found.warnings)
     cache = Cache(cache_dir) if cache_dir is not None else None
+    settings = analysis_settings(config, cache_dir)
+    forget_project_files()
     pending: list[_Job] = []
     for path in found.files:
-        result, job = _prepare(path, config, rule_ids, cache)
+        result, job = _prepare(path, config, rule_ids, cache, settings)
         if result is not None:
             outcome.results.append(result)
             outcome.cache_hits += _is_cached(result)
@@ -108,6 +115,9 @@ def run(
         result.suppressed = _override_severity(result.suppressed, config)
         if (result.findings or result.suppressed) and not any(key in outcome.sources for key in _frame_keys(result)):
             outcome.sources.update(_read_sources(result))
+        for path in _related_files(result):
+            if path not in outcome.sources:
+                outcome.sources.update(_read_plain(path))
     outcome.results.sort(key=lambda r: r.path)
     return outcome
 
@@ -121,13 +131,15 @@ def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str]
                cache: Cache | None = None) -> FileResult:
     """One file's result from bytes in hand (an editor's unsaved buffer), as `run` reports it:
     the same per-file ignores, cache, suppressions and severity overrides."""
+    forget_project_files()
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
-    key = cache.key(path, data, file_rules) if cache is not None else None
+    settings = analysis_settings(config, cache.directory if cache is not None else None)
+    key = cache.key(path, data, file_rules, dependency_text(path, data, settings)) if cache is not None else None
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         result = FileResult(path, cached[0], suppressed=cached[1])
     else:
-        result, _ = check_source(path, data, file_rules)
+        result, _ = check_source(path, data, file_rules, settings)
         if cache is not None and result.error is None:
             cache.put(key, result.findings, result.suppressed)
     result.findings = _override_severity(result.findings, config)
@@ -135,14 +147,36 @@ def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str]
     return result
 
 
-def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, dict[str, str]]:
+def analysis_settings(config: Config, cache_dir: Path | None) -> AnalysisSettings:
+    """What the analysis reads from the configuration; summaries live beside the cache."""
+    return AnalysisSettings(
+        unique_columns=config.unique_columns,
+        summary_dir=str(Path(cache_dir) / "summaries") if cache_dir is not None else None,
+    )
+
+
+def dependency_text(path: str, data: bytes, settings: AnalysisSettings) -> str:
+    """Everything besides the file's own bytes its findings depend on, for its cache key: the
+    settings rules read and the content of each project module it imports."""
+    parts = [settings.cache_text()]
+    if settings.cross_file:
+        for module in imported_modules(path, data):
+            try:
+                parts.append(module + "\0" + hashlib.sha256(read_source_bytes(module)).hexdigest())
+            except (OSError, NotASourceFile):
+                parts.append(module + "\0missing")
+    return "\n".join(parts)
+
+
+def check_source(path: str, data: bytes, rule_ids: Collection[str],
+                 settings: AnalysisSettings | None = None) -> tuple[FileResult, dict[str, str]]:
     """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
     from sparkpar_lint.analysis import analyze
     from sparkpar_lint.suppressions import split_suppressions
 
     if is_notebook(path, data):
-        return _check_notebook(path, data, rule_ids)
+        return _check_notebook(path, data, rule_ids, settings)
     try:
         source = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
@@ -151,7 +185,8 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
         # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
         # A lint run reports fixes by their safety only; the rewrites themselves (closures over
         # CST nodes) stay in this process, since results may cross to the parent worker pool.
-        findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids) if f.rule_id in rule_ids]
+        findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids, settings)
+                    if f.rule_id in rule_ids]
         kept, suppressed = split_suppressions(findings, source)
         return FileResult(path, kept, suppressed=suppressed), {path: source}
     except RecursionError:
@@ -162,7 +197,8 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[Fil
         return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
 
 
-def _check_notebook(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[FileResult, dict[str, str]]:
+def _check_notebook(path: str, data: bytes, rule_ids: Collection[str],
+                    settings: AnalysisSettings | None) -> tuple[FileResult, dict[str, str]]:
     from sparkpar_lint.sources.notebook import (
         NotebookError,
         lint_notebook,
@@ -171,7 +207,7 @@ def _check_notebook(path: str, data: bytes, rule_ids: Collection[str]) -> tuple[
 
     try:
         notebook = read_notebook(path, data)
-        findings = lint_notebook(notebook, rule_ids)
+        findings = lint_notebook(notebook, rule_ids, settings)
     except NotebookError as error:
         return FileResult(path, error=str(error)), {}
     except RecursionError:
@@ -204,7 +240,7 @@ def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Ite
         yield from pool.map(function, items, chunksize=chunksize)
 
 
-def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | None]:
+def _prepare(path, config, rule_ids, cache, settings) -> tuple[FileResult | None, _Job | None]:
     """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
     try:
         data = read_source_bytes(path)
@@ -215,12 +251,12 @@ def _prepare(path, config, rule_ids, cache) -> tuple[FileResult | None, _Job | N
     if not _MENTIONS_SPARK.search(data) and not is_notebook(path, data):
         return FileResult(path), None
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
-    key = cache.key(path, data, file_rules) if cache is not None else None
+    key = cache.key(path, data, file_rules, dependency_text(path, data, settings)) if cache is not None else None
     if cache is not None:
         cached = cache.get(key)
         if cached is not None:
             return _CachedResult(path, cached[0], suppressed=cached[1]), None
-    return None, _Job(path, data, file_rules, key)
+    return None, _Job(path, data, file_rules, key, settings)
 
 
 class _CachedResult(FileResult):
@@ -253,7 +289,7 @@ def _analyse_all(pending: list[_Job], jobs: int | None, file_timeout: float | No
 
 
 def _analyse(job: _Job) -> tuple[FileResult, dict[str, str]]:
-    return check_source(job.path, job.data, job.rule_ids)
+    return check_source(job.path, job.data, job.rule_ids, job.settings)
 
 
 def _override_severity(findings: list[Finding], config: Config) -> list[Finding]:
@@ -281,6 +317,18 @@ def _read_sources(result: FileResult) -> dict[str, str]:
             return read_notebook(result.path, data).display_sources(result.findings)
         return {result.path: decode(data)}
     except (OSError, NotASourceFile, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+        return {}
+
+
+def _related_files(result: FileResult) -> set[str]:
+    return {r.path for f in [*result.findings, *result.suppressed] for r in f.related if r.path is not None}
+
+
+def _read_plain(path: str) -> dict[str, str]:
+    """A helper module's text, for the code frame of a related location in it."""
+    try:
+        return {path: decode(read_source_bytes(path))}
+    except (OSError, NotASourceFile, SyntaxError, UnicodeDecodeError, LookupError):
         return {}
 
 

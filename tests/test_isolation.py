@@ -45,10 +45,10 @@ def test_file_that_hangs_the_parser_is_stopped_at_the_timeout(sparkpar_cli, proj
 def test_worker_killed_by_a_signal_costs_one_file(project, monkeypatch, jobs):
     real_analyze = analysis.analyze
 
-    def crashing(path, source, rule_ids=None):
+    def crashing(path, source, rule_ids=None, settings=None):
         if path.endswith("crash.py"):
             os.kill(os.getpid(), signal.SIGSEGV)  # what LibCST's native parser did on deep nesting
-        return real_analyze(path, source, rule_ids)
+        return real_analyze(path, source, rule_ids, settings)
 
     for i in range(6):
         (project / f"job{i}.py").write_text(BAD_JOB)
@@ -64,11 +64,11 @@ def test_worker_killed_by_a_signal_costs_one_file(project, monkeypatch, jobs):
 def test_memory_blow_up_is_one_error_naming_the_file(project, monkeypatch):
     real_analyze = analysis.analyze
 
-    def greedy(path, source, rule_ids=None):
+    def greedy(path, source, rule_ids=None, settings=None):
         if path.endswith("greedy.py"):
             hoard = bytearray(64 * 1024**3)  # beyond the worker's budget: MemoryError, not the OOM killer
             del hoard
-        return real_analyze(path, source, rule_ids)
+        return real_analyze(path, source, rule_ids, settings)
 
     (project / "greedy.py").write_text(BAD_JOB)
     monkeypatch.setattr(analysis, "analyze", greedy)

@@ -114,10 +114,10 @@ def test_internal_error_in_one_file_names_it_and_others_are_checked(project, mon
 
     real_analyze = analysis.analyze
 
-    def flaky(path, source, rule_ids=None):
+    def flaky(path, source, rule_ids=None, settings=None):
         if path == "crash.py":
             raise ValueError("boom")
-        return real_analyze(path, source, rule_ids)
+        return real_analyze(path, source, rule_ids, settings)
 
     (project / "crash.py").write_text(BAD_JOB)
     monkeypatch.setattr(analysis, "analyze", flaky)

@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
+from sparkpar_lint.graph.imported_calls import imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, shown_expressions
 from sparkpar_lint.graph.stage_graph import (
@@ -116,13 +117,16 @@ class Scope:
         return frozenset(names)
 
 
-def build_graph(module: cst.Module, path: str) -> StageGraph:
-    return GraphBuilder(module, path).build()
+def build_graph(module: cst.Module, path: str, project=None) -> StageGraph:
+    """`project` (project.summary.ProjectIndex) answers for functions imported from the project's
+    other modules; None analyses the module alone."""
+    return GraphBuilder(module, path, project).build()
 
 
 class GraphBuilder:
-    def __init__(self, module: cst.Module, path: str) -> None:
+    def __init__(self, module: cst.Module, path: str, project=None) -> None:
         self.module = module
+        self.project = project
         self.graph = StageGraph(path)
         self.catalogue = load_catalogue()
         # Positions cost about three parses of the file; most files never report anything, so
@@ -146,7 +150,9 @@ class GraphBuilder:
             function, defined_in = self.pending.pop(0)
             if id(function) not in self.analysed:
                 self.analysed.add(id(function))
-                self.run_function(function, defined_in, [], {})
+                returned = self.run_function(function, defined_in, [], {})
+                if defined_in is scope:
+                    self.graph.function_returns[function.name.value] = returned
         self.graph.imports = scope.imports
         return self.graph
 
@@ -363,6 +369,8 @@ class GraphBuilder:
         if value is not None:
             return value
         qualified = scope.imports.resolve_name(expr.value)
+        if qualified is None and self.project is not None:
+            qualified = self.project.star_name(self.graph.path, scope.imports.all_star_modules(), expr.value)
         if qualified is not None:
             return QualifiedName(qualified)
         return MaybeSparkValue(expr.value)
@@ -619,6 +627,9 @@ class GraphBuilder:
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
+        imported = None if name.split(".")[0] in _NOT_SPARK_LIBRARIES else imported_call(self, name, call, args, kwargs)
+        if imported is not None:
+            return imported
         if name.split(".")[0] not in _NOT_SPARK_LIBRARIES:
             # A project or library helper (`tables.load(...)`): typed later by what is done to it.
             return MaybeSparkValue("<call>")

@@ -62,10 +62,21 @@ class ImportTable:
                     head = module.split(".")[0]
                     self.names[head] = head
             return
-        if statement.relative or statement.module is None:
-            return
-        module = dotted_name(statement.module)
+        # A relative import keeps its dots (`from .utils import f` -> ".utils.f"): only the
+        # project's own modules answer to such names (sparkpar_lint.project).
+        dots = "." * len(statement.relative)
+        module = dotted_name(statement.module) if statement.module is not None else ""
         if module is None:
+            return
+        if dots:
+            if isinstance(statement.names, cst.ImportStar):
+                self.star_modules.append(dots + module)
+                return
+            prefix = dots + module + ("." if module else "")
+            for alias in statement.names:
+                if isinstance(alias.name, cst.Name):
+                    local = alias.asname.name.value if alias.asname is not None else alias.name.value
+                    self.names[local] = prefix + alias.name.value
             return
         if isinstance(statement.names, cst.ImportStar):
             module = canonical(module)
@@ -80,6 +91,15 @@ class ImportTable:
                 continue
             local = alias.asname.name.value if alias.asname is not None else name
             self.names[local] = canonical(f"{module}.{name}")
+
+    def all_star_modules(self) -> list[str]:
+        """Modules star-imported here or in an enclosing scope, nearest first."""
+        found: list[str] = []
+        table: ImportTable | None = self
+        while table is not None:
+            found.extend(table.star_modules)
+            table = table.parent
+        return found
 
     def resolve_name(self, name: str) -> str | None:
         table: ImportTable | None = self

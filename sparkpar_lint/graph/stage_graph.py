@@ -138,6 +138,18 @@ class ColumnExpr:
         return ColumnExpr(self.calls + other.calls, self.columns + other.columns)
 
 
+@dataclass(frozen=True)
+class ImportedCall:
+    """A call of a function defined in another module of the project, as that module's summary
+    describes it (sparkpar_lint.project): findings here name the helper as a related location."""
+
+    function: str
+    path: str  # the helper's module file
+    sourced: bool = False  # the helper reads the rows it returns
+    columns: tuple[str, ...] | None = None  # the columns it returns, when known
+    unique: tuple[frozenset[str], ...] = ()  # column sets its result is unique on
+
+
 @dataclass
 class StageNode:
     id: int
@@ -168,6 +180,8 @@ class StageNode:
     indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
     # Stages built from SQL text: the construct and the literal holding it (sql.fixes.SqlSite).
     sql: object = field(default=None, repr=False)
+    # A call of another project module's function, standing for what that function does.
+    imported: ImportedCall | None = None
 
     @property
     def api(self) -> str:
@@ -250,6 +264,9 @@ class StageGraph:
     # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
     training_inputs: set[int] = field(default_factory=set)
     _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
+    # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
+    # module's summary for the modules importing it (sparkpar_lint.project).
+    function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def positions(self) -> Mapping:

@@ -82,6 +82,8 @@ def _join_how(node: StageNode) -> str:
 
 def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
     """The column names a node's output is known to hold, or None when not known."""
+    if node.imported is not None:
+        return set(node.imported.columns) if node.imported.columns is not None else None
     call = node.call
     if node.method == "select" and call is not None:
         names: set[str] = set()
@@ -123,6 +125,8 @@ def _output_name(expr: cst.BaseExpression) -> str | None:
 
 def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[frozenset[str]]:
     """Column sets on which the node's output rows are unique (each set identifies a row)."""
+    if node.imported is not None:
+        return list(node.imported.unique)
     if depth > 40 or node.spec is None:
         return []
     upstream = graph.input_of(node)

@@ -39,10 +39,11 @@ def render(
         console.print(_headline(finding))
         _frame(console, lines, finding.span, Text(finding.rule_id, style=_STYLE[finding.severity]))
         for related in finding.related:
-            location = f"{path_text(finding.path)}:{_cell(related.cell)}{related.span.line}:{related.span.column + 1}"
+            where = related.path or finding.path  # a helper in another module names its own file
+            location = f"{path_text(where)}:{_cell(related.cell)}{related.span.line}:{related.span.column + 1}"
             console.print(Text.assemble("  ::: ", (location, "bold"), f": {visible(related.message)}"))
             label = Text(visible(related.message), style="blue")
-            _frame(console, _lines(sources, finding.path, related.cell), related.span, label)
+            _frame(console, _lines(sources, where, related.cell), related.span, label)
         console.print()
     console.print(_summary(findings, files_checked))
     return buffer.getvalue()

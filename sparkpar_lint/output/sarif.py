@@ -102,7 +102,7 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
         result["ruleIndex"] = index[finding.rule_id]
     if finding.related:
         result["relatedLocations"] = [
-            {**_location(finding.path, r.span, r.cell), "id": i, "message": {"text": r.message}}
+            {**_location(r.path or finding.path, r.span, r.cell), "id": i, "message": {"text": r.message}}
             for i, r in enumerate(finding.related)
         ]
     return result

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
+from sparkpar_lint.settings import AnalysisSettings
 
 if TYPE_CHECKING:
     from sparkpar_lint.fixes.model import Fix
@@ -42,6 +43,7 @@ class RuleContext:
     source: str
     graph: StageGraph
     findings: list[Finding] = field(default_factory=list)
+    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
 
 
 class Rule:
@@ -81,7 +83,7 @@ class Rule:
             severity=severity or self.severity,
             path=ctx.path,
             span=_plain(span),
-            related=tuple(RelatedLocation(_plain(r.span), r.message) for r in related),
+            related=tuple(RelatedLocation(_plain(r.span), r.message, r.cell, r.path) for r in related),
             fix_safety=fix.safety if fix is not None else None,
             fix=fix,
         )

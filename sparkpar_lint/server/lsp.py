@@ -103,12 +103,21 @@ def diagnostic(document: TextDocument, finding: Finding) -> lsp.Diagnostic:
         source="sparkpar",
         message=finding.message + ("" if finding.fix_safety is None else f" [fix: {finding.fix_safety}]"),
         related_information=[
-            lsp.DiagnosticRelatedInformation(
-                location=lsp.Location(uri=document.uri, range=client_range(document, related.span)),
-                message=related.message)
+            lsp.DiagnosticRelatedInformation(location=_related_location(document, related), message=related.message)
             for related in finding.related
         ] or None,
         data={"fix": finding.fix_safety},
+    )
+
+
+def _related_location(document: TextDocument, related) -> lsp.Location:
+    if related.path is None:
+        return lsp.Location(uri=document.uri, range=client_range(document, related.span))
+    # A helper in another module: its `def` line (names are ASCII, so code points are UTF-16 units).
+    span = related.span
+    return lsp.Location(
+        uri=Path(related.path).resolve().as_uri(),
+        range=lsp.Range(lsp.Position(span.line - 1, span.column), lsp.Position(span.end_line - 1, span.end_column)),
     )
 
 

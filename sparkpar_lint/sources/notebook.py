@@ -58,13 +58,13 @@ def read_notebook(path: str, data: bytes) -> Notebook:
     return Notebook(path, data, build(databricks.read_cells(text), markers=False), False)
 
 
-def lint_notebook(notebook: Notebook, rule_ids: Collection[str]) -> list[Finding]:
+def lint_notebook(notebook: Notebook, rule_ids: Collection[str], settings=None) -> list[Finding]:
     """Findings in notebook coordinates; a `# noqa` never hides a cell that does not parse."""
     from sparkpar_lint.analysis import analyze
     from sparkpar_lint.suppressions import apply_suppressions
 
     virtual = notebook.virtual
-    findings = [f for f in analyze(notebook.path, virtual.text, rule_ids) if f.rule_id in rule_ids]
+    findings = [f for f in analyze(notebook.path, virtual.text, rule_ids, settings) if f.rule_id in rule_ids]
     findings = [_locate(f, virtual) for f in apply_suppressions(findings, virtual.text)]
     findings += [_unparsable(notebook, cell, error) for cell, error in virtual.broken]
     return sorted(findings, key=Finding.sort_key)
@@ -77,6 +77,8 @@ def _locate(finding: Finding, virtual: VirtualSource) -> Finding:
 
 
 def _related(related: RelatedLocation, virtual: VirtualSource) -> RelatedLocation:
+    if related.path is not None:
+        return related  # in another file (an imported helper): not a cell of this notebook
     cell, span = virtual.locate(related.span)
     return RelatedLocation(span, related.message, cell)
 

@@ -1,0 +1,1 @@
+"""The project around a file: its own modules, found on disk, and what their functions do."""
