@@ -47,6 +47,18 @@ CASES = {
         '    return views.withColumn("entry_page", F.first("page").over(by_session))\n',
         'by_session = Window.partitionBy("session").orderBy(F.to_json(F.struct("*")))\n',
     ),
+    "SPX104-constant-order-dedup-backslash-chain": (
+        "SPX104",
+        "from pyspark.sql import DataFrame, Window\n"
+        "from pyspark.sql.functions import col, lit, row_number\n"
+        "\n"
+        "def keep_one(spark, rows: DataFrame) -> DataFrame:\n"
+        "    return rows\\\n"
+        '        .withColumn("rn", row_number().over(Window.partitionBy("part_no").orderBy(lit(1))))\\\n'
+        '        .filter(col("rn") == lit(1))\\\n'
+        '        .drop("rn")  # one row per part\n',
+        '            row_number().over(Window.partitionBy("part_no").orderBy(lit(1), to_json(struct("*")))),\n',
+    ),
 }
 
 

@@ -209,6 +209,9 @@ class UnorderedWindow(Rule):
             line=5,
             column=34,
             related_lines=(4,),
+            # Nothing tells the rows apart: the whole row breaks the ties (unsafe).
+            expected_fix=_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit("x"), F.to_json(F.struct("*")))\n'
+            'numbered = events.withColumn("n", F.row_number().over(w))\n',
         ),
         # Ordered by the partition key itself: "keep row 1" keeps an arbitrary row per user.
         Invalid(
@@ -218,6 +221,9 @@ class UnorderedWindow(Rule):
             line=5,
             column=31,
             related_lines=(4,),
+            expected_fix=_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("user").desc(), F.to_json(F.struct("*")))\n'
+            'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
+            'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
         ),
         # SQL: a window named in the WINDOW clause, with no ORDER BY.
         Invalid(
@@ -286,7 +292,7 @@ class UnorderedWindow(Rule):
             "with partitioning. Order by a column that tells the rows apart (`orderBy(<sort column>, "
             "<tie-breaker>)`)"
         )
-        return self.finding(ctx, call.span, message, related=related)
+        return self.finding(ctx, call.span, message, related=related, fix=_tie_broken_fix(ctx.graph, call))
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, call: ColumnCall) -> Finding:
         window = call.window
@@ -363,6 +369,47 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
 def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call:
     ordered = method_call(spec, "orderBy", [e.deep_clone() for e in order])
     return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
+
+
+# Functions whose answer an added tie-breaker cannot change through the frame: it only orders
+# rows the spec's order left tied.
+_FRAME_BLIND = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "ntile", "cume_dist", "first", "first_value"})
+
+
+def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
+    """`.orderBy(lit(1))` (or the partition keys) → `.orderBy(lit(1), F.to_json(F.struct("*")))`.
+
+    Unsafe: with nothing in the order that tells rows apart, the whole row decides, which is one
+    of the orders the rows could arrive in; the author may have meant a time column.
+    """
+    span = call.window.span
+    if span is None or call.function not in _FRAME_BLIND or call.from_sql:
+        return None
+    order = _order_call(graph, span)
+    # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes
+    # only as its sole argument.
+    if order is None or not order.args or any(
+        a.keyword is not None or a.star or not isinstance(a.value, (cst.SimpleString, cst.Call, cst.Attribute))
+        for a in order.args
+    ):
+        return None
+    tie, imports = whole_row(functions_like(graph))
+    description = "order the window's tied rows by the whole row (no order to read)"
+    return Fix(UNSAFE, description, ((order, partial(_with_tie, tie)),), imports)
+
+
+def _with_tie(tie: cst.BaseExpression, order: cst.Call) -> cst.Call:
+    last = order.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return order.with_changes(args=[*order.args[:-1], last, cst.Arg(tie.deep_clone())])
+
+
+def _order_call(graph: StageGraph, span: Span) -> cst.Call | None:
+    """The spec's `.orderBy(...)` call: a call starting where the spec does, named orderBy."""
+    for node, code_range in graph.positions.items():
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "orderBy":
+            if (code_range.start.line, code_range.start.column) == (span.line, span.column):
+                return node
+    return None
 
 
 def _spec_call(graph: StageGraph, span: Span) -> cst.Call | None:
