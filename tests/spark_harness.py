@@ -46,8 +46,13 @@ def _collect(result) -> list:
     return [_plain(row) for row in rows]
 
 
-def run(spark: SparkSession, module: ModuleType, seed: int | None) -> list:
-    """One run: seed None is the sequential semantics; otherwise a seeded random interleaving."""
+def run(spark: SparkSession, module: ModuleType, seed: int | None, arrival: str | None = None) -> list:
+    """One run: seed None is the sequential semantics; otherwise a seeded random interleaving.
+
+    `arrival` ("ascending" or "descending", with seed None) runs the sequential semantics on the
+    same rows arriving in another order: sorted by the whole row as Spark orders it
+    (`to_json(struct("*"))`), an order the rows of an unordered table could come in.
+    """
     schema = getattr(module, "SCHEMA", {})
     rng = random.Random(seed)
     if seed is None:
@@ -62,6 +67,11 @@ def run(spark: SparkSession, module: ModuleType, seed: int | None) -> list:
         if seed is not None:
             rng.shuffle(rows)
         frame = spark.createDataFrame(rows, schema.get(name))
+        if arrival is not None:
+            from pyspark.sql import functions as F
+
+            whole_row = F.to_json(F.struct(*frame.columns))  # a sort takes no `*`
+            frame = frame.orderBy(whole_row.desc() if arrival == "descending" else whole_row)
         frames[name] = frame.coalesce(1) if seed is None else frame.repartition(input_partitions)
     output = _collect(module.job(spark, **frames))
     if getattr(module, "OUTPUT", "bag") == "bag":

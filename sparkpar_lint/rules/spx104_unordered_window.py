@@ -371,9 +371,10 @@ def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call
     return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
 
 
-# Functions whose answer an added tie-breaker cannot change through the frame: it only orders
-# rows the spec's order left tied.
-_FRAME_BLIND = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "ntile", "cume_dist", "first", "first_value"})
+# Functions a tie-breaker changes only by ordering the rows the spec's order left tied: their
+# answer does not come from a frame (`last` would: its frame ends at the last peer, which the
+# tie-breaker would make the current row).
+_FRAME_BLIND = frozenset({"row_number", "ntile", "lag", "lead", "first", "first_value"})
 
 
 def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
