@@ -48,7 +48,9 @@ def analyze_module(
     """Findings on an already parsed module; their fixes replace nodes of this very module."""
     settings = settings or AnalysisSettings()
     project = ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
-    ctx = RuleContext(path=path, source=source, graph=build_graph(module, path, project), settings=settings)
+    graph = build_graph(module, path, project)
+    graph.unique_columns = settings.unique_columns
+    ctx = RuleContext(path=path, source=source, graph=graph, settings=settings)
     findings: dict[tuple, Finding] = {}
     for rule_class in all_rules():
         if rule_ids is not None and rule_class.id not in rule_ids:

@@ -34,7 +34,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     from sparkpar_lint.fixes.files import NotFixed, checked_roots, encoding_of, real_target, write_in_place
     from sparkpar_lint.fixes.summary import render_summary
     from sparkpar_lint.fixes.unfixed import unfixed_lines
-    from sparkpar_lint.runner import effective_rules, rules_for_file
+    from sparkpar_lint.runner import analysis_settings, effective_rules, rules_for_file
     from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
 
@@ -42,6 +42,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude)
     check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
+    settings = analysis_settings(config, None)
     if summary_path is not None and not summary_path.parent.is_dir():
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
         _fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
@@ -66,7 +67,10 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
             continue
         try:
             file_rules = rules_for_file(path, config, rule_ids)
-            outcome = (fix_notebook if notebook else fix_source)(path, source, file_rules, unsafe=unsafe_fixes)
+            if notebook:
+                outcome = fix_notebook(path, source, file_rules, unsafe=unsafe_fixes)
+            else:
+                outcome = fix_source(path, source, file_rules, unsafe=unsafe_fixes, settings=settings)
         except NotebookError as error:
             errors.append(str(error))
             continue

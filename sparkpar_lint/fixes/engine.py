@@ -51,14 +51,15 @@ def apply_fixes(module: cst.Module, fixes: list[Fix]) -> str:
     return _apply(module, fixes)
 
 
-def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool = False) -> FixOutcome:
+def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool = False, settings=None) -> FixOutcome:
+    """`settings` (settings.AnalysisSettings): what the configuration tells the rules, as in lint."""
     outcome = FixOutcome(path, source, source)
     for _ in range(MAX_PASSES):
         try:
             module = cst.parse_module(outcome.fixed)
         except cst.ParserSyntaxError:
             break
-        findings = [f for f in analyze_module(path, outcome.fixed, module, rule_ids) if f.rule_id in rule_ids]
+        findings = [f for f in analyze_module(path, outcome.fixed, module, rule_ids, settings) if f.rule_id in rule_ids]
         outcome.remaining = apply_suppressions(findings, outcome.fixed)
         chosen = _non_overlapping([f for f in outcome.remaining if fixable(f, unsafe)])
         if not chosen:

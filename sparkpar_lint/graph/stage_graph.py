@@ -267,6 +267,8 @@ class StageGraph:
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
     function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # `[tool.sparkpar] unique-columns` (graph.declared_keys): "col" or "table.col".
+    unique_columns: tuple[str, ...] = ()
 
     @property
     def positions(self) -> Mapping:

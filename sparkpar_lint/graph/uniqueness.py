@@ -19,6 +19,7 @@ import re
 
 import libcst as cst
 
+from sparkpar_lint.graph.declared_keys import declared_sets
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 _DEDUPLICATING = frozenset({"dropDuplicates", "drop_duplicates", "dropDuplicatesWithinWatermark"})
@@ -144,7 +145,7 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
         columns = _input_columns(graph, node)
         return [frozenset(columns)] if columns else []
     if upstream is None:
-        return []
+        return declared_sets(graph, node)
     inherited = unique_sets(graph, upstream, depth + 1)
     if node.method == "join":
         keys = join_keys(node)
@@ -247,8 +248,13 @@ def self_union(graph: StageGraph, node: StageNode) -> bool:
 
 
 def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) -> bool:
-    """Some stage upstream of `node` leaves one row per value of `key` (or of the whole row)."""
+    """Some stage upstream of `node` leaves one row per value of `key` (or of the whole row), or
+    the rows hold a column of `key` the project declares unique."""
+    if graph.unique_columns and is_unique_on(graph, node, key):
+        return True
     for upstream in graph.upstream(node):
+        if upstream.imported is not None and any(s <= set(key) for s in upstream.imported.unique):
+            return True
         # An aggregation of grouped rows: one output row per group, carrying only the keys and aggregates.
         grouped = upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys"
         if upstream.method in _DEDUPLICATING_OR_DISTINCT or grouped:

@@ -24,7 +24,7 @@ from sparkpar_lint.fixes.ordering import (
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
-from sparkpar_lint.graph.uniqueness import deduplicated_on
+from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -506,6 +506,8 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if _literal_rows_only(graph, node):
         return False  # rows written out in the code: whether they tie is there to read
+    if graph.unique_columns and is_unique_on(graph, node, (column,)):
+        return False  # `[tool.sparkpar] unique-columns` says no two rows share it
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
 
 
