@@ -19,6 +19,7 @@ import libcst as cst
 from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
+from sparkpar_lint.graph.batching import batches_rows_only
 from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -69,6 +70,17 @@ class PartitioningDependentValue(Rule):
             + 'spread = salted.repartition(F.concat("city", F.lit("_"), "salt"))\n'
             + "print(spread.rdd.glom().map(len).collect())\nspread.count()\n"
         ),
+        # Partition ids that only batch rows for a pandas function working row by row (the id
+        # dropped), or one that only counts its rows: the grouping splits the work, nothing else.
+        Valid(
+            _PRELUDE
+            + "import pandas as pd\n"
+            + "def shout(pdf):\n    return pdf.apply(lambda row: row.str.upper(), axis=1).drop(columns=[\"pid\"])\n"
+            + "def blanks(pdf):\n    return pd.DataFrame({\"name\": [\"?\" for _ in range(len(pdf))]})\n"
+            + 'batched = spark.read.parquet("t").withColumn("pid", F.spark_partition_id()).groupBy("pid")\n'
+            + 'batched.applyInPandas(shout, "name string").write.parquet("loud")\n'
+            + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(blanks, "name string")\n'
+        ),
         # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
         Valid(
             _PRELUDE
@@ -89,6 +101,17 @@ class PartitioningDependentValue(Rule):
             line=3,
             column=53,
             related_lines=(4,),
+            expected_fix=None,
+        ),
+        # The near miss: the rows are numbered within each partition's group.
+        Invalid(
+            _PRELUDE
+            + "import pandas as pd\n"
+            + "def numbered(pdf):\n    return pd.DataFrame({\"n\": [i for i in range(len(pdf))]})\n"
+            + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(numbered, "n long")\n',
+            line=6,
+            column=33,
+            related_lines=(6,),
             expected_fix=None,
         ),
         # The near miss: the salted rows are written, so the random salt is kept data.
@@ -216,6 +239,8 @@ class PartitioningDependentValue(Rule):
             return None  # a two-stage (salted) aggregation: the totals do not depend on the salt
         if key_user is not None and name is not None and _salt_only_places_rows(graph, node, call, name):
             return None  # a salt that only spreads rows out, then only the layout is looked at
+        if key_user is not None and name is not None and _only_batches_rows(graph, node, name):
+            return None  # groups that only batch rows for a row-by-row pandas function
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
@@ -319,6 +344,27 @@ def _salt_only_places_rows(graph: StageGraph, node: StageNode, call: ColumnCall,
         return False
     readers = [d for d in graph.downstream(node) if salt in _mentioned(d) or salt in _key_columns(d)]
     return bool(readers) and all(r.method in _PLACEMENT and _layout_only(graph, r, 0) for r in readers)
+
+
+_GROUPED_MAPS = frozenset({"applyInPandas", "apply", "applyInArrow"})
+
+
+def _only_batches_rows(graph: StageGraph, node: StageNode, column: str) -> bool:
+    """`groupBy(<partition id>).applyInPandas(f)` where f returns rows made one input row at a
+    time (the id dropped) or only counts its rows: the grouping splits the work, nothing more."""
+    readers = [d for d in graph.downstream(node) if column in _mentioned(d) or column in _key_columns(d)]
+    if not readers:
+        return False
+    for grouping in readers:
+        consumers = graph.consumers(grouping)
+        if grouping.method not in ("groupBy", "groupby") or not consumers:
+            return False
+        for consumer in consumers:
+            if consumer.method not in _GROUPED_MAPS or not consumer.functions:
+                return False
+            if not all(batches_rows_only(f.node, column) for f in consumer.functions):
+                return False
+    return True
 
 
 def _layout_only(graph: StageGraph, node: StageNode, depth: int) -> bool:
