@@ -269,3 +269,21 @@ def test_coalesce_to_one_partition_keeps_a_total_order():
     graph = graph_of('df = spark.read.parquet("p").orderBy("ts")\ndf.coalesce(1)\ndf.coalesce(4)\n')
     one, four = [n for n in graph.nodes if n.method == "coalesce"]
     assert one.output_order.kind == "total" and four.output_order.kind == "unordered"
+
+
+def test_computed_grouping_key_is_one_key_not_its_string_arguments():
+    # `window("ts", "10 minutes")` groups by one computed column; "10 minutes" is no column.
+    graph = graph_of(
+        """
+        clicks = spark.read.parquet("clicks")
+        counts = clicks.groupBy(F.window("ts", "10 minutes"), F.col("ad")).count()
+        monthly = clicks.repartition(4, F.date_format("ts", "yyyy-MM")).dropDuplicates(["ad"])
+        ranked = clicks.orderBy(F.desc("ts"), F.length("ad"))
+        """
+    )
+    count = only(graph, "GroupedData.count")
+    assert count.keys == ('F.window("ts", "10 minutes")', "ad")
+    assert count.output_partitioning.keys == ('F.window("ts", "10 minutes")', "ad")
+    assert only(graph, "DataFrame.repartition").keys == ('F.date_format("ts", "yyyy-MM")',)
+    # Sort keys stay the columns they sort by, which the order rules compare with other columns.
+    assert only(graph, "DataFrame.orderBy").keys == ("ts", "ad")

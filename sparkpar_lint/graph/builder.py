@@ -550,7 +550,8 @@ class GraphBuilder:
             call=call,
             inputs=inputs,
             streaming=streaming,
-            keys=receiver.keys + (_key_names(args, kwargs) if spec and spec.keys == "args" else ()),
+            keys=receiver.keys + (_key_names(args, kwargs, expressions=spec.partitioning_effect in _HASHING)
+                                  if spec and spec.keys == "args" else ()),
             columns=_columns_of([*args, *kwargs.values()]) + _sql_columns(args if spec and spec.sql_columns else [], self),
             functions=self.functions_of(spec, call, args, kwargs, scope),
             keywords=_keyword_texts(call, self.module),
@@ -836,14 +837,35 @@ def _flatten(values) -> list[Value]:
     return flat
 
 
-def _key_names(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, ...]:
+def _key_names(args: list[Value], kwargs: dict[str, Value], *, expressions: bool = False) -> tuple[str, ...]:
+    """Key columns among the arguments; with `expressions`, a computed key is one key (its source)."""
     names = []
     for value in _flatten([*args, *(kwargs[k] for k in ("cols", "subset", "col") if k in kwargs)]):
         if isinstance(value, StringValue):
             names.append(value.text)
         elif isinstance(value, ColumnValue):
-            names.extend(value.expr.columns)
+            expression = _key_expression(value.expr) if expressions else None
+            names.extend((expression,) if expression else value.expr.columns)
     return tuple(names)
+
+
+# Grouping and hash partitioning: a computed key is one hash key. Sort keys stay columns, which
+# is what the order rules compare.
+_HASHING = ("hash", "by-args")
+# Functions that name a column, or only say how to sort by it: the key is still that column.
+_NAMING_FUNCTIONS = frozenset({"col", "column", "asc", "desc", "asc_nulls_first", "asc_nulls_last",
+                               "desc_nulls_first", "desc_nulls_last"})
+
+
+def _key_expression(expr: ColumnExpr) -> str | None:
+    """The source text of a key computed by a function, `F.window("t", "10 minutes")`: one key,
+    not the columns "t" and "10 minutes" (its string arguments are not all columns, and the key
+    column it makes has another name). None for a plain column (`col("k")`, `df.k`, `desc("k")`)."""
+    top = expr.calls[0] if expr.calls else None
+    if top is None or top.enclosing or top.call is None or top.udf is not None \
+            or top.function in _NAMING_FUNCTIONS:
+        return None
+    return cst.Module([]).code_for_node(top.call)
 
 
 def _columns_of(values) -> ColumnExpr:

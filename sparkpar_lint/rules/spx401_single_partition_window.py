@@ -141,8 +141,11 @@ def _small_input(graph: StageGraph, node: StageNode) -> bool:
             count = upstream.call.args[0].value
             return isinstance(count, cst.Integer) and int(count.value) <= _SMALL_LIMIT
         if upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys":
-            # String arguments that are no column names (a date format, "yy-MMM") say nothing.
-            keys = [k for k in upstream.keys if k.isidentifier()]
+            # A computed key (`date_format("orderdate", "yy-MMM")`) is read by the columns it uses;
+            # string arguments that are no column names (a date format, "yy-MMM") say nothing.
+            grouping = graph.input_of(upstream)
+            used = grouping.columns.columns if grouping is not None else ()
+            keys = [k for k in (*upstream.keys, *used) if k.isidentifier()]
             return bool(keys) and all(_TIME_BUCKET.search(k) for k in keys)
         if upstream.spec is not None and upstream.spec.data_args:
             return False
