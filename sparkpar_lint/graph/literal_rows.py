@@ -21,22 +21,37 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     source = node
     while source is not None and source.method in _ROW_KEEPING:
         source = graph.input_of(source)
-    if source is None or source.method != "createDataFrame" or source.call is None or len(source.call.args) < 2:
+    if source is None or source.method != "createDataFrame" or source.call is None or not source.call.args:
         return None
     data = _resolve(graph, source.call.args[0].value, source)
-    schema = _resolve(graph, source.call.args[1].value, source)
-    if data is None or schema is None:
+    if data is None:
         return None
-    names = literal_names(schema) if isinstance(schema, (cst.List, cst.Tuple)) else _ddl_names(schema)
     try:
         rows = ast.literal_eval(cst.Module([]).code_for_node(data))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    if not names or not isinstance(rows, (list, tuple)):
+    if not isinstance(rows, (list, tuple)):
+        return None
+    if len(source.call.args) < 2 or source.call.args[1].keyword is not None:
+        return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
+    schema = _resolve(graph, source.call.args[1].value, source)
+    if schema is None:
+        return None
+    names = literal_names(schema) if isinstance(schema, (cst.List, cst.Tuple)) else _ddl_names(schema)
+    if not names:
         return None
     if not all(isinstance(r, (tuple, list)) and len(r) == len(names) for r in rows):
         return None
     return names, [tuple(r) for r in rows]
+
+
+def _dict_rows(rows: list | tuple) -> tuple[list[str], list[tuple]] | None:
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    names = list(rows[0])
+    if not all(isinstance(n, str) for n in names) or any(set(r) != set(names) for r in rows):
+        return None
+    return names, [tuple(r[n] for n in names) for r in rows]
 
 
 def _ddl_names(schema: cst.BaseExpression) -> list[str] | None:
@@ -62,8 +77,25 @@ def _resolve(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) -> cst.
     return best[1] if best is not None else None
 
 
+_COLUMN_ADDING = frozenset({"withColumn", "withColumns"})
+
+
 def duplicates_identical(graph: StageGraph, node: StageNode, subset: tuple[str, ...]) -> bool | None:
-    """Do the literal rows sharing a subset value agree on every column? None: not literal."""
+    """Do the literal rows sharing a subset value agree on every column? None: not literal.
+
+    Columns added on the way (`withColumn`) keep the answer when they leave the subset alone: no
+    duplicates stay none, and identical duplicates stay identical unless a column added to them is
+    random or a UDF (which may be)."""
+    deterministic = True
+    while node is not None and node.method in _COLUMN_ADDING:
+        written = _written_columns(node)
+        if written is None or set(written) & set(subset):
+            return None
+        if any(c.udf is not None or (c.spec is not None and c.spec.partitioning_dependent) for c in node.columns.calls):
+            deterministic = False
+        node = graph.input_of(node)
+    if node is None:
+        return None
     found = literal_rows(graph, node)
     if found is None:
         return None
@@ -74,7 +106,21 @@ def duplicates_identical(graph: StageGraph, node: StageNode, subset: tuple[str, 
     seen: dict[tuple, tuple] = {}
     for row in rows:
         key = tuple(row[i] for i in indices)
-        if key in seen and seen[key] != row:
+        if key in seen and (seen[key] != row or not deterministic):
             return False
         seen.setdefault(key, row)
     return True
+
+
+def _written_columns(node: StageNode) -> list[str] | None:
+    """The columns `withColumn("c", ...)` / `withColumns({"c": ...})` write, when spelled out."""
+    if node.call is None or not node.call.args:
+        return None
+    first = node.call.args[0].value
+    if node.method == "withColumn":
+        return [first.evaluated_value] if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str) else None
+    if isinstance(first, cst.Dict):
+        keys = [e.key for e in first.elements if isinstance(e, cst.DictElement)]
+        if len(keys) == len(first.elements) and all(isinstance(k, cst.SimpleString) for k in keys):
+            return [k.evaluated_value for k in keys]
+    return None

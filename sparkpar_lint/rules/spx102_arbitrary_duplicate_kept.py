@@ -74,6 +74,14 @@ class ArbitraryDuplicateKept(Rule):
             'data = [("ann", "hr"), ("bo", "it"), ("ann", "hr")]\n'
             'spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["name"]).show()\n'
         ),
+        # Literal dict rows with distinct ids (columns stamped on afterwards): no duplicates at all.
+        Valid(
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'batch = [{"id": "3", "amount": 2.5}, {"id": "4", "amount": 3.0}]\n'
+            'rows = spark.createDataFrame(batch).withColumn("loaded_at", F.current_timestamp())\n'
+            'rows.dropDuplicates(["id"]).write.parquet("increment")\n'
+        ),
         # Already one row per user: nothing to choose between.
         Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
         # The other columns are computed from the subset: duplicates are identical rows.
@@ -95,6 +103,33 @@ class ArbitraryDuplicateKept(Rule):
         ),
     ]
     INVALID = [
+        # The near miss: identical literal copies, but a random column is stamped on each copy.
+        Invalid(
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
+            'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
+            'rows.dropDuplicates(["id"]).write.parquet("increment")\n',
+            line=5,
+            column=5,
+            severity=Severity.WARNING,
+            expected_fix=(
+                'from pyspark.sql import Window, SparkSession, functions as F\n'
+                'spark = SparkSession.builder.getOrCreate()\n'
+                'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
+                'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
+                '(\n'
+                '    rows.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .withColumn(\n'
+                '        "_sparkpar_rn",\n'
+                '        F.row_number().over(Window.partitionBy("id").orderBy("_sparkpar_seq")),\n'
+                '    )\n'
+                '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+                '    .write.parquet("increment")\n'
+                ')\n'
+            ),
+        ),
         # The near miss: two rows share a department but not a name.
         Invalid(
             "from pyspark.sql import SparkSession\n"
