@@ -13,8 +13,8 @@ import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
+from sparkpar_lint.command_input import file_timeout_option
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
-from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
 from sparkpar_lint.output.escape import visible
@@ -57,8 +57,7 @@ def main() -> None:
               help=f"Cache directory (default: {CACHE_DIR_NAME}/ beside the config, else here).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
-@click.option("--file-timeout", type=click.FloatRange(min=0), default=DEFAULT_FILE_TIMEOUT, show_default=True,
-              help="Seconds one file may take before it is reported as an error and skipped (0: no limit).")
+@file_timeout_option
 def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
@@ -162,24 +161,30 @@ def explain(rule_id):
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["rich", "mermaid", "dot", "json"]),
               default="rich", show_default=True)
-def graph(file, fmt):
+@file_timeout_option
+def graph(file, fmt, file_timeout):
     """Show the stage graph sparkpar builds for FILE."""
-    from sparkpar_lint.command_input import InputError, read_cells_source
+    from sparkpar_lint.command_input import InputError, within_budget
 
     try:
-        from sparkpar_lint.graph.render import render_graph
-    except ImportError as error:
-        _fail(f"graph rendering is not available in this build ({error})")
-    try:
-        # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql),
-        # shown in the notebook's own coordinates.
-        source, locate = read_cells_source(str(file))
-        text = render_graph(str(file), source, fmt, locate)
+        text = within_budget(_graph_text, (str(file), fmt), str(file), file_timeout, "no graph was drawn")
     except InputError as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming the file, never a traceback
         _fail(f"{file}: internal error: {type(error).__name__}: {error}")
     click.echo(text, nl=False)
+
+
+def _graph_text(item: tuple[str, str]) -> str:
+    """In the worker: read, parse and render one file."""
+    from sparkpar_lint.command_input import read_cells_source
+    from sparkpar_lint.graph.render import render_graph
+
+    path, fmt = item
+    # A notebook's graph is that of its Python text (magics masked, %sql cells as spark.sql),
+    # shown in the notebook's own coordinates.
+    source, locate = read_cells_source(path)
+    return render_graph(path, source, fmt, locate)
 
 
 def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:

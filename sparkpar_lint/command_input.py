@@ -1,22 +1,41 @@
 """The one file a command works on (`graph`, `plan`, `profile`): read, decoded and parsed as `lint`
-does it, and a failure is one escaped line naming the file with exit status 2."""
+does it, worked on within the per-file time and memory budget, and a failure is one escaped line
+naming the file with exit status 2."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
 
+from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, call_isolated
 from sparkpar_lint.model import ExitStatus, Span
 
 if TYPE_CHECKING:
     import libcst as cst
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 
 class InputError(Exception):
     """The file cannot be read, decoded or parsed; the message names it and says why, in one line."""
+
+
+file_timeout_option = click.option(
+    "--file-timeout", type=click.FloatRange(min=0), default=DEFAULT_FILE_TIMEOUT, show_default=True,
+    help="Seconds one file may take before it is reported as an error and skipped (0: no limit).")
+
+
+def within_budget(function: Callable[[T], R], item: T, path: str, timeout: float | None, consequence: str) -> R:
+    """`function(item)` in a worker process (isolation.py): a crash, a run past `timeout` seconds
+    or past the memory budget is an InputError naming `path`; the function's own errors come back."""
+    try:
+        return call_isolated(function, item, timeout or None, consequence=consequence)
+    except Failure as failure:
+        raise InputError(f"{path}: {failure}") from None
 
 
 def read_source(path: str) -> str:

@@ -8,6 +8,7 @@ import contextlib
 import faulthandler
 import multiprocessing
 import os
+import pickle
 import resource
 import signal
 import time
@@ -19,16 +20,56 @@ from typing import Any
 DEFAULT_FILE_TIMEOUT = 120.0
 # Address space a worker may add while analysing one file (a 50,000-line file needs ~1.5 GB).
 MEMORY_BUDGET_BYTES = 6 * 1024**3
+NOT_CHECKED = "the file was not checked"
 
 
 class Failure(Exception):
     """Why one item produced no result; its message completes "<path>: ..."."""
 
 
+class Raised:
+    """An exception the function raised in a worker, carried back to be raised in the parent
+    (one that cannot be pickled comes back as a RuntimeError naming it)."""
+
+    def __init__(self, error: Exception) -> None:
+        try:
+            pickle.dumps(error)
+        except Exception:
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        self.error = error
+
+
+class _Catching:
+    """`function`, with its exceptions returned as Raised (a module-level class: spawn pickles it)."""
+
+    def __init__(self, function: Callable) -> None:
+        self.function = function
+
+    def __call__(self, item: Any) -> Any:
+        try:
+            return self.function(item)
+        except MemoryError:
+            raise  # the worker turns it into the budget's Failure
+        except Exception as error:
+            return Raised(error)
+
+
+def call_isolated(function: Callable, item: Any, timeout: float | None, *, consequence: str) -> Any:
+    """`function(item)` in a worker process: its result, or its exception raised here, or a
+    Failure when it crashed, ran past `timeout` seconds or out of its memory budget."""
+    for _, outcome in map_isolated(_Catching(function), [item], 1, timeout, consequence=consequence):
+        if isinstance(outcome, Failure):
+            raise outcome
+        if isinstance(outcome, Raised):
+            raise outcome.error
+        return outcome
+    raise AssertionError("map_isolated yields one outcome per item")
+
+
 class _Worker:
-    def __init__(self, context, function: Callable) -> None:
+    def __init__(self, context, function: Callable, consequence: str) -> None:
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, function), daemon=True)
+        self.process = context.Process(target=_serve, args=(child, function, consequence), daemon=True)
         self.process.start()
         child.close()
         self.item: Any = None
@@ -47,11 +88,11 @@ class _Worker:
 
 
 def map_isolated(
-    function: Callable, items: Sequence, jobs: int, timeout: float | None
+    function: Callable, items: Sequence, jobs: int, timeout: float | None, *, consequence: str = NOT_CHECKED
 ) -> Iterator[tuple[Any, Any | Failure]]:
     """(item, function(item)) for every item, in completion order; a Failure instead of the
     result when the worker crashed, ran past `timeout` seconds (None or 0: no limit) or out of
-    its memory budget."""
+    its memory budget. `consequence` ends a Failure's message: what was not done."""
     if not items:
         return
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
@@ -60,7 +101,7 @@ def map_isolated(
     busy: list[_Worker] = []
     try:
         for _ in range(max(1, min(jobs, len(items)))):
-            idle.append(_Worker(context, function))
+            idle.append(_Worker(context, function, consequence))
         while queue or busy:
             while queue and idle:
                 worker = idle.pop()
@@ -76,9 +117,9 @@ def map_isolated(
                         outcome = worker.connection.recv()
                     except (EOFError, OSError):
                         worker.process.join()
-                        outcome = Failure(_death(worker.process.exitcode))
+                        outcome = Failure(f"{_death(worker.process.exitcode)}; {consequence}")
                 elif time.monotonic() >= worker.deadline:
-                    outcome = Failure(f"analysis stopped after {timeout:g} s (--file-timeout); the file was not checked")
+                    outcome = Failure(f"analysis stopped after {timeout:g} s (--file-timeout); {consequence}")
                 if outcome is None:
                     continue
                 busy.remove(worker)
@@ -86,7 +127,7 @@ def map_isolated(
                 if isinstance(outcome, Failure):
                     worker.stop()
                     if queue:
-                        idle.append(_Worker(context, function))
+                        idle.append(_Worker(context, function, consequence))
                 else:
                     idle.append(worker)
                 yield item, outcome
@@ -99,7 +140,7 @@ def map_isolated(
             worker.stop()
 
 
-def _serve(connection: Connection, function: Callable) -> None:
+def _serve(connection: Connection, function: Callable, consequence: str) -> None:
     """A worker's loop: items in, results out, until the parent sends None or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.disable()  # a crash is reported by the parent, in one line
@@ -121,7 +162,7 @@ def _serve(connection: Connection, function: Callable) -> None:
             outcome = function(item)
         except MemoryError:
             outcome = Failure(
-                f"analysis needed more than its {MEMORY_BUDGET_BYTES // 1024**3} GiB memory budget; the file was not checked"
+                f"analysis needed more than its {MEMORY_BUDGET_BYTES // 1024**3} GiB memory budget; {consequence}"
             )
         connection.send(outcome)
 
@@ -144,5 +185,7 @@ def _death(exitcode: int | None) -> str:
             name = signal.Signals(-exitcode).name
         except ValueError:
             name = f"signal {-exitcode}"
-        return f"the analyser crashed on this file ({name}); the file was not checked"
-    return f"the analyser exited unexpectedly on this file (status {exitcode}); the file was not checked"
+        if name == "SIGABRT":  # how native code (LibCST's parser) stops when an allocation fails
+            name = "SIGABRT: out of memory or stack in native code"
+        return f"the analyser crashed on this file ({name})"
+    return f"the analyser exited unexpectedly on this file (status {exitcode})"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import os
 import sys
 from pathlib import Path
 
 import click
 
+from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
@@ -26,17 +30,17 @@ from sparkpar_lint.selection import check_selection, comma_list
 @click.option("--show-unfixed", is_flag=True, help="Print one line per finding left unfixed, saying why.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
-def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exclude, show_unfixed, config_path):
+@file_timeout_option
+def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exclude, show_unfixed, config_path,
+        file_timeout):
     """Rewrite PATHS so their results no longer depend on partitioning."""
     from sparkpar_lint.cli import _load_config, _rule_classes, _with_cli_excludes
     from sparkpar_lint.discovery import NotASourceFile, describe_read_error, discover, read_source_bytes
-    from sparkpar_lint.fixes.engine import fix_source
     from sparkpar_lint.fixes.files import NotFixed, checked_roots, encoding_of, real_target, write_in_place
     from sparkpar_lint.fixes.summary import render_summary
     from sparkpar_lint.fixes.unfixed import unfixed_lines
     from sparkpar_lint.runner import analysis_settings, effective_rules, rules_for_file
     from sparkpar_lint.sources import is_notebook
-    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
 
     rules = {rule.id: rule for rule in _rule_classes()}
     config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude)
@@ -51,6 +55,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     errors = list(found.errors)
     warnings = list(found.warnings)
     outcomes = []
+    pending = []
     for path in found.files:
         try:
             data = read_source_bytes(path)
@@ -65,17 +70,12 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
             continue
         if "spark" not in source.lower() and not notebook:
             continue
-        try:
-            file_rules = rules_for_file(path, config, rule_ids)
-            if notebook:
-                outcome = fix_notebook(path, source, file_rules, unsafe=unsafe_fixes)
-            else:
-                outcome = fix_source(path, source, file_rules, unsafe=unsafe_fixes, settings=settings)
-        except NotebookError as error:
-            errors.append(str(error))
-            continue
-        except Exception as error:  # one file's internal error must not stop the others
-            errors.append(f"{path}: internal error: {type(error).__name__}: {error}")
+        job_rules = rules_for_file(path, config, rule_ids)
+        pending.append(_FixJob(path, data, encoding, source, notebook, job_rules, unsafe_fixes, settings))
+    for job, outcome in _fix_all(pending, file_timeout):
+        path, data, encoding = job.path, job.data, job.encoding
+        if isinstance(outcome, str):
+            errors.append(outcome)
             continue
         outcomes.append(outcome)
         if show_unfixed:
@@ -112,6 +112,59 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     if errors:
         sys.exit(ExitStatus.ERROR)
     sys.exit(ExitStatus.FINDINGS if check and changed else ExitStatus.CLEAN)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FixJob:
+    path: str
+    data: bytes
+    encoding: str
+    source: str
+    notebook: bool
+    rule_ids: frozenset
+    unsafe: bool
+    settings: object  # settings.AnalysisSettings: what the configuration tells the rules
+
+
+def _fix_all(jobs: list[_FixJob], timeout: float | None):
+    """(job, outcome or one error line) per job, in the order given. Each file is fixed in a worker
+    process (isolation.py), so a file that crashes or stalls the parser, or runs past its time or
+    memory budget, costs that file; files are written here, by the parent, never by a worker."""
+    from sparkpar_lint.isolation import Failure, map_isolated
+
+    workers = min(os.cpu_count() or 1, max(1, len(jobs) // 4))
+    done = {}
+    for job, outcome in map_isolated(_fix_one, jobs, workers, timeout or None, consequence="the file was not fixed"):
+        done[job.path] = f"{job.path}: {outcome}" if isinstance(outcome, Failure) else outcome
+    return [(job, done[job.path]) for job in jobs]
+
+
+def _fix_one(job: _FixJob):
+    """In the worker: the file's FixOutcome (its fixes reduced to what the report needs, as the
+    CST nodes they rewrite stay here), or one error line."""
+    from sparkpar_lint.fixes.engine import fix_source
+    from sparkpar_lint.parsing import with_deep_stack
+    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
+
+    try:
+        if job.notebook:
+            outcome = with_deep_stack(fix_notebook, job.path, job.source, job.rule_ids, unsafe=job.unsafe)
+        else:
+            outcome = with_deep_stack(fix_source, job.path, job.source, job.rule_ids, unsafe=job.unsafe,
+                                      settings=job.settings)
+    except NotebookError as error:
+        return str(error)
+    except Exception as error:  # one file's internal error must not stop the others
+        return f"{job.path}: internal error: {type(error).__name__}: {error}"
+    for findings in (outcome.applied, outcome.remaining):
+        findings[:] = [_portable(f) for f in findings]
+    return outcome
+
+
+def _portable(finding):
+    if isinstance(finding.fix, Fix):
+        return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, replacements=(), imports=()))
+    return finding
 
 
 def _diff(outcome) -> str:

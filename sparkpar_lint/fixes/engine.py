@@ -21,6 +21,7 @@ from sparkpar_lint.fixes.imports import finish_imports
 from sparkpar_lint.fixes.layout import merge_dropped, relayout, wrap_long_lines
 from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.model import Finding
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 from sparkpar_lint.suppressions import apply_suppressions
 
 MAX_PASSES = 10
@@ -56,8 +57,8 @@ def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool =
     outcome = FixOutcome(path, source, source)
     for _ in range(MAX_PASSES):
         try:
-            module = cst.parse_module(outcome.fixed)
-        except cst.ParserSyntaxError:
+            module = parse_module(outcome.fixed)  # the nesting check first: deep brackets crash LibCST
+        except (cst.ParserSyntaxError, TooDeeplyNested):
             break
         findings = [f for f in analyze_module(path, outcome.fixed, module, rule_ids, settings) if f.rule_id in rule_ids]
         outcome.remaining = apply_suppressions(findings, outcome.fixed)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from sparkpar_lint.command_input import InputError, parse_source, read_source
+from sparkpar_lint.command_input import InputError, file_timeout_option, parse_source, read_source, within_budget
 from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model
 from sparkpar_lint.plan.render import FORMATS, render
@@ -42,18 +42,25 @@ class PlanError(Exception):
 @click.option("--replication-cost", type=click.FloatRange(min=0),
               help="c_p: per-row ordering cost, times log2(replicas) (overrides the model).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True)
+@file_timeout_option
 def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
-         replication_cost, fmt):
+         replication_cost, fmt, file_timeout):
     """Advise on parallelism: regions, ordering, replicas, repartition and shuffle partitions."""
     try:
-        report = _plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
-                       replication_cost)
+        # In a worker process: a job file that stalls or crashes the parser costs one clear error.
+        arguments = (file, model_path, profile_path, cores, brute_force, thread_switch_cost, replication_cost)
+        report = within_budget(_plan_arguments, arguments, str(file or model_path), file_timeout,
+                               "nothing was planned")
     except (ModelError, PlanError, InputError) as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
     color = fmt == "rich" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     click.echo(render(report, fmt, color=color), nl=False)
+
+
+def _plan_arguments(arguments: tuple):
+    return _plan(*arguments)
 
 
 def _plan(file, model_path, profile_path, cores, brute, delta, cp):
