@@ -50,6 +50,8 @@ class Finding:
     fix: object = field(default=None, compare=False, repr=False)
     # Jupyter notebooks: the 1-based index over all cells; `span` is then within that cell.
     cell: int | None = None
+    # Why the rule offers no fix for this finding, when it can say (`sparkpar fix --show-unfixed`).
+    no_fix_reason: str | None = field(default=None, compare=False, repr=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.span, self.rule_id)

@@ -78,11 +78,22 @@ def test_show_unfixed_says_why_one_line_per_finding(tmp_path: Path):
     result = run("fix", "--show-unfixed", str(job))
     lines = [line for line in result.output.splitlines() if "not fixed" in line]
     assert lines == [
-        f"{job}:5:21: SPX106 not fixed: no automatic fix here: SPX106 needs a sort the shuffle discarded or an "
-        "unshuffled batch source; after an aggregation the intended order (the busiest, the newest) is the "
-        "author's to choose"
+        f"{job}:5:21: SPX106 not fixed: no automatic fix here: no sort to restore, and the rows come out of a "
+        "shuffle (an aggregation, join or distinct) or have no batch source in this module: which rows to keep "
+        "(the busiest, the newest) is the author's choice"
     ]
     assert job.read_text() == UNFIXABLE
+
+
+def test_show_unfixed_names_the_reason_of_this_finding(tmp_path: Path):
+    job = tmp_path / "codes.py"
+    job.write_text(
+        "def job(spark, lines):\n"
+        "    counts = lines.rdd.map(lambda r: (r.code, 1)).reduceByKey(lambda a, b: a + b)\n"
+        "    return counts.take(5)\n"
+    )
+    result = run("fix", "--show-unfixed", str(job))
+    assert f"{job}:3:19: SPX106 not fixed: no automatic fix here: `take` on an RDD: `takeOrdered` needs a key" in result.output
 
 
 def test_show_unfixed_points_to_unsafe_fixes(tmp_path: Path):

@@ -36,6 +36,8 @@ def why_unfixed(finding: Finding, rule, unsafe: bool, rejected: bool) -> str:
         return "this rule has no automatic fix"
     if isinstance(finding.fix, Fix):
         return "its fix overlaps another that was applied; run `sparkpar fix` again"
+    if finding.no_fix_reason:
+        return f"no automatic fix here: {finding.no_fix_reason}"
     return f"no automatic fix here: {rule.id} {_NEEDS.get(rule.id, 'lacks the facts its fix needs')}"
 
 

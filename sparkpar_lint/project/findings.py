@@ -37,7 +37,8 @@ def at_imported_calls(graph: StageGraph, findings: Iterable[Finding]) -> list[Fi
             span = Span(line, column, line, column + len(helper.function))
             shown = _shown_path(graph.path, helper.path)
             related = (*related, RelatedLocation(span, f"`{helper.function}` is defined here", path=shown))
-        out.append(dataclasses.replace(finding, related=related, fix=None, fix_safety=None))
+        reason = f"the stage is in `{helper.function}`, defined in another module; fix it there"
+        out.append(dataclasses.replace(finding, related=related, fix=None, fix_safety=None, no_fix_reason=reason))
     return out
 
 

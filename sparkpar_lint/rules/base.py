@@ -75,8 +75,11 @@ class Rule:
         *,
         severity: Severity | None = None,
         related: tuple[RelatedLocation, ...] = (),
-        fix: Fix | None = None,
+        fix: Fix | str | None = None,
     ) -> Finding:
+        """`fix` is the finding's fix, or a string saying why there is none (for --show-unfixed)."""
+        reason = fix if isinstance(fix, str) else None
+        fix = None if isinstance(fix, str) else fix
         return Finding(
             rule_id=self.id,
             message=message,
@@ -86,6 +89,7 @@ class Rule:
             related=tuple(RelatedLocation(_plain(r.span), r.message, r.cell, r.path) for r in related),
             fix_safety=fix.safety if fix is not None else None,
             fix=fix,
+            no_fix_reason=reason,
         )
 
 

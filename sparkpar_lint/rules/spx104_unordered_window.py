@@ -278,7 +278,8 @@ class UnorderedWindow(Rule):
             "can change with partitioning. Add a tie-breaker column (`orderBy(<column>, <unique id>)`) "
             "unless the column is unique within each partition"
         )
-        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO)
+        why = f"whether `{column}` is unique in each partition is for the author to say; if not, add a tie-breaker"
+        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO, fix=why)
 
     def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -312,7 +313,7 @@ class UnorderedWindow(Rule):
 _FIRST_ROW = frozenset({"first", "first_value"})
 
 
-def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
+def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     """Order the window spec where it is built: `.orderBy(order, values)`.
 
     The order is the sort or watermark upstream of every use of the spec (safe), otherwise the
@@ -325,16 +326,23 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
     span = call.window.span
     uses = [(n, c) for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span]
     spec_call = _spec_call(graph, span) if span is not None else None
-    if spec_call is None or any(n.streaming or c.from_sql for n, c in uses):
-        return None
+    if any(c.from_sql for _, c in uses):
+        return "the window is in SQL text"
+    if any(n.streaming for n, _ in uses):
+        return "a streaming query allows only time windows"
+    if spec_call is None:
+        return "the window spec is not built in this module"
     values = _value_columns([c for _, c in uses if c.spec is not None and c.spec.order_sensitive])
     consumers = list({n.id: n for n, _ in uses}.values())
     orders = [_user_order(graph, n) for n in consumers]
     if any(o == [] for o in orders):
-        return None  # a sort whose arguments cannot be moved: no guess in its place
+        # A sort whose arguments cannot be moved: no guess in its place.
+        return "the upstream sort's arguments cannot be moved (an `ascending=` keyword or a local name)"
     codes = {tuple(cst.Module([]).code_for_node(e) for e in o) if o is not None else None for o in orders}
-    if values is None or len(codes) != 1:
-        return None
+    if values is None:
+        return "a window function reads an expression, not a column, to break ties with"
+    if len(codes) != 1:
+        return "the spec is used on rows in different orders; which one it should take is the author's choice"
     extra, imports = (), ()
     if orders[0] is not None:
         names = {column_name(e) for e in orders[0]}
@@ -351,7 +359,8 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
             if last.spec.forwarding == "all":
                 extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
         elif call.window.has_frame:
-            return None  # a frame of its own: the author meant an order, which is theirs to name
+            # A frame of its own: the author meant an order, which is theirs to name.
+            return "the spec has a frame of its own but no order: the order it was meant to have is the author's"
         else:
             # No order anywhere to read: the whole row decides, one of the orders the job could see.
             tie, imports = whole_row(functions_like(graph))
@@ -377,23 +386,25 @@ def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call
 _FRAME_BLIND = frozenset({"row_number", "ntile", "lag", "lead", "first", "first_value"})
 
 
-def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | None:
+def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     """`.orderBy(lit(1))` (or the partition keys) → `.orderBy(lit(1), F.to_json(F.struct("*")))`.
 
     Unsafe: with nothing in the order that tells rows apart, the whole row decides, which is one
     of the orders the rows could arrive in; the author may have meant a time column.
     """
     span = call.window.span
-    if span is None or call.function not in _FRAME_BLIND or call.from_sql:
-        return None
-    order = _order_call(graph, span)
+    if call.from_sql:
+        return "the window is in SQL text"
+    if call.function not in _FRAME_BLIND:
+        return f"a tie-breaker would change `{call.function}`'s frame, not only the order of tied rows"
+    order = _order_call(graph, span) if span is not None else None
     # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes
     # only as its sole argument.
     if order is None or not order.args or any(
         a.keyword is not None or a.star or not isinstance(a.value, (cst.SimpleString, cst.Call, cst.Attribute))
         for a in order.args
     ):
-        return None
+        return "the spec's `orderBy` is not built here from columns (a name may hold a list)"
     tie, imports = whole_row(functions_like(graph))
     description = "order the window's tied rows by the whole row (no order to read)"
     return Fix(UNSAFE, description, ((order, partial(_with_tie, tie)),), imports)

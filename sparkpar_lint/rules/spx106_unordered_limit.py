@@ -257,7 +257,7 @@ class UnorderedLimit(Rule):
 TIE_COLUMN = "_sparkpar_tie"
 
 
-def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
     """`x.limit(n)` → `x.orderBy(order).limit(n)`, likewise `take`, `head`, `first`, `tail`, `collect()[i]`.
 
     The order is a sort the shuffle discarded, when its columns reach the limit unchanged, with
@@ -269,22 +269,30 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
     if node.sql is not None:
         # SQL LIMIT: like the Python chain with no sort left to restore, which rows is the
         # author's call (an aggregate leaves no arrival order to fall back on).
-        return None
-    if node.receiver != "DataFrame" or node.call is None or node.call.func is None:
-        return None
+        return "a LIMIT in SQL text with no ORDER BY to restore: which rows to keep is the author's choice"
+    if node.receiver != "DataFrame":
+        return f"`{node.method}` on an RDD: `takeOrdered` needs a key, which is the author's to pick"
+    if node.call is None or node.call.func is None:
+        return f"`{node.method}` is not a method call this fix can rewrite"
     like = functions_like(graph)
     sort = upstream_sort(graph, node)
     if sort is not None:
         order = sort_arguments(graph, sort)
-        if order is None or not sort_reaches(graph, sort, node):
-            return None
+        if order is None:
+            return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
+        if not sort_reaches(graph, sort, node):
+            return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
         tie, imports = whole_row(like)
         build = partial(_tied_order, tie, tuple(order))
         description = f"`orderBy` the discarded `{sort.method}` order (then the whole row) before `{node.method}`"
         return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
     parts = sequence_parts(graph, node, like)
     if parts is None:
-        return None
+        return (
+            "no sort to restore, and the rows come out of a shuffle (an aggregation, join or "
+            "distinct) or have no batch source in this module: which rows to keep (the busiest, "
+            "the newest) is the author's choice"
+        )
     extra, imports = parts
     description = f"`orderBy` arrival order (a sequence number taken at the source) before `{node.method}`"
     return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
