@@ -58,3 +58,30 @@ def test_replayed_append_writes_the_batch_twice(cluster_spark, tmp_path):
 def test_batch_keyed_overwrite_writes_it_once(cluster_spark, tmp_path):
     written, source_rows = _run_with_one_crash(cluster_spark, _load("fixed_order_log_append"), tmp_path)
     assert written == source_rows
+
+
+def _run_in_two_batches(spark, job, tmp_path: Path) -> tuple[int, int]:
+    """Rows kept for one day whose readings arrive in two micro-batches, and rows sent."""
+    source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "cp"
+    source.mkdir()
+    job.OUTPUT["path"] = str(out)
+    batches = [[("a", 1.0), ("b", 2.0), ("c", 3.0)], [("a", 4.0), ("b", 5.0)]]
+    query = job.start(spark, str(source), str(checkpoint))
+    for number, readings in enumerate(batches):
+        rows = [{"sensor": s, "day": "2026-01-05", "reading": r} for s, r in readings]
+        (source / f"part{number}.json").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+        query.processAllAvailable()
+    query.stop()
+    return spark.read.parquet(str(out)).count(), sum(len(b) for b in batches)
+
+
+@pytest.mark.spark
+def test_dynamic_partition_overwrite_per_batch_loses_the_earlier_batch(cluster_spark, tmp_path):
+    kept, sent = _run_in_two_batches(cluster_spark, _load("bad_daily_partition_overwrite"), tmp_path)
+    assert (kept, sent) == (2, 5)
+
+
+@pytest.mark.spark
+def test_batch_keyed_partitions_keep_every_batch(cluster_spark, tmp_path):
+    kept, sent = _run_in_two_batches(cluster_spark, _load("fixed_daily_partition_overwrite"), tmp_path)
+    assert kept == sent

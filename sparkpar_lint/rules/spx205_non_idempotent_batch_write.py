@@ -3,12 +3,14 @@ with nothing that makes a replayed micro-batch write the same thing only once.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
 import libcst.matchers as m
 
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.per_task_values import per_task_values
+from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import parameter_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -72,6 +74,24 @@ class NonIdempotentBatchWrite(Rule):
         ),
         # A plain streaming sink: Spark's file sink commits each batch once.
         Valid(_PRELUDE + 'orders.writeStream.format("parquet").option("path", "/out").start()\n'),
+        # Partitions keyed by the batch id: a replay overwrites its own partition, and no other.
+        Valid(
+            _PRELUDE
+            + "from pyspark.sql import functions as F\n"
+            + "def save(batch, batch_id):\n"
+            + '    (batch.withColumn("batch", F.lit(batch_id)).write.mode("overwrite")\n'
+            + '        .option("partitionOverwriteMode", "dynamic").partitionBy("batch").parquet("/out"))\n'
+            + "orders.writeStream.foreachBatch(save).start()\n"
+        ),
+        # The clock only reaches a log line; the location is fixed and overwritten.
+        Valid(
+            _PRELUDE
+            + "import datetime\n"
+            + "def save(batch, batch_id):\n"
+            + '    print("batch at", datetime.datetime.now())\n'
+            + '    batch.write.mode("overwrite").parquet("/out/latest")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n"
+        ),
     ]
     INVALID = [
         # The MERGE is an upsert, but the append beside it adds the new rows again on replay.
@@ -114,6 +134,29 @@ class NonIdempotentBatchWrite(Rule):
             column=10,
             related_lines=(9,),
         ),
+        # A directory named by the clock: a replay writes the same rows to a second directory.
+        Invalid(
+            _PRELUDE
+            + "import datetime\n"
+            + "def save(batch, batch_id):\n"
+            + "    stamp = datetime.datetime.now().isoformat()\n"
+            + '    batch.write.parquet(f"/out/{stamp}")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n",
+            line=7,
+            column=16,
+            related_lines=(8,),
+        ),
+        # Dynamic partition overwrite per micro-batch: a day spanning two batches keeps the second.
+        Invalid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    (batch.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")\n'
+            + '        .partitionBy("day").parquet("/out/daily"))\n'
+            + "orders.writeStream.foreachBatch(save).start()\n",
+            line=5,
+            column=17,
+            related_lines=(7,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -125,7 +168,7 @@ class NonIdempotentBatchWrite(Rule):
             if not functions or any(_replay_safe(ctx.graph, f.node) for f in functions):
                 continue
             related = (RelatedLocation(node.span, f"`{node.method}` runs it once per micro-batch, again on replay"),)
-            for later, what in _unkeyed_outputs(graph, node):
+            for later, what in _unkeyed_outputs(graph, node, functions):
                 message = (
                     f"{what} in a `foreachBatch` function that ignores the batch id: when Spark replays "
                     "a micro-batch after a failure, its rows are written again. Make the write idempotent "
@@ -133,17 +176,97 @@ class NonIdempotentBatchWrite(Rule):
                     "per-batch location keyed by the batch id)"
                 )
                 yield self.finding(ctx, later.span, message, related=related)
+            dynamic = _DYNAMIC_OVERWRITE.search(ctx.source) is not None
+            for function in functions:
+                for mode_call in _partition_overwrites(function.node, dynamic):
+                    message = (
+                        "overwrites the partitions this micro-batch writes to (dynamic partition overwrite) "
+                        "in a `foreachBatch` function: rows an earlier micro-batch wrote to the same "
+                        "partition (a date that spans two batches) are deleted, so the table depends on how "
+                        "the input was split into micro-batches. Append with a batch-keyed idempotent write, "
+                        "or `MERGE` on a key"
+                    )
+                    span = LazySpan(graph, mode_call.func.attr, mode_call)
+                    yield self.finding(ctx, span, message, related=related)
 
 
-def _unkeyed_outputs(graph: StageGraph, batch: StageNode) -> Iterator[tuple[StageNode, str]]:
+def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator[tuple[StageNode, str]]:
+    fresh = _fresh_names(graph, functions)
     for later in graph.downstream(batch):
         if later.spec is None:
             continue
         if later.spec.sink and later.receiver == "Writer" and _appends(graph, later) and not _upserts(later):
             if not any(_anti_join(n) for n in graph.upstream(later)):
                 yield later, f"`{later.method}` appends"
+        elif later.spec.sink and later.receiver == "Writer" and _fresh_location(later, *fresh):
+            yield later, f"`{later.method}` writes to a location named by the clock (or a random id)"
         elif later.method in _PUSHES:
             yield later, f"`{later.method}` pushes every row out"
+
+
+def _fresh_names(graph: StageGraph, functions) -> tuple[set[int], set[str]]:
+    """Clock and random reads in the batch functions (ids of the calls), and the names bound to
+    values computed from them (`stamp = datetime.now().isoformat()`)."""
+    reads: set[int] = set()
+    names: set[str] = set()
+    for function in functions:
+        found = {id(v.call) for v in per_task_values(function.node, graph.imports)}
+        if not found:
+            continue
+        reads |= found
+        assigns = m.findall(function.node, m.Assign())
+        for _ in range(2):  # `a = now(); b = f"{a}/x"`: one step of chaining
+            for assign in assigns:
+                if _mentions(assign.value, reads, names):
+                    names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+    return reads, names
+
+
+def _mentions(expr: cst.CSTNode, reads: set[int], names: set[str]) -> bool:
+    stack = [expr]
+    while stack:
+        current = stack.pop()
+        if id(current) in reads or (isinstance(current, cst.Name) and current.value in names):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _fresh_location(sink: StageNode, reads: set[int], names: set[str]) -> bool:
+    """The sink's path is computed from a clock or random value: every run, a replay included,
+    writes a new location, so nothing replaces the first attempt's output."""
+    if (not reads and not names) or sink.call is None:
+        return False
+    paths = [a.value for a in sink.call.args if a.keyword is None or a.keyword.value in ("path", "name")][:1]
+    return any(_mentions(p, reads, names) for p in paths)
+
+
+# Spark's dynamic partition overwrite, set for the session or the write.
+_DYNAMIC_OVERWRITE = re.compile(r"partitionOverwriteMode['\"]\s*,\s*['\"]dynamic", re.IGNORECASE)
+_FILE_WRITES = frozenset({"save", "saveAsTable", "parquet", "orc", "json", "csv", "text", "insertInto"})
+
+
+def _partition_overwrites(function: cst.CSTNode, dynamic: bool) -> list[cst.Call]:
+    """`.mode("overwrite")` calls of write chains that partition the output and overwrite only
+    the partitions written (dynamic mode), read off the code: writer settings are not stages."""
+    found = []
+    for call in m.findall(function, m.Call(func=m.Attribute())):
+        if call.func.attr.value not in _FILE_WRITES:
+            continue
+        links, link = [], call.func.value
+        while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+            links.append(link)
+            link = link.func.value
+        named = {c.func.attr.value: c for c in links}
+        mode = named.get("mode")
+        if mode is None or not mode.args or _literal_node(mode.args[0].value) != "overwrite":
+            continue
+        options = [c for c in links if c.func.attr.value == "option" and len(c.args) == 2]
+        chained = any(_literal_node(c.args[0].value) == "partitionoverwritemode"
+                      and _literal_node(c.args[1].value) == "dynamic" for c in options)
+        if "partitionBy" in named and (dynamic or chained):
+            found.append(mode)
+    return found
 
 
 def _appends(graph: StageGraph, sink: StageNode) -> bool:
