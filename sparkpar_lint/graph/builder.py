@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imported_calls import imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
-from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, shown_expressions
+from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, shown_expressions, truth_tested
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
     ColumnExpr,
@@ -189,6 +189,7 @@ class GraphBuilder:
         elif isinstance(statement, cst.If):
             self.exec_branches(statement, scope)
         elif isinstance(statement, cst.While):
+            self.graph.size_read.update(truth_tested(statement.test))
             self.ev(statement.test, scope)
             self.exec_block(statement.body.body, scope)
             orelse = statement.orelse
@@ -225,6 +226,7 @@ class GraphBuilder:
             scope.variables.clear()
             scope.variables.update(before)
             if isinstance(branch, cst.If):
+                self.graph.size_read.update(truth_tested(branch.test))
                 self.ev(branch.test, scope)
             self.exec_block(branch.body.body, scope)
             merged.update({name: v for name, v in scope.variables.items() if before.get(name) is not v})
@@ -417,6 +419,8 @@ class GraphBuilder:
         func = expr.func
         if isinstance(func, cst.Name) and func.value in PREVIEW_FUNCTIONS:
             self.graph.previewed_args.update(shown_expressions(expr))
+        if isinstance(func, cst.Name) and func.value in SIZE_FUNCTIONS:
+            self.graph.size_read.update(id(arg.value) for arg in expr.args)
         if isinstance(func, cst.Attribute):
             return self.ev_chain(expr, scope)
         callee = self.ev(func, scope)

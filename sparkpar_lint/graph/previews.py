@@ -1,5 +1,7 @@
 """Results a person only looks at: the argument of a notebook's `display(...)` (Databricks,
-Jupyter) or of `print(...)`. Which rows a limit or a sort left there decides nothing downstream.
+Jupyter) or of `print(...)`; and results read only for their size: `len(df.take(1))`,
+`if df.head(1):`, `if not rows.first():`. Which rows a limit or a sort left there decides
+nothing downstream.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import libcst as cst
 from sparkpar_lint.graph.stage_graph import StageGraph
 
 PREVIEW_FUNCTIONS = frozenset({"display", "print"})
+# Python built-ins that read a collection's size or emptiness, never its elements.
+SIZE_FUNCTIONS = frozenset({"len", "bool"})
 
 
 def previewed(graph: StageGraph) -> set[int]:
@@ -29,3 +33,23 @@ def shown_expressions(call: cst.Call) -> Iterator[int]:
         while isinstance(value, cst.Subscript):
             value = value.value
             yield id(value)
+
+
+def truth_tested(test: cst.BaseExpression) -> Iterator[int]:
+    """ids of the values an `if`/`while` test reads only for truth: the test itself, the operand
+    of `not`, each side of `and`/`or`, and `x` in `x is None`/`x is not None`."""
+    yield id(test)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from truth_tested(test.expression)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from truth_tested(test.left)
+        yield from truth_tested(test.right)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            yield id(test.left)
+
+
+def size_read(graph: StageGraph) -> set[int]:
+    """ids of the expressions read only for their size or emptiness (recorded by the builder)."""
+    return graph.size_read

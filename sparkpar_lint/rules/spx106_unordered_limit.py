@@ -13,7 +13,8 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
-from sparkpar_lint.graph.previews import previewed
+from sparkpar_lint.graph.previews import previewed, size_read
+from sparkpar_lint.graph.row_bounds import at_most_rows
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import at_most_one_row
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -74,6 +75,16 @@ class UnorderedLimit(Rule):
         # Printed: a slice of collected rows, and the sizes of the partitions (a layout lesson).
         Valid(_PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
               'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'),
+        # Emptiness checks and row counts: how many rows came back, never which.
+        Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
+              'if len(counts.head(1)) > 0 and not counts.take(1):\n    pass\n'
+              'if counts.first() is None:\n    pass\n'
+              'while counts.limit(1).collect():\n    break\n'
+              'n = len(counts.take(5))\n'),
+        # `take(n)` of at most n rows (literal rows, an earlier limit): every row, like `collect()`.
+        Valid(_PRELUDE + 'regions = spark.createDataFrame([("eu", 3), ("us", 4), ("eu", 5)], ["region", "n"])\n'
+              'totals = regions.groupBy("region").agg(F.sum("n").alias("n")).take(10)\n'
+              'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(5)\n'),
         # No rows at all, and a notebook preview.
         Valid(_PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
               'display(events.groupBy("page").count().limit(10))\n'),
@@ -98,6 +109,23 @@ class UnorderedLimit(Rule):
               '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'),
     ]
     INVALID = [
+        # The near miss: three of up to five grouped rows.
+        Invalid(
+            _PRELUDE + 'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(3)\n',
+            line=4,
+            column=69,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
+        # The near miss: the test reads a value of the row `take` picked, not only whether one came.
+        Invalid(
+            _PRELUDE + 'counts = events.groupBy("page").count()\n'
+            'if counts.take(1)[0]["count"] > 3:\n    pass\n',
+            line=5,
+            column=10,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
         # A near miss: `count` is no key of the grouped rows, so several can match.
         Invalid(
             _PRELUDE + 'counts = events.groupBy("page").count()\n'
@@ -224,8 +252,12 @@ class UnorderedLimit(Rule):
             source = graph.input_of(node)
             if source is not None and at_most_one_row(graph, source):
                 continue  # one row has only one order
+            if source is not None and not node.indexed and _takes_every_row(graph, node, source):
+                continue  # `take(10)` of at most 10 rows: all of them, like `collect()`
             if node.call is not None and id(node.call) in previewed(graph):
                 continue  # `display(df.limit(10))`: a person glances at some rows
+            if _size_only(graph, node):
+                continue  # `if df.head(1):`, `len(df.limit(5).collect())`: how many rows, never which
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)
@@ -336,6 +368,23 @@ def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
     """`limit(n).show()`: a person glances at some rows; nothing is computed from which ones."""
     consumers = graph.consumers(node)
     return bool(consumers) and all(c.method in _PREVIEWS for c in consumers)
+
+
+def _takes_every_row(graph: StageGraph, node: StageNode, source: StageNode) -> bool:
+    if node.method not in ("limit", "take", "head", "tail") or node.call is None or len(node.call.args) != 1:
+        return False
+    count = node.call.args[0].value
+    bound = at_most_rows(graph, source)
+    return isinstance(count, cst.Integer) and bound is not None and bound <= int(count.value)
+
+
+def _size_only(graph: StageGraph, node: StageNode) -> bool:
+    """The rows picked are only counted or tested for emptiness, directly or once collected."""
+    sized = size_read(graph)
+    if node.call is not None and id(node.call) in sized:
+        return True
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(c.call is not None and id(c.call) in sized for c in consumers)
 
 
 def _picks_rows_by_position(node: StageNode) -> bool:
