@@ -195,6 +195,13 @@ def _as_read(frame, schema):
 
 def run_streaming(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving, output_mode: str) -> Output:
     __tracebackhide__ = True
+    if pool.shared:  # Spark Connect: inputs and outputs must live on the server
+        from pytest_sparkpar import connect_stream
+
+        with pool.lock:
+            session = pool.session(variant.confs())
+            rows, columns, batches = connect_stream.run(session, job, inputs, variant, output_mode)
+        return Output(rows, columns, batches)
     root = tempfile.mkdtemp(prefix="sparkpar-stream-")
     query = None
     try:

@@ -1,0 +1,145 @@
+"""Real Spark servers for the plugin's cluster tests, started from the installed PySpark's own
+launcher (`bin/spark-class`, `bin/spark-submit`; the pip package is a SPARK_HOME): a standalone
+master with two workers, and a Spark Connect server.
+
+Every process is started in its own process group with a parent-death signal, and stopped by
+group (SIGTERM, then SIGKILL): executor JVMs and Python workers the servers fork go with them,
+also when the test fails or pytest is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+START_TIMEOUT = 240  # seconds; a loaded 2-core machine has taken 80 s to bring a cluster up
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    os.setsid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: gone if pytest is killed
+
+
+class Servers:
+    """Processes started for one test module; `stop()` ends all of them and their children."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.processes: list[tuple[subprocess.Popen, Path]] = []
+        self.env = dict(os.environ, SPARK_HOME=str(spark_home()), PYSPARK_PYTHON=sys.executable,
+                        SPARK_DAEMON_MEMORY="256m", SPARK_WORKER_DIR=str(directory / "work"),
+                        SPARK_LOCAL_IP="127.0.0.1")
+
+    def launch(self, name: str, command: list[str], **env: str) -> Path:
+        log = self.directory / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=dict(self.env, **env),
+                                       cwd=self.directory, preexec_fn=_die_with_parent)
+        self.processes.append((process, log))
+        return log
+
+    def wait_for(self, log: Path, pattern: str, count: int = 1) -> None:
+        """Until `pattern` appears `count` times in `log`; skips the test if the server died or
+        never got there, with the end of its log as the reason."""
+        deadline = time.monotonic() + START_TIMEOUT
+        process = next(p for p, path in self.processes if path == log)
+        while time.monotonic() < deadline:
+            if len(re.findall(pattern, log.read_text(errors="replace"))) >= count:
+                return
+            if process.poll() is not None:
+                break
+            time.sleep(1)
+        lines = log.read_text(errors="replace").splitlines()
+        errors = [line for line in lines if re.search(r"(Exception|Error)\b", line) and not line.startswith("\tat ")]
+        tail = "\n".join(errors[:3] or lines[-10:])
+        self.stop()
+        pytest.skip(f"the Spark server could not start here ({log.name}: no {pattern!r} within "
+                    f"{START_TIMEOUT} s, exit status {process.poll()}):\n{tail}")
+
+    def stop(self) -> None:
+        for process, _ in reversed(self.processes):
+            for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, sig)
+                try:
+                    process.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            # Children (executors, Python workers) left in the group after the leader exited.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        self.processes.clear()
+
+
+def start_standalone(servers: Servers, workers: int = 2) -> str:
+    """A standalone master and `workers` workers (1 core, 1 GB each) on localhost; its URL."""
+    port = free_port()
+    properties = servers.directory / "standalone.conf"
+    properties.write_text("spark.master.rest.enabled false\nspark.ui.enabled false\n")
+    spark_class = str(spark_home() / "bin" / "spark-class")
+    master_log = servers.launch("master", [
+        spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+        "--webui-port", "0", "--properties-file", str(properties)])
+    servers.wait_for(master_log, r"I have been elected leader")
+    url = f"spark://127.0.0.1:{port}"
+    for index in range(workers):
+        servers.launch(f"worker{index + 1}", [
+            spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
+            "--memory", "1g", "--webui-port", "0", "--properties-file", str(properties), url])
+    servers.wait_for(master_log, r"Registering worker", count=workers)
+    return url
+
+
+def private_tmp_prefix() -> list[str]:
+    """A command prefix running a server with its own empty /tmp (a new mount namespace), so the
+    driver's temporary files are invisible to it; [] where that is not allowed (not root)."""
+    probe = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs tmpfs /tmp"]
+    try:
+        if subprocess.run(probe, capture_output=True, timeout=30).returncode != 0:
+            return []
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs -o size=1g tmpfs /tmp && cd /tmp && exec "$@"', "sh"]
+
+
+def start_connect(servers: Servers, master: str, isolated: list[str]) -> str:
+    """A Spark Connect server whose own driver runs on `master`; its sc:// URL."""
+    port = free_port()
+    log = servers.launch("connect", [
+        *isolated, str(spark_home() / "bin" / "spark-submit"),
+        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", master,
+        "--driver-memory", "1g", "--conf", "spark.executor.memory=700m",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+        # Inside the private /tmp when isolated: the client cannot see it, nor the server the client's.
+        "--conf", "spark.sql.warehouse.dir=" + ("/tmp/warehouse" if isolated else str(servers.directory / "warehouse")),
+        "--conf", f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
+    ], SPARK_DAEMON_MEMORY="1g")  # spark-submit sizes a Connect server's driver by the daemon memory
+    servers.wait_for(log, r"Spark Connect server started at")
+    return f"sc://127.0.0.1:{port}"

@@ -1,0 +1,62 @@
+"""`--sparkpar-master spark://...`: the plugin's checks on a real standalone cluster (a master and
+two workers started from the installed PySpark's own launcher, see tests/spark_servers.py)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+from spark_servers import Servers, start_standalone
+from test_plugin import CONFTEST, outcomes, run_pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+CHECKS = """
+from tests.plugin_jobs import bad_first_after_orderby, fixed_first_after_orderby
+
+
+def test_bad_batch(sparkpar):
+    m = bad_first_after_orderby
+    sparkpar.check(m.job, m.INPUTS)
+
+
+def test_fixed_batch(sparkpar):
+    m = fixed_first_after_orderby
+    assert sorted(r.k for r in sparkpar.check(m.job, m.INPUTS)) == list(range(7))
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    servers = Servers(tmp_path_factory.mktemp("standalone"))
+    try:
+        yield servers, start_standalone(servers)
+    finally:
+        servers.stop()
+
+
+@pytest.fixture(scope="module")
+def checked(cluster, tmp_path_factory):
+    servers, url = cluster
+    project = tmp_path_factory.mktemp("standalone_project")
+    (project / "conftest.py").write_text(CONFTEST)
+    (project / "test_checks.py").write_text(textwrap.dedent(CHECKS))
+    result = run_pytest(project, "--sparkpar-determinism", f"--sparkpar-master={url}", "--sparkpar-seed=7",
+                        "--sparkpar-runs=6", "--sparkpar-shrink-seconds=0")
+    return servers, url, result
+
+
+def test_buggy_check_fails_and_correct_one_passes_on_the_cluster(checked):
+    _, url, result = checked
+    assert outcomes(result.stdout) == {"test_bad_batch": "FAILED", "test_fixed_batch": "PASSED"}, \
+        result.stdout[-5000:] + result.stderr[-3000:]
+    assert f"master {url}" in result.stdout  # the header
+    assert f"master: {url}" in result.stdout  # the failure report
+
+
+def test_the_jobs_ran_on_both_workers(checked):
+    servers, _, _ = checked
+    launched = [len(re.findall(r"Asked to launch executor app-", (servers.directory / f"worker{i}.log").read_text()))
+                for i in (1, 2)]
+    assert all(launched), launched
