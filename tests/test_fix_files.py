@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from sparkpar_lint.cli import main
-from sparkpar_lint.fixes.command import diff_name
+from sparkpar_lint.fixes.diff_text import diff_name
 
 BAD = (
     "from pyspark.sql import functions as F\n\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.fixes.diff_text import guard_workflow_commands, unified_diff
 from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output.escape import visible
@@ -80,11 +80,14 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
         outcomes.append(outcome)
         if show_unfixed:
             for line in unfixed_lines(outcome, rules, unsafe_fixes):
-                click.echo(line)
+                click.echo(visible(line))
         if not outcome.changed:
             continue
         if show_diff:
-            click.echo(_diff(outcome), nl=False)
+            diff, escaped = unified_diff(outcome.original, outcome.fixed, path)
+            click.echo(guard_workflow_commands(diff), nl=False)
+            if escaped:
+                warnings.append(f"{path}: the diff shows control characters of the code as visible symbols, so it will not apply as a patch")
         elif not check:
             try:
                 write_in_place(real_target(path, roots), outcome.fixed, encoding, expected=data)
@@ -167,34 +170,6 @@ def _portable(finding):
     return finding
 
 
-def _diff(outcome) -> str:
-    return "".join(
-        difflib.unified_diff(
-            outcome.original.splitlines(keepends=True),
-            outcome.fixed.splitlines(keepends=True),
-            fromfile=diff_name("a/", outcome.path),
-            tofile=diff_name("b/", outcome.path),
-        )
-    )
-
-
 def _fail(message: str) -> None:
     click.echo(f"sparkpar: error: {visible(message)}", err=True)
     sys.exit(ExitStatus.ERROR)
-
-
-_DIFF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def diff_name(prefix: str, path: str) -> str:
-    """A diff header name as git writes it: C-quoted when it holds quotes, backslashes or control
-    characters, so a newline in a file name cannot end the header and start a line of the patch."""
-    name = prefix + path
-    if not any(c in name for c in '"\\') and name.isprintable():
-        return name
-    quoted = "".join(_DIFF_ESCAPES.get(c) or (c if c.isprintable() else _octal(c)) for c in name)
-    return f'"{quoted}"'
-
-
-def _octal(character: str) -> str:
-    return "".join(f"\\{byte:03o}" for byte in character.encode("utf-8", "surrogateescape"))
