@@ -57,6 +57,7 @@ class PlanReport:
     advice: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
     unit: str = "rows/unit"  # rows/s when the costs are a profile's seconds
+    spark: dict | None = None  # the Spark cost model's prediction (spark_advice.py), with a stage profile
 
     @property
     def speedup(self) -> float:
@@ -69,7 +70,8 @@ class PlanReport:
                 "speedup": _finite(self.speedup), "utilization": self.utilization,
                 "threads": self.threads, "shuffle_partitions": self.shuffle_partitions,
                 "regions": [r.to_dict() for r in self.regions], "advice": list(self.advice),
-                "notes": list(self.notes), "unit": self.unit}
+                "notes": list(self.notes), "unit": self.unit,
+                **({"spark": self.spark} if self.spark is not None else {})}
 
 
 def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = True,

@@ -41,14 +41,26 @@ class PlanError(Exception):
               help="delta: cost per row crossing a thread boundary (overrides the model).")
 @click.option("--replication-cost", type=click.FloatRange(min=0),
               help="c_p: per-row ordering cost, times log2(replicas) (overrides the model).")
+@click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
+              help="Spark cost constants (JSON) for a profile with Spark's stage metrics "
+                   "(default: .sparkpar/calibration.json if present, else built-in values).")
+@click.option("--calibrate", is_flag=True,
+              help="Run micro-jobs on Spark, fit the cost constants and write them to "
+                   "--calibration (default .sparkpar/calibration.json); plans nothing.")
+@click.option("--master", default=None,
+              help="Spark master for --calibrate (default local-cluster[2,1,1024]).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True)
 @file_timeout_option
 def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
-         replication_cost, fmt, file_timeout):
+         replication_cost, calibration_path, calibrate, master, fmt, file_timeout):
     """Advise on parallelism: regions, ordering, replicas, repartition and shuffle partitions."""
+    if calibrate:
+        _calibrate(calibration_path, master, file, model_path, profile_path)
+        return
     try:
         # In a worker process: a job file that stalls or crashes the parser costs one clear error.
-        arguments = (file, model_path, profile_path, cores, brute_force, thread_switch_cost, replication_cost)
+        arguments = (file, model_path, profile_path, cores, brute_force, thread_switch_cost, replication_cost,
+                     calibration_path)
         report = within_budget(_plan_arguments, arguments, str(file or model_path), file_timeout,
                                "nothing was planned")
     except (ModelError, PlanError, InputError) as error:
@@ -63,7 +75,33 @@ def _plan_arguments(arguments: tuple):
     return _plan(*arguments)
 
 
-def _plan(file, model_path, profile_path, cores, brute, delta, cp):
+def _calibrate(path, master, file, model_path, profile_path) -> None:
+    import importlib.util
+
+    from sparkpar_lint.plan.spark_cost import CALIBRATION_FILE, save_costs
+
+    if file is not None or model_path is not None or profile_path is not None:
+        _fail("--calibrate measures this machine and plans nothing: give no FILE, --model or --profile")
+    if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("numpy") is None:
+        _fail("--calibrate runs micro-jobs on Spark and fits them with numpy, which are not "
+              "installed here: pip install 'sparkpar[pytest]'")
+    from sparkpar_lint.plan.calibrate import DEFAULT_MASTER, calibrate
+
+    target = Path(path) if path is not None else CALIBRATION_FILE
+    try:
+        costs, runs = calibrate(master or DEFAULT_MASTER,
+                                log=lambda line: click.echo(f"sparkpar: {line}", err=True))
+        save_costs(costs, target, runs)
+    except OSError as error:
+        _fail(f"{target}: cannot write the calibration: {error.strerror or error}")
+    except Exception as error:  # Spark failing to start, a micro-job failing: one line
+        _fail(f"calibration failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+    for key, value in costs.to_dict().items():
+        click.echo(f"{key} = {value:.6g}")
+    click.echo(f"sparkpar: wrote {target}", err=True)
+
+
+def _plan(file, model_path, profile_path, cores, brute, delta, cp, calibration_path=None):
     from sparkpar_lint.plan.advice import build_report
     from sparkpar_lint.plan.heuristic import plan_chain
 
@@ -73,23 +111,29 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp):
         if profile_path is not None:
             raise PlanError("--profile applies to a job FILE; a --model chain carries its costs")
         model = load_model(model_path)
-        source, notes, spark = str(model_path), (), False
+        source, notes, spark, stages = str(model_path), (), False, None
     else:
-        model, notes = _model_from_job(file, profile_path, cores)
+        model, notes, stages = _model_from_job(file, profile_path, cores)
         source, spark = str(file), True
     model = PlanModel(model.operators, cores or model.cores,
                       model.thread_switch_cost if delta is None else delta,
                       model.replication_cost if cp is None else cp, model.max_threads,
                       model.inputs)
+    unit = "rows/s" if profile_path is not None and not (stages and not stages.rows) else "rows/unit"
     if model.inputs is not None:
-        unit = "rows/s" if profile_path is not None else "rows/unit"
-        return _plan_graph(model, source, brute, spark=spark, notes=notes, unit=unit)
-    if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
-        raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
-                        f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
-    result = plan_chain(model, brute=brute, pipelining=not spark)
-    unit = "rows/s" if profile_path is not None else "rows/unit"
-    return build_report(model, result, source, spark=spark, notes=notes, unit=unit)
+        report = _plan_graph(model, source, brute, spark=spark, notes=notes, unit=unit)
+    else:
+        if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
+            raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
+                            f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
+        result = plan_chain(model, brute=brute, pipelining=not spark)
+        report = build_report(model, result, source, spark=spark, notes=notes, unit=unit)
+    if stages is not None:
+        from sparkpar_lint.plan.spark_advice import with_spark_prediction
+        from sparkpar_lint.plan.spark_cost import load_costs
+
+        report = with_spark_prediction(report, stages, load_costs(calibration_path), cores)
+    return report
 
 
 def _plan_graph(model: PlanModel, source: str, brute: bool, *, spark: bool = False,
@@ -105,7 +149,8 @@ def _plan_graph(model: PlanModel, source: str, brute: bool, *, spark: bool = Fal
     return build_graph_report(model, result, source, spark=spark, notes=notes, unit=unit)
 
 
-def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[str, ...]]:
+def _model_from_job(file: Path, profile_path, cores):
+    """(model, notes, profile): the profile when it carries Spark's stage metrics, else None."""
     from sparkpar_lint.plan.from_graph import from_stage_graph, graph_from_stage_graph
 
     try:
@@ -120,10 +165,20 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
     def graph_operators():
         module = parse_source(str(file), source)
         graph = build_graph(module, str(file))
-        # Without a profile every operator costs the same, so the whole graph can be planned;
-        # a profile times one chain, and seconds must not meet the unit costs of the rest.
-        whole = graph_from_stage_graph(graph) if profile_path is None else None
+        # Without per-operator seconds every operator costs the same, so the whole graph can be
+        # planned; such a profile times one chain, and seconds must not meet the unit costs of the rest.
+        whole = graph_from_stage_graph(graph) if timed is None else None
         return from_stage_graph(graph), whole
+
+    timed, stages = None, None
+    if profile_path is not None:
+        from sparkpar_lint.plan.profile import load_profile
+
+        recorded = load_profile(profile_path)
+        if recorded.rows:
+            timed = recorded
+        if recorded.stages:
+            stages = recorded
 
     (operators, notes), whole = with_deep_stack(graph_operators)
     if not operators:
@@ -132,15 +187,18 @@ def _model_from_job(file: Path, profile_path, cores) -> tuple[PlanModel, tuple[s
     if whole is not None:
         operators, inputs = whole
         notes = tuple(n for n in notes if not n.startswith("planned the main chain only"))
-    if profile_path is not None:
-        from sparkpar_lint.plan.profile import apply_profile, load_profile
+    if timed is not None:
+        from sparkpar_lint.plan.profile import apply_profile
 
-        operators, more = apply_profile(operators, load_profile(profile_path))
+        operators, more = apply_profile(operators, timed)
         notes += more
+    elif stages is not None:
+        notes += ("the profile has Spark's per-stage metrics, not per-operator seconds: every "
+                  "operator costs 1 in the region plan; the Spark cost model uses the stages",)
     else:
         notes += ("no --profile: every operator costs 1 and filters keep half their rows; "
                   "record a profile for real numbers",)
     mean_cost = sum(op.cost for op in operators) / len(operators) or 1.0
     # Overheads relative to the operators' own cost, so seconds-per-row profiles work unscaled.
     return PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost,
-                     0.01 * mean_cost, inputs=inputs), notes
+                     0.01 * mean_cost, inputs=inputs), notes, stages

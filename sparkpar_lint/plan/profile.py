@@ -13,6 +13,12 @@ Format (JSON, version 1)::
       ]
     }
 
+A profile read from a Spark event log (`sparkpar profile --event-log LOG`, event_log.py) has
+"stages" instead of, or beside, "operators": Spark's per-stage figures (tasks, parents, executor
+run time, input and shuffle rows and bytes, stateful or not, the shuffle-partition setting it ran
+under) and "jobs", the number of Spark jobs; the planner's Spark cost model (spark_cost.py)
+predicts the run at other settings from them.
+
 Each row names its operator by `name` (the planner's operator name, `method:line` for operators
 from a job file) and/or `stage_id` (the stage-graph node id); at least one is required. `seconds`
 is the operator's own processing time for all `rows_in` rows on one core, so its cost per row is
@@ -39,11 +45,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sparkpar_lint.plan.event_log import StageRun
 from sparkpar_lint.plan.operators import ModelError, Operator
 
 PROFILE_VERSION = 1
 _ROW_KEYS = {"name", "stage_id", "rows_in", "rows_out", "seconds"}
-_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators"}
+_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators", "stages", "jobs"}
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,17 @@ class Profile:
     rows: tuple[ProfileRow, ...]
     job: str = ""
     spark: dict | None = None
+    stages: tuple[StageRun, ...] = ()  # Spark's own per-stage metrics (from an event log)
+    jobs: int = 0  # Spark jobs the stages ran in
 
     def to_dict(self) -> dict:
         data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job,
                 "operators": [r.to_dict() for r in self.rows]}
         if self.spark:
             data["spark"] = self.spark
+        if self.stages:
+            data["stages"] = [s.to_dict() for s in self.stages]
+            data["jobs"] = self.jobs
         return data
 
     def write(self, path: str | Path) -> None:
@@ -108,17 +120,39 @@ def load_profile(path: str | Path) -> Profile:
 
 
 def profile_from_dict(data: object) -> Profile:
-    if not isinstance(data, dict) or not isinstance(data.get("operators"), list):
-        raise ModelError("a profile is a JSON object with an \"operators\" list")
+    if not isinstance(data, dict) or not isinstance(data.get("operators", []), list) or not (
+            "operators" in data or "stages" in data):
+        raise ModelError("a profile is a JSON object with an \"operators\" or \"stages\" list")
     if data.get("sparkpar_profile", PROFILE_VERSION) != PROFILE_VERSION:
         raise ModelError(f"unsupported profile version {data.get('sparkpar_profile')!r}; "
                          f"this sparkpar reads version {PROFILE_VERSION}")
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise ModelError(f"unknown key(s) {', '.join(sorted(unknown))}")
-    rows = tuple(_row(raw, index) for index, raw in enumerate(data["operators"]))
+    rows = tuple(_row(raw, index) for index, raw in enumerate(data.get("operators", [])))
     spark = data.get("spark")
-    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None)
+    stages = _stages(data.get("stages", []))
+    jobs = data.get("jobs", len({s.job_id for s in stages}))
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise ModelError(f"\"jobs\" must be a whole number >= 0, not {jobs!r}")
+    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None,
+                   stages, jobs)
+
+
+def _stages(raw: object) -> tuple[StageRun, ...]:
+    if not isinstance(raw, list):
+        raise ModelError("\"stages\" must be a list of stage objects")
+    stages = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise ModelError(f"stages[{index}] must be an object")
+        try:
+            stages.append(StageRun.from_dict(item))
+        except KeyError as error:
+            raise ModelError(f"stages[{index}]: needs {error}") from None
+        except (TypeError, ValueError) as error:
+            raise ModelError(f"stages[{index}]: {error}") from None
+    return tuple(stages)
 
 
 def _row(raw: object, index: int) -> ProfileRow:

@@ -59,22 +59,32 @@ class JobSlices:
 
 
 @click.command("profile")
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", required=False, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the profile here (default: standard output).")
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per operator prefix; the best one counts.")
-def profile(file, output, repeats):
-    """Run the fixture-style job in FILE on its INPUTS and record per-operator rows and seconds.
+@click.option("--event-log", "event_log", type=click.Path(path_type=Path),
+              help="Read Spark's own per-stage metrics from the event log of any run (a file or "
+                   "an eventlog_v2_* directory; run with spark.eventLog.enabled=true) instead of "
+                   "running FILE.")
+def profile(file, output, repeats, event_log):
+    """Run the fixture-style job in FILE on its INPUTS and record per-operator rows and seconds,
+    or read the per-stage metrics of any run from its Spark event log (--event-log).
 
     The result feeds `sparkpar plan FILE --profile PROFILE`.
     """
+    if (file is None) == (event_log is None):
+        _fail("give a job FILE to run or --event-log LOG of a run (exactly one)")
     try:
-        recorded, notes = record_job_profile(file, repeats=repeats)
+        if event_log is not None:
+            recorded, notes = profile_from_event_log(event_log)
+        else:
+            recorded, notes = record_job_profile(file, repeats=repeats)
     except (ProfileError, InputError) as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
-        _fail(f"{file}: internal error: {type(error).__name__}: {error}")
+        _fail(f"{file or event_log}: internal error: {type(error).__name__}: {error}")
     for note in notes:
         click.echo(f"sparkpar: note: {note}", err=True)
     if output is None:
@@ -83,7 +93,31 @@ def profile(file, output, repeats):
         click.echo(json.dumps(recorded.to_dict(), indent=2))
     else:
         recorded.write(output)
-        click.echo(f"sparkpar: wrote {len(recorded.rows)} operator(s) to {output}", err=True)
+        what = f"{len(recorded.stages)} stage(s)" if event_log else f"{len(recorded.rows)} operator(s)"
+        click.echo(f"sparkpar: wrote {what} to {output}", err=True)
+
+
+def profile_from_event_log(path: Path):
+    """(profile, notes): the stages of every job in the log (pure Python, no Spark needed)."""
+    from sparkpar_lint.plan.event_log import EventLogError, read_event_log
+    from sparkpar_lint.plan.profile import Profile
+
+    try:
+        metrics = read_event_log(path)
+    except EventLogError as error:
+        raise ProfileError(str(error)) from None
+    settings = metrics.settings
+    spark = {k: settings[v] for k, v in (("master", "spark.master"), ("app", "spark.app.name"))
+             if v in settings}
+    notes = []
+    if metrics.jobs and not metrics.stages:
+        notes.append("the log has jobs but no completed stage")
+    queries = {s.query for s in metrics.stages if s.query}
+    if queries:
+        batches = len({(s.query, s.batch) for s in metrics.stages if s.query})
+        notes.append(f"{len(queries)} streaming quer{'y' if len(queries) == 1 else 'ies'}, "
+                     f"{batches} micro-batch(es)")
+    return Profile((), str(path), spark or None, tuple(metrics.stages), len(metrics.jobs)), notes
 
 
 # ------------------------------------------------------------------------------ slicing (no Spark)

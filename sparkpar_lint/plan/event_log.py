@@ -1,0 +1,247 @@
+"""Spark's own metrics of a run, per stage, read from its event log.
+
+Any job can be profiled this way: run it with `spark.eventLog.enabled=true` and
+`spark.eventLog.dir=<dir>`, then `sparkpar profile --event-log <dir>/<app>` (a rolling
+`eventlog_v2_*` directory, or one event-log file; plain or zstd-compressed, Spark 4's default).
+Each completed stage gives its task count, parents, executor run time and the rows it read from
+its input, read from a shuffle and wrote to a shuffle; a stage whose metrics mention state rows
+belongs to a stateful streaming operator. Jobs carry the streaming query and micro-batch they
+ran for, so a query's stages can be told from a batch job's.
+
+Pure standard library, plus `zstandard` for compressed logs (imported only for them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_RUN_TIME = "internal.metrics.executorRunTime"  # ms, summed over the stage's tasks
+_INPUT_ROWS = "internal.metrics.input.recordsRead"
+_READ_ROWS = "internal.metrics.shuffle.read.recordsRead"
+_READ_BYTES = ("internal.metrics.shuffle.read.remoteBytesRead", "internal.metrics.shuffle.read.localBytesRead")
+_WRITE_ROWS = "internal.metrics.shuffle.write.recordsWritten"
+_WRITE_BYTES = "internal.metrics.shuffle.write.bytesWritten"
+_STATE_METRIC = "number of total state rows"  # every stateful streaming operator reports it
+
+
+class EventLogError(ValueError):
+    """An event log that cannot be read; the message names the path."""
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One completed stage attempt, as Spark measured it."""
+
+    stage_id: int
+    job_id: int
+    tasks: int
+    parents: tuple[int, ...]
+    run_seconds: float  # executor run time summed over tasks (one core's worth)
+    wall_seconds: float  # submission to completion
+    input_rows: int = 0
+    shuffle_read_rows: int = 0
+    shuffle_read_bytes: int = 0
+    shuffle_write_rows: int = 0
+    shuffle_write_bytes: int = 0
+    stateful: bool = False
+    shuffle_partitions: int = 200  # spark.sql.shuffle.partitions of the query it ran for
+    adaptive: bool = True  # adaptive execution (partition coalescing) on for that query
+    query: str | None = None  # streaming query id
+    batch: int | None = None  # micro-batch id
+    submitted_ms: int = 0
+
+    @property
+    def reads_shuffle(self) -> bool:
+        return self.shuffle_read_rows > 0 or self.shuffle_read_bytes > 0
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in self.__dict__.items() if v is not None}
+        data["parents"] = list(self.parents)
+        return data
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> StageRun:
+        """A stage as a profile stores it; KeyError/TypeError/ValueError on a bad one."""
+        known = {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}
+        for name in ("stage_id", "tasks", "run_seconds"):
+            if name not in raw:
+                raise KeyError(name)
+        known["parents"] = tuple(int(p) for p in raw.get("parents", ()))
+        stage = cls(**known)
+        for name in ("stage_id", "job_id", "tasks", "shuffle_partitions", "input_rows", "shuffle_read_rows",
+                     "shuffle_read_bytes", "shuffle_write_rows", "shuffle_write_bytes", "submitted_ms"):
+            value = getattr(stage, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (-1 if name == "job_id" else 0):
+                raise ValueError(f"\"{name}\" must be a whole number >= 0, not {value!r}")
+        for name in ("run_seconds", "wall_seconds"):
+            value = getattr(stage, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ValueError(f"\"{name}\" must be a number >= 0, not {value!r}")
+        return stage
+
+
+@dataclass(frozen=True)
+class JobRun:
+    job_id: int
+    submitted_ms: int
+    completed_ms: int
+    query: str | None = None
+    batch: int | None = None
+
+    @property
+    def seconds(self) -> float:
+        return max(self.completed_ms - self.submitted_ms, 0) / 1000
+
+
+@dataclass
+class RunMetrics:
+    stages: list[StageRun] = field(default_factory=list)
+    jobs: list[JobRun] = field(default_factory=list)
+    settings: dict[str, str] = field(default_factory=dict)  # Spark properties of the first job
+
+    def between(self, start_ms: int, end_ms: int) -> RunMetrics:
+        """The jobs submitted in [start_ms, end_ms] and their stages."""
+        jobs = [j for j in self.jobs if start_ms <= j.submitted_ms <= end_ms]
+        ids = {j.job_id for j in jobs}
+        return RunMetrics([s for s in self.stages if s.job_id in ids], jobs, self.settings)
+
+
+def read_event_log(path: str | Path) -> RunMetrics:
+    path = Path(path)
+    try:
+        files = _event_files(path)
+        events = [event for f in files for event in _events(f)]
+    except EventLogError:
+        raise
+    except OSError as error:
+        raise EventLogError(f"{path}: cannot read the event log: {error.strerror or error}") from None
+    except Exception as error:  # zstandard.ZstdError: a damaged compressed log
+        if type(error).__module__.startswith("zstandard"):
+            raise EventLogError(f"{path}: cannot decompress the event log: {error}") from None
+        raise
+    return metrics_from_events(events, str(path))
+
+
+def metrics_from_events(events, where: str = "event log") -> RunMetrics:
+    metrics = RunMetrics()
+    job_of_stage: dict[int, int] = {}
+    open_jobs: dict[int, tuple[int, str | None, int | None]] = {}
+    # Settings a query ran under: SQL executions list the configurations changed from the defaults.
+    execution_conf: dict[str, dict] = {}
+    job_conf: dict[int, dict] = {}
+    for event in events:
+        kind = event.get("Event") if isinstance(event, dict) else None
+        if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
+            changed = event.get("modifiedConfigs")
+            execution_conf[str(event.get("executionId"))] = changed if isinstance(changed, dict) else {}
+        elif kind == "SparkListenerJobStart":
+            props = event.get("Properties") or {}
+            job_conf[int(event["Job ID"])] = {**{k: v for k, v in props.items() if k.startswith("spark.sql.")},
+                                              **execution_conf.get(str(props.get("spark.sql.execution.id")), {})}
+            if not metrics.settings:
+                metrics.settings = {k: v for k, v in props.items() if isinstance(v, str)}
+            batch = props.get("streaming.sql.batchId")
+            job = int(event["Job ID"])
+            open_jobs[job] = (int(event.get("Submission Time", 0)), props.get("sql.streaming.queryId"),
+                              int(batch) if isinstance(batch, str) and batch.isdigit() else None)
+            for stage in event.get("Stage IDs", []):
+                job_of_stage[int(stage)] = job
+        elif kind == "SparkListenerJobEnd":
+            job = int(event["Job ID"])
+            submitted, query, batch = open_jobs.pop(job, (0, None, None))
+            metrics.jobs.append(JobRun(job, submitted, int(event.get("Completion Time", submitted)),
+                                       query, batch))
+        elif kind == "SparkListenerStageCompleted":
+            info = event.get("Stage Info") or {}
+            if info.get("Failure Reason"):
+                continue  # a failed attempt: its retry is what ran
+            stage = int(info["Stage ID"])
+            job = job_of_stage.get(stage, -1)
+            _, query, batch = open_jobs.get(job, (0, None, None))
+            metrics.stages.append(_stage(info, job, query, batch, job_conf.get(job, {})))
+    if not metrics.jobs and not metrics.stages:
+        raise EventLogError(f"{where}: no Spark jobs in this event log")
+    # A job still running when the log ends (a killed app): keep its stages, not its time.
+    return metrics
+
+
+def _stage(info: dict, job: int, query, batch, conf: dict) -> StageRun:
+    acc: dict[str, float] = {}
+    names = set()
+    for item in info.get("Accumulables", []):
+        name = item.get("Name")
+        names.add(name)
+        try:
+            acc[name] = float(item.get("Value"))
+        except (TypeError, ValueError):
+            continue
+    submitted = int(info.get("Submission Time") or 0)
+    completed = int(info.get("Completion Time") or submitted)
+    return StageRun(
+        stage_id=int(info["Stage ID"]), job_id=job, tasks=int(info.get("Number of Tasks", 0)),
+        parents=tuple(int(p) for p in info.get("Parent IDs", [])),
+        run_seconds=acc.get(_RUN_TIME, 0.0) / 1000, wall_seconds=(completed - submitted) / 1000,
+        input_rows=int(acc.get(_INPUT_ROWS, 0)), shuffle_read_rows=int(acc.get(_READ_ROWS, 0)),
+        shuffle_read_bytes=int(sum(acc.get(k, 0) for k in _READ_BYTES)),
+        shuffle_write_rows=int(acc.get(_WRITE_ROWS, 0)),
+        shuffle_write_bytes=int(acc.get(_WRITE_BYTES, 0)),
+        stateful=_STATE_METRIC in names, shuffle_partitions=_int(conf.get("spark.sql.shuffle.partitions"), 200),
+        adaptive=str(conf.get("spark.sql.adaptive.enabled", "true")).lower() != "false",
+        query=query, batch=batch, submitted_ms=submitted)
+
+
+def _int(value, default: int) -> int:
+    return int(value) if isinstance(value, str) and value.isdigit() else default
+
+
+def _event_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        # Rolling event logs (Spark's default since 4.0): events_<n>_<app>[.codec], in order.
+        files = sorted((p for p in path.iterdir() if p.name.startswith("events_")),
+                       key=lambda p: _roll_index(p.name))
+        if not files:
+            raise EventLogError(f"{path}: a directory with no events_* files; give a Spark "
+                                "event-log file or an eventlog_v2_* directory")
+        return files
+    if not path.exists():
+        raise EventLogError(f"{path}: no such event log")
+    return [path]
+
+
+def _roll_index(name: str) -> int:
+    part = name.split("_")[1] if name.count("_") >= 2 else "0"
+    return int(part) if part.isdigit() else 0
+
+
+def _events(path: Path) -> Iterator[dict]:
+    suffix = path.suffix.lower()
+    if suffix in (".lz4", ".lzf", ".snappy"):
+        raise EventLogError(f"{path}: {suffix[1:]}-compressed event logs are not supported; run "
+                            "with spark.eventLog.compression.codec=zstd (the default) or "
+                            "spark.eventLog.compress=false")
+    with path.open("rb") as raw:
+        if suffix in (".zstd", ".zst"):
+            try:
+                import zstandard
+            except ImportError:
+                raise EventLogError(f"{path}: reading a zstd event log needs the zstandard package "
+                                    "(pip install 'sparkpar[pytest]')") from None
+            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        else:
+            stream = raw
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+        for number, line in enumerate(text, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                # The last line of a log cut off mid-write is expected; anything else is not a log.
+                if number == 1:
+                    raise EventLogError(f"{path}: not a Spark event log (line 1 is not JSON)") from None
+                return

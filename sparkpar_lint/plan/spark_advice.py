@@ -1,0 +1,56 @@
+"""The Spark cost model's part of a job's plan: shuffle partitions for a measured run.
+
+Given a profile with Spark's stage metrics (`sparkpar profile --event-log`), the report gets the
+predicted seconds at Spark's defaults (200 shuffle partitions, adaptive execution on) and at the
+recommended setting, and the shuffle-partition advice becomes the model's choice. A stateful
+streaming query keeps the number of state partitions recorded in its checkpoint, so for one the
+setting is advised for a new query only (a new checkpointLocation, set before its first start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparkpar_lint.plan.advice import PlanReport
+from sparkpar_lint.plan.profile import Profile
+from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, SparkCosts, predict, recommend
+
+_SETTING_ADVICE = '`spark.conf.set("spark.sql.shuffle.partitions"'
+
+
+def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
+    stages, jobs = profile.stages, profile.jobs
+    default = predict(stages, jobs, SPARK_DEFAULTS, costs)
+    best = recommend(stages, jobs, costs)
+    stateful = any(s.stateful for s in stages)
+    streaming = any(s.query is not None for s in stages)
+    return {
+        "calibration": costs.source, "cores": costs.cores,
+        "default": {"shuffle_partitions": default.settings.shuffle_partitions,
+                    "seconds": round(default.seconds, 4)},
+        "recommended": {"shuffle_partitions": best.settings.shuffle_partitions,
+                        "seconds": round(best.seconds, 4), "code": best.settings.code()},
+        "speedup": round(default.seconds / best.seconds, 4) if best.seconds > 0 else None,
+        "stages": len(stages), "jobs": jobs, "streaming": streaming, "stateful": stateful,
+    }
+
+
+def with_spark_prediction(report: PlanReport, profile: Profile, costs: SparkCosts,
+                          cores: int | None = None) -> PlanReport:
+    if cores:
+        costs = replace(costs, cores=cores)
+    found = spark_prediction(profile, costs)
+    best = found["recommended"]
+    partitions = best["shuffle_partitions"]
+    summary = (f"Spark cost model ({found['calibration']}, {costs.cores} cores): "
+               f"{found['default']['seconds']:.3g} s at Spark's defaults (200 shuffle partitions, "
+               f"adaptive execution), {best['seconds']:.3g} s at {partitions}: predicted "
+               f"{found['speedup']:.2f}x")
+    if found["stateful"]:
+        # The existing advice already says to leave the setting alone on a running query.
+        setting = (f"for a new run of this stateful streaming query (a new checkpointLocation), "
+                   f"`{best['code']}` before its first start; {summary}.")
+    else:
+        setting = f"`{best['code']}` — {summary}."
+    advice = tuple(a for a in report.advice if not a.startswith(_SETTING_ADVICE)) + (setting,)
+    return replace(report, advice=advice, shuffle_partitions=partitions, spark=found)

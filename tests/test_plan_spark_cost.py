@@ -1,0 +1,241 @@
+"""Spark's own metrics (event logs) and the Spark cost model behind `sparkpar plan --profile`.
+
+tests/data/plan/eventlog_groupby_and_stateful_stream.json is a real Spark 4.1 event log, trimmed
+to the events sparkpar reads (job and stage ends, job starts, SQL executions' changed settings):
+on local-cluster[2,1,1024], a batch `groupBy("k").count()` over 200,000 rows at the defaults
+(adaptive execution coalesced 200 partitions to 1 task), a parquet write, and a stateful
+streaming count over two micro-batches at 5 shuffle partitions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sparkpar_lint.plan.event_log import EventLogError, StageRun, read_event_log
+from sparkpar_lint.plan.profile import Profile, load_profile
+from sparkpar_lint.plan.spark_cost import (
+    SPARK_DEFAULTS,
+    Settings,
+    SparkCosts,
+    coalesced,
+    costs_from_dict,
+    predict,
+    recommend,
+    stage_tasks,
+)
+
+LOG = Path(__file__).parent / "data" / "plan" / "eventlog_groupby_and_stateful_stream.json"
+SPARKPAR = [sys.executable, "-c", "from sparkpar_lint.cli import main; main()"]
+
+
+def sparkpar(*args, cwd=None):
+    return subprocess.run([*SPARKPAR, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          check=False)
+
+
+def test_event_log_gives_each_stage_as_spark_measured_it():
+    metrics = read_event_log(LOG)
+    assert [s.stage_id for s in metrics.stages] == [0, 2, 3, 4, 5, 6, 7]
+    assert len(metrics.jobs) == 5
+    first, reduce = metrics.stages[0], metrics.stages[1]
+    assert (first.tasks, first.input_rows, first.shuffle_write_rows) == (2, 200_000, 200)
+    # Adaptive execution left one task of the 200 partitions; the setting and the mode are kept.
+    assert (reduce.tasks, reduce.shuffle_read_rows, reduce.shuffle_partitions, reduce.adaptive) == (
+        1, 200, 200, True)
+    assert reduce.parents == (1,)
+    stream = [s for s in metrics.stages if s.query is not None]
+    assert [(s.stage_id, s.batch, s.stateful, s.tasks) for s in stream] == [
+        (4, 0, False, 2), (5, 0, True, 5), (6, 1, False, 2), (7, 1, True, 5)]
+    # Streaming queries run without adaptive execution, at the setting their checkpoint fixed.
+    assert {(s.shuffle_partitions, s.adaptive) for s in stream} == {(5, False)}
+    assert all(s.run_seconds > 0 for s in metrics.stages)
+
+
+def test_event_log_compressed_rolled_and_cut_off(tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    lines = LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    rolled = tmp_path / "eventlog_v2_app-1"
+    rolled.mkdir()
+    half = len(lines) // 2
+    # Spark 4's default: a directory of zstd files events_<n>_<app>, read in roll order.
+    (rolled / "events_2_app-1.zstd").write_bytes(zstandard.ZstdCompressor().compress("".join(lines[half:]).encode()))
+    (rolled / "events_1_app-1.zstd").write_bytes(zstandard.ZstdCompressor().compress("".join(lines[:half]).encode()))
+    (rolled / "appstatus_app-1").write_text("")
+    assert read_event_log(rolled).stages == read_event_log(LOG).stages
+    cut = tmp_path / "cut.json"
+    cut.write_text("".join(lines) + '{"Event": "SparkListenerJobStart", "Job I', encoding="utf-8")
+    assert read_event_log(cut).stages == read_event_log(LOG).stages
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p / "missing", "no such event log"),
+    (lambda p: (p / "notes.txt").write_text("hello\n") and p / "notes.txt", "not a Spark event log"),
+    (lambda p: (p / "empty").mkdir(exist_ok=True) or p / "empty", "no events_* files"),
+    (lambda p: (p / "events_1_a.lz4").write_bytes(b"x") and p / "events_1_a.lz4", "not supported"),
+    (lambda p: (p / "other.json").write_text('{"Event": "SparkListenerLogStart"}\n') and p / "other.json",
+     "no Spark jobs"),
+])
+def test_bad_event_logs_are_one_clear_error(tmp_path, make, message):
+    with pytest.raises(EventLogError, match=re.escape(message)):
+        read_event_log(make(tmp_path))
+    done = sparkpar("profile", "--event-log", make(tmp_path) if message != "no such event log"
+                    else tmp_path / "missing")
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_profile_from_event_log_round_trips_through_the_cli(tmp_path):
+    out = tmp_path / "profile.json"
+    done = sparkpar("profile", "--event-log", LOG, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "wrote 7 stage(s)" in done.stderr
+    assert "1 streaming query, 2 micro-batch(es)" in done.stderr
+    loaded = load_profile(out)
+    assert loaded.stages == tuple(read_event_log(LOG).stages)
+    assert loaded.jobs == 5 and loaded.rows == ()
+    assert sparkpar("profile").returncode == 2  # neither a job nor a log
+
+
+def test_adaptive_coalescing_and_streaming_task_counts():
+    costs = SparkCosts(cores=2)
+    assert coalesced(200, 10_046, 2) == 1  # under the 1 MB minimum partition size
+    assert coalesced(200, 10 * 2**20, 2) == 2  # one partition per core
+    assert coalesced(200, 10 * 2**30, 2) == 160  # 64 MB partitions
+    assert coalesced(3, 10 * 2**30, 2) == 3  # never more than the setting
+    metrics = read_event_log(LOG)
+    source, reduce = metrics.stages[0], metrics.stages[1]
+    stateful = metrics.stages[4]
+    assert stage_tasks(source, Settings(7), costs) == 2  # input splits do not follow the setting
+    assert stage_tasks(reduce, Settings(7, adaptive=False), costs) == 7
+    assert stage_tasks(reduce, Settings(7), costs) == 1
+    assert stage_tasks(stateful, Settings(7), costs) == 7  # a streaming query never coalesces
+
+
+def test_prediction_charges_tasks_blocks_and_state_stores():
+    metrics = read_event_log(LOG)
+    stream = [s for s in metrics.stages if s.query is not None]
+    costs = SparkCosts(cores=2, task_overhead=0.01, task_run=0.01, state_task=0.1, shuffle_block=1e-3)
+    at = {p: predict(stream, 2, Settings(p), costs).seconds for p in (1, 2, 5, 200)}
+    assert at[2] < at[5] < at[200]
+    # From 5 to 200 partitions, per micro-batch: 97 more waves of task overhead, 195 more tasks
+    # each running a state store, spread over 2 cores, and 195 more blocks per map task (2 tasks).
+    per_batch = (100 - 3) * 0.01 + 195 * (0.01 + 0.1) / 2 + 2 * 195 * 1e-3 / 2
+    assert at[200] - at[5] == pytest.approx(2 * per_batch)
+    # Measured at 5 partitions, predicted at 5: the measured executor time, spread over 2 cores.
+    own = predict(stream, 2, Settings(5), costs)
+    assert [p.tasks for p in own.stages] == [2, 5, 2, 5]
+    best = recommend(stream, 2, costs)
+    assert best.settings.shuffle_partitions == 2
+    assert best.seconds == min(predict(stream, 2, Settings(p), costs).seconds for p in range(1, 201))
+    # Without state or blocks to pay for, fewer partitions than cores only lose parallelism.
+    batch = [replace(s, stateful=False) for s in stream]
+    free = replace(costs, state_task=0.0, shuffle_block=0.0, task_overhead=0.0, task_run=0.0)
+    assert predict(batch, 2, Settings(1, adaptive=False), free).seconds > predict(
+        batch, 2, Settings(2, adaptive=False), free).seconds
+
+
+def test_calibration_file_validation(tmp_path):
+    good = costs_from_dict({"constants": {"cores": 4, "task_overhead": 0.5}}, "file")
+    assert (good.cores, good.task_overhead, good.job_overhead) == (4, 0.5, SparkCosts().job_overhead)
+    for constants, message in (({"cores": 0}, "cores"), ({"task_overhead": -1}, ">= 0"),
+                               ({"speed": 1}, "unknown constant"), ({"cores": 1.5}, "whole number"),
+                               ({"state_task": "fast"}, ">= 0")):
+        with pytest.raises(ValueError, match=message):
+            costs_from_dict({"constants": constants}, "file")
+
+
+JOB = textwrap.dedent("""\
+    def job(spark, source):
+        events = spark.readStream.schema("id long, k long").parquet(source)
+        return events.groupBy("k").count()
+    """)
+
+
+def _stream_only_profile(tmp_path) -> Path:
+    stages = [s for s in read_event_log(LOG).stages if s.query is not None]
+    path = tmp_path / "stream.json"
+    Profile((), "stream", None, tuple(stages), 2).write(path)
+    return path
+
+
+def test_plan_with_a_stage_profile_advises_the_cost_models_setting(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(JOB, encoding="utf-8")
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"constants": {"cores": 2, "state_task": 0.5}}), encoding="utf-8")
+    done = sparkpar("plan", job, "--profile", _stream_only_profile(tmp_path), "--calibration",
+                    calibration, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    spark = report["spark"]
+    assert spark["calibration"] == str(calibration)
+    assert spark["default"]["shuffle_partitions"] == 200
+    assert spark["recommended"]["shuffle_partitions"] == report["shuffle_partitions"] <= 2
+    assert spark["speedup"] > 1
+    assert spark["stateful"] is True
+    code = spark["recommended"]["code"]
+    assert code == f'spark.conf.set("spark.sql.shuffle.partitions", "{report["shuffle_partitions"]}")'
+    compile(code, "advice", "exec")
+    setting = [a for a in report["advice"] if code in a]
+    assert len(setting) == 1 and "new checkpointLocation" in setting[0]
+    # No other shuffle-partition advice competes with the model's.
+    assert sum("spark.sql.shuffle.partitions" in a for a in report["advice"]) == 2  # + "leave it alone"
+
+
+def test_plan_reads_the_calibration_from_the_project_directory(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(JOB, encoding="utf-8")
+    profile = _stream_only_profile(tmp_path)
+    builtin = json.loads(sparkpar("plan", job, "--profile", profile, "--format", "json", cwd=tmp_path).stdout)
+    assert builtin["spark"]["calibration"] == "built-in defaults"
+    (tmp_path / ".sparkpar").mkdir()
+    (tmp_path / ".sparkpar" / "calibration.json").write_text(json.dumps({"constants": {"cores": 8}}))
+    found = json.loads(sparkpar("plan", job, "--profile", profile, "--format", "json", cwd=tmp_path).stdout)
+    assert found["spark"]["cores"] == 8
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    done = sparkpar("plan", job, "--profile", profile, "--calibration", bad)
+    assert done.returncode == 2 and "not a calibration file" in done.stderr
+    done = sparkpar("plan", "--calibrate", job)
+    assert done.returncode == 2 and "plans nothing" in done.stderr
+
+
+def test_stage_rows_in_a_profile_are_validated(tmp_path):
+    stage = read_event_log(LOG).stages[0].to_dict()
+    for change, message in (({"tasks": -1}, "tasks"), ({"run_seconds": "x"}, "run_seconds"),
+                            ({"run_seconds": float("inf")}, "run_seconds")):
+        path = tmp_path / "p.json"
+        path.write_text(json.dumps({"stages": [{**stage, **change}]}), encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            load_profile(path)
+    missing = {k: v for k, v in stage.items() if k != "tasks"}
+    path.write_text(json.dumps({"stages": [missing]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="needs 'tasks'"):
+        load_profile(path)
+    assert StageRun.from_dict(stage) == read_event_log(LOG).stages[0]
+    assert SPARK_DEFAULTS == Settings(200, True)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_calibrate_fits_constants_from_micro_jobs_on_spark(tmp_path):
+    if shutil.which("java") is None:
+        pytest.skip("no Java")
+    target = tmp_path / "calibration.json"
+    done = sparkpar("plan", "--calibrate", "--calibration", target)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(target.read_text())
+    constants = costs_from_dict(data, str(target))
+    assert constants.cores == 2
+    # Every micro-job ran and was found in the event log by its time window.
+    assert len(data["measurements"]) >= 12 and all(m["stages"] >= 1 for m in data["measurements"])
+    assert constants.task_overhead + constants.task_run > 0
