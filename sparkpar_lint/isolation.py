@@ -11,6 +11,7 @@ import os
 import pickle
 import resource
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
@@ -189,3 +190,54 @@ def _death(exitcode: int | None) -> str:
             name = "SIGABRT: out of memory or stack in native code"
         return f"the analyser crashed on this file ({name})"
     return f"the analyser exited unexpectedly on this file (status {exitcode})"
+
+
+class StandingWorker:
+    """One worker process kept between items, for a long-running caller (the editor server).
+
+    It is started with "spawn", not "fork": a server has threads, and a forked child can inherit
+    a lock another thread held. A new worker first answers `warm_up` (an item `function` handles
+    at once), so its start-up is not charged to the item's time budget. Past the timeout, or
+    when it dies, the worker is replaced and the item gets a Failure, like `map_isolated`'s.
+    """
+
+    def __init__(self, function: Callable, warm_up: Any) -> None:
+        self.function = function
+        self.warm_up = warm_up
+        self.context = multiprocessing.get_context("spawn")
+        self.worker: _Worker | None = None
+        self.lock = threading.Lock()
+
+    def run(self, item: Any, timeout: float | None) -> Any | Failure:
+        with self.lock:
+            if self.worker is None or not self.worker.process.is_alive():
+                self.worker = _Worker(self.context, self.function, NOT_CHECKED)
+                self.worker.send(self.warm_up, None)
+                try:
+                    self.worker.connection.recv()
+                except (EOFError, OSError):
+                    self.worker.process.join()
+                    outcome = Failure(f"{_death(self.worker.process.exitcode)}; {NOT_CHECKED}")
+                    self.worker.stop()
+                    self.worker = None
+                    return outcome
+            worker = self.worker
+            worker.send(item, timeout)
+            try:
+                if worker.connection.poll(timeout):
+                    return worker.connection.recv()
+                outcome = Failure(f"analysis stopped after {timeout:g} s (--file-timeout); {NOT_CHECKED}")
+            except (EOFError, OSError):
+                worker.process.join()
+                outcome = Failure(f"{_death(worker.process.exitcode)}; {NOT_CHECKED}")
+            worker.stop()
+            self.worker = None
+            return outcome
+
+    def close(self) -> None:
+        with self.lock:
+            if self.worker is not None:
+                with contextlib.suppress(OSError):
+                    self.worker.connection.send(None)
+                self.worker.stop()
+                self.worker = None

@@ -31,8 +31,9 @@ def _server_command() -> list[str]:
 class Session:
     """A client connected to a `sparkpar server` subprocess, collecting published diagnostics."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, options: dict | None = None) -> None:
         self.root = root
+        self.options = options
         self.client = LanguageClient("sparkpar-tests", "1")
         self.published: asyncio.Queue[lsp.PublishDiagnosticsParams] = asyncio.Queue()
         self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(
@@ -41,7 +42,8 @@ class Session:
     async def __aenter__(self) -> Session:
         await self.client.start_io(*_server_command(), cwd=str(self.root))
         await asyncio.wait_for(self.client.initialize_async(lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(), root_uri=self.root.as_uri(), process_id=None)), TIMEOUT)
+            capabilities=lsp.ClientCapabilities(), root_uri=self.root.as_uri(), process_id=None,
+            initialization_options=self.options)), TIMEOUT)
         self.client.initialized(lsp.InitializedParams())
         return self
 

@@ -6,11 +6,23 @@ same path, cache, suppressions and `[tool.sparkpar]` settings (nearest pyproject
 the file) as `sparkpar lint`. Each finding's fix is a quick-fix code action (safe ones preferred,
 unsafe ones labelled), `source.fixAll.sparkpar` applies every safe fix, and hovering a finding
 shows its rule's documentation page.
+
+Notebooks: a client that syncs notebooks (LSP 3.17 `notebookDocument/*`) gets each cell's
+diagnostics on that cell; an `.ipynb` file opened as plain JSON text gets them where the cell's
+source line is written in the JSON; Databricks/Fabric `.py` exports and `.sql` files are checked
+as `sparkpar lint` checks them, in file lines.
+
+Each analysis runs in a worker process with a time budget (`--file-timeout`, or the client's
+`initializationOptions.fileTimeout`): a file that takes longer, crashes the parser or exhausts
+memory gets one diagnostic saying so, and the server goes on serving.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -22,12 +34,18 @@ from sparkpar_lint.cache import CACHE_DIR_NAME, Cache
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config, matches
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.fixes.text_edits import LineEdit, finding_fixes, line_edits
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.isolation import Failure, StandingWorker
+from sparkpar_lint.model import FileResult, Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import check_text, effective_rules
+from sparkpar_lint.sources.ipynb import cell_positions
 
 DEBOUNCE_SECONDS = 0.3
+# Seconds one analysis may take before the file gets a "not checked" diagnostic instead: well
+# above any real module we have seen (a few seconds), well below "the editor seems hung".
+DEFAULT_FILE_TIMEOUT = 20.0
+CHECKED_SUFFIXES = (".py", ".ipynb", ".sql")
 FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.sparkpar"
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
@@ -36,14 +54,51 @@ _SEVERITY = {
 }
 
 
+_WORKER_STDOUT_CLOSED: list[bool] = []  # set once in the worker process
+_WARM_UP = 0
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One analysis, sent to a worker process."""
+
+    path: str
+    data: bytes
+    config: Config
+    rule_ids: tuple[str, ...]
+    cache_dir: Path | None
+
+
+def _check(job: _Job | int) -> FileResult | None:
+    """In the worker: `check_text`, with stdout (the server's LSP stream, inherited) closed off.
+    A number is the warm-up item, answered once the worker has imported what analysis needs."""
+    if not _WORKER_STDOUT_CLOSED:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        _WORKER_STDOUT_CLOSED.append(True)
+    if not isinstance(job, _Job):
+        return None
+    cache = Cache(job.cache_dir) if job.cache_dir is not None else None
+    return check_text(job.path, job.data, job.config, job.rule_ids, cache)
+
+
 class SparkparServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("sparkpar", metadata.version("sparkpar"))
-        # uri -> the findings last published for it (hover and code actions read them).
+    def __init__(self, file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
+        super().__init__("sparkpar", metadata.version("sparkpar"), notebook_document_sync=lsp.NotebookDocumentSyncOptions(
+            notebook_selector=[lsp.NotebookDocumentFilterWithCells(
+                notebook="*", cells=[lsp.NotebookCellLanguage(language="python")])],
+            save=True))
+        # uri (a cell's, for notebooks) -> the findings last published for it (hover and code
+        # actions read them).
         self.findings: dict[str, list[Finding]] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        # uri -> the number of the latest analysis asked for; an older one finishing later is dropped.
+        self.generation: dict[str, int] = {}
         self.rule_ids = [rule.id for rule in all_rules()]
         self.reported_errors: set[str] = set()
+        self.file_timeout = file_timeout
+        self.worker = StandingWorker(_check, warm_up=_WARM_UP)
 
     def settings(self, path: Path) -> tuple[Config, Cache | None]:
         """The file's `[tool.sparkpar]` settings and the cache beside them (ConfigError if bad)."""
@@ -57,30 +112,65 @@ class SparkparServer(LanguageServer):
         return Path(root) if root else None
 
     def lint(self, uri: str) -> None:
+        """Analyse the document (or notebook) at `uri` and publish, without blocking the server."""
         self.pending.pop(uri, None)
-        document = self.workspace.get_text_document(uri)
-        findings = self._findings(document)
-        self.findings[uri] = findings
-        diagnostics = [diagnostic(document, finding) for finding in findings]
-        self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics))
+        self.generation[uri] = self.generation.get(uri, 0) + 1
+        asyncio.ensure_future(self._lint(uri, self.generation[uri]))
 
-    def _findings(self, document: TextDocument) -> list[Finding]:
-        if not document.path or not document.path.endswith(".py"):
-            return []
-        path = Path(document.path)
+    async def _lint(self, uri: str, generation: int) -> None:
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            path, data = _notebook_path(notebook.uri), _notebook_json(self, notebook)
+        else:
+            document = self.workspace.get_text_document(uri)
+            path, data, version = document.path, document.source.encode("utf-8"), document.version
+        result = await self._analyse(path, data)
+        if self.generation.get(uri) != generation:
+            return  # the text changed while it was analysed; a newer analysis will publish
+        if notebook is not None:
+            self._publish_cells(notebook, result)
+            return
+        findings = result.findings if result is not None else []
+        self.findings[uri] = findings
+        diagnostics = [diagnostic(document, f, _locator(document)) for f in findings]
+        if result is not None and result.error:
+            diagnostics.append(_not_checked(result.error))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+
+    async def _analyse(self, path: str | None, data: bytes) -> FileResult | None:
+        """The file's result, or None when it is not one sparkpar checks (or the config is bad)."""
+        if not path or not path.endswith(CHECKED_SUFFIXES):
+            return None
         try:
-            config, cache = self.settings(path)
+            config, cache = self.settings(Path(path))
         except ConfigError as error:
             self.report(str(error))
-            return []
-        if matches(path, config.exclude, config.root):
-            return []
-        result = check_text(str(path), document.source.encode("utf-8"), config,
-                            effective_rules(config, self.rule_ids), cache)
-        if result.error:
-            self.report(result.error)
-        return result.findings
+            return None
+        if matches(Path(path), config.exclude, config.root):
+            return None
+        job = _Job(path, data, config, tuple(effective_rules(config, self.rule_ids)),
+                   cache.directory if cache is not None else None)
+        outcome = await asyncio.get_running_loop().run_in_executor(None, self.worker.run, job, self.file_timeout)
+        return FileResult(path, error=f"{path}: {outcome}") if isinstance(outcome, Failure) else outcome
+
+    def _publish_cells(self, notebook: lsp.NotebookDocument, result: FileResult | None) -> None:
+        """Each code cell's findings on that cell (an empty list clears what it had)."""
+        by_cell: dict[str, list[Finding]] = {cell.document: [] for cell in notebook.cells}
+        for finding in result.findings if result is not None else []:
+            if finding.cell is not None and 0 < finding.cell <= len(notebook.cells):
+                by_cell[notebook.cells[finding.cell - 1].document].append(finding)
+        first_code = next((c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code), None)
+        for cell in notebook.cells:
+            if cell.kind != lsp.NotebookCellKind.Code:
+                continue
+            document = self.workspace.get_text_document(cell.document)
+            self.findings[cell.document] = by_cell[cell.document]
+            diagnostics = [diagnostic(document, f) for f in by_cell[cell.document]]
+            if result is not None and result.error and cell.document == first_code:
+                diagnostics.append(_not_checked(result.error))
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=cell.document, version=document.version, diagnostics=diagnostics))
 
     def report(self, message: str) -> None:
         """Show a problem once (a bad config would otherwise pop up on every keystroke)."""
@@ -95,24 +185,92 @@ class SparkparServer(LanguageServer):
         self.pending[uri] = asyncio.get_running_loop().call_later(delay, self.lint, uri)
 
 
-def diagnostic(document: TextDocument, finding: Finding) -> lsp.Diagnostic:
+def _notebook_path(uri: str) -> str:
+    """The notebook's file path, as `.ipynb` so it is read as one (an unsaved notebook has none)."""
+    from pygls.uris import to_fs_path
+
+    path = to_fs_path(uri) or "untitled"
+    return path if path.endswith(".ipynb") else path + ".ipynb"
+
+
+def _notebook_json(ls: SparkparServer, notebook: lsp.NotebookDocument) -> bytes:
+    """The synced cells as notebook JSON, cell for cell, so findings come back numbered by cell."""
+    cells: list[dict] = []
+    for cell in notebook.cells:
+        code = cell.kind == lsp.NotebookCellKind.Code
+        source = ls.workspace.get_text_document(cell.document).source if code else ""
+        cells.append({"cell_type": "code" if code else "markdown", "metadata": {}, "source": source})
+    document = {"cells": cells, "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(document).encode("utf-8")
+
+
+def _not_checked(error: str) -> lsp.Diagnostic:
+    """The file's one diagnostic when it could not be analysed (time budget, crash, memory)."""
+    return lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+                          severity=lsp.DiagnosticSeverity.Warning, source="sparkpar", message=f"sparkpar: {error}")
+
+
+def _locator(document: TextDocument):
+    """For an `.ipynb` opened as JSON text: a finding's in-cell span -> its place in the JSON."""
+    if not (document.path or "").endswith(".ipynb"):
+        return None
+    positions = cell_positions(document.source)
+    starts = [0]
+    for line in document.source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def place(offset: int) -> tuple[int, int]:
+        import bisect
+
+        line = bisect.bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line]
+
+    def locate(cell: int | None, span: Span) -> Span:
+        offsets = positions.get(cell or 0)
+        if not offsets:
+            return Span(1, 0, 1, 0)
+        text_lines = _line_starts(offsets, document.source)
+
+        def at(line: int, column: int) -> tuple[int, int]:
+            index = min(text_lines[min(line, len(text_lines)) - 1] + column, len(offsets) - 1)
+            return place(offsets[index])
+
+        return Span(*at(span.line, span.column), *at(span.end_line, span.end_column))
+
+    return locate
+
+
+def _line_starts(offsets: list[int], text: str) -> list[int]:
+    """Index (into the decoded source) of the first character of each of its lines."""
+    starts = [0]
+    for index in range(len(offsets) - 1):
+        raw = text[offsets[index] : offsets[index] + 2]
+        if raw == "\\n" or raw[:1] == "\n":
+            starts.append(index + 1)
+    return starts
+
+
+def diagnostic(document: TextDocument, finding: Finding, locate=None) -> lsp.Diagnostic:
+    def where(span: Span, cell: int | None) -> lsp.Range:
+        return client_range(document, locate(cell, span) if locate is not None else span)
+
     return lsp.Diagnostic(
-        range=client_range(document, finding.span),
+        range=where(finding.span, finding.cell),
         severity=_SEVERITY[finding.severity],
         code=finding.rule_id,
         source="sparkpar",
         message=finding.message + ("" if finding.fix_safety is None else f" [fix: {finding.fix_safety}]"),
         related_information=[
-            lsp.DiagnosticRelatedInformation(location=_related_location(document, related), message=related.message)
+            lsp.DiagnosticRelatedInformation(location=_related_location(document, related, where), message=related.message)
             for related in finding.related
         ] or None,
         data={"fix": finding.fix_safety},
     )
 
 
-def _related_location(document: TextDocument, related) -> lsp.Location:
+def _related_location(document: TextDocument, related, where) -> lsp.Location:
     if related.path is None:
-        return lsp.Location(uri=document.uri, range=client_range(document, related.span))
+        return lsp.Location(uri=document.uri, range=where(related.span, related.cell))
     # A helper in another module: its `def` line (names are ASCII, so code points are UTF-16 units).
     span = related.span
     return lsp.Location(
@@ -141,8 +299,35 @@ def _touches(span: Span, start: ServerTextPosition, end: ServerTextPosition) -> 
     return first <= (end.line, end.character) and (start.line, start.character) <= last
 
 
-def build() -> SparkparServer:
-    server = SparkparServer()
+def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
+    server = SparkparServer(file_timeout)
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: SparkparServer, params: lsp.InitializeParams) -> None:
+        # `{"fileTimeout": seconds}` (0: no limit) overrides --file-timeout for this client.
+        options = params.initialization_options
+        timeout = options.get("fileTimeout") if isinstance(options, dict) else None
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0:
+            ls.file_timeout = float(timeout) or None
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: SparkparServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+        ls.lint(params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: SparkparServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: SparkparServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+        ls.lint(params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: SparkparServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+        ls.generation.pop(params.notebook_document.uri, None)
+        for cell in params.cell_text_documents:
+            ls.findings.pop(cell.uri, None)
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SparkparServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -162,6 +347,7 @@ def build() -> SparkparServer:
         pending = ls.pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+        ls.generation.pop(uri, None)
         ls.findings.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -202,6 +388,11 @@ def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Rang
            if f.fix_safety is not None and _touches(f.span, chosen.start, chosen.end)]
     if not hit or not document.path:
         return []
+    notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
+    if notebook is not None:
+        return _notebook_fixes(ls, notebook, hit)
+    if not _plain_python(document):
+        return []  # an .ipynb opened as JSON or a .sql file: its edits are not Python's
     # Fixes are recomputed from the buffer as it is now; a finding whose span moved since it was
     # published no longer matches, and waits for the next diagnostics.
     fixes = finding_fixes(document.path, document.source, {f.rule_id for f in hit})
@@ -224,6 +415,11 @@ def _fix_all(ls: SparkparServer, document: TextDocument) -> list[lsp.CodeAction]
     rule_ids = {f.rule_id for f in findings if f.fix_safety == "safe"}
     if not rule_ids or not document.path:
         return []
+    notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
+    if notebook is not None:
+        return _notebook_fixes(ls, notebook, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
+    if not _plain_python(document):
+        return []
     outcome = fix_source(document.path, document.source, rule_ids)
     if not outcome.changed:
         return []
@@ -232,5 +428,49 @@ def _fix_all(ls: SparkparServer, document: TextDocument) -> list[lsp.CodeAction]
         edit=lsp.WorkspaceEdit(changes={document.uri: text_edits(line_edits(outcome.original, outcome.fixed))}))]
 
 
-def serve() -> None:
-    build().start_io()
+def _plain_python(document: TextDocument) -> bool:
+    from sparkpar_lint.sources import is_notebook
+
+    return bool(document.path) and document.path.endswith(".py") and not is_notebook(document.path, document.source)
+
+
+def _notebook_fixes(ls: SparkparServer, notebook: lsp.NotebookDocument, hit: list[Finding],
+                    fix_all: bool = False) -> list[lsp.CodeAction]:
+    """Fixes in a synced notebook: the notebook is fixed whole (`sparkpar fix`'s way, imports into
+    the first code cell) and each changed cell gets its edits. One action per rule (all of that
+    rule's findings in the notebook), or one for every safe fix."""
+    from sparkpar_lint.sources.ipynb import source_text
+    from sparkpar_lint.sources.notebook import fix_notebook
+
+    data = _notebook_json(ls, notebook).decode("utf-8")
+    if fix_all:
+        groups = [({f.rule_id for f in hit}, False)]
+    else:
+        groups = [({rule_id}, unsafe) for rule_id, unsafe in sorted({(f.rule_id, f.fix_safety == "unsafe") for f in hit},
+                                                                     key=lambda g: (g[1], g[0]))]
+    actions = []
+    for rule_ids, unsafe in groups:
+        outcome = fix_notebook(_notebook_path(notebook.uri), data, rule_ids, unsafe=unsafe)
+        if not outcome.changed:
+            continue
+        changes = {}
+        for cell, fixed in zip(notebook.cells, json.loads(outcome.fixed)["cells"]):
+            before = ls.workspace.get_text_document(cell.document).source
+            if cell.kind == lsp.NotebookCellKind.Code and source_text(fixed) != before:
+                changes[cell.document] = text_edits(line_edits(before, source_text(fixed)))
+        if fix_all:
+            title, kind = "Fix all safe sparkpar findings", FIX_ALL
+        else:
+            title = f"Fix {min(rule_ids)} in this notebook" + (" (unsafe: review the choice it makes)" if unsafe else "")
+            kind = lsp.CodeActionKind.QuickFix
+        actions.append(lsp.CodeAction(title=title, kind=kind, is_preferred=not unsafe and not fix_all,
+                                      edit=lsp.WorkspaceEdit(changes=changes)))
+    return actions
+
+
+def serve(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
+    server = build(file_timeout)
+    try:
+        server.start_io()
+    finally:
+        server.worker.close()

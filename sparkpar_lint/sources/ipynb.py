@@ -93,3 +93,105 @@ def _dump_like(notebook: dict, original: str) -> str:
             if json.dumps(parsed, indent=indent, ensure_ascii=ascii_only) + ending == original:
                 return json.dumps(notebook, indent=indent, ensure_ascii=ascii_only) + ending
     return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"  # nbformat's own layout
+
+
+def cell_positions(text: str) -> dict[int, list[int]]:
+    """Where each cell's source sits in the notebook's JSON text: cell number -> the offset in
+    `text` of every character of the decoded source, then one past its end. An editor that opens
+    the `.ipynb` file as text is shown findings at these places."""
+    scanner = _Scanner(text)
+    try:
+        scanner.value(())
+    except (IndexError, ValueError):
+        return {}
+    return scanner.sources
+
+
+class _Scanner:
+    """Just enough of a JSON reader to find `cells[i].source` strings with their offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at = text, 0
+        self.sources: dict[int, list[int]] = {}
+
+    def value(self, path: tuple) -> None:
+        self._space()
+        char = self.text[self.at]
+        if char == "{":
+            self._members(path)
+        elif char == "[":
+            self._elements(path)
+        elif char == '"':
+            offsets = self._string()[1]
+            self._record(path, offsets)
+        else:
+            while self.at < len(self.text) and self.text[self.at] not in ",]} \t\r\n":
+                self.at += 1
+
+    def _record(self, path: tuple, offsets: list[int]) -> None:
+        if len(path) >= 3 and path[0] == "cells" and path[2] == "source" and isinstance(path[1], int):
+            cell = self.sources.setdefault(path[1] + 1, [])
+            if cell:
+                cell.pop()  # the previous piece's end: this piece continues the text
+            cell.extend(offsets)
+
+    def _members(self, path: tuple) -> None:
+        self.at += 1
+        while True:
+            self._space()
+            if self.text[self.at] == "}":
+                self.at += 1
+                return
+            key = self._string()[0]
+            self._space()
+            self.at += 1  # ':'
+            self.value((*path, key) if len(path) < 3 else path + ("",))
+            self._space()
+            if self.text[self.at] == ",":
+                self.at += 1
+
+    def _elements(self, path: tuple) -> None:
+        self.at += 1
+        index = 0
+        while True:
+            self._space()
+            if self.text[self.at] == "]":
+                self.at += 1
+                return
+            self.value((*path, index) if path == ("cells",) else path)
+            index += 1
+            self._space()
+            if self.text[self.at] == ",":
+                self.at += 1
+
+    def _string(self) -> tuple[str, list[int]]:
+        self.at += 1  # opening quote
+        chars, offsets = [], []
+        while self.text[self.at] != '"':
+            start = self.at
+            if self.text[self.at] == "\\":
+                escape = self.text[self.at + 1]
+                if escape == "u":
+                    code = int(self.text[self.at + 2 : self.at + 6], 16)
+                    self.at += 6
+                    if 0xD800 <= code < 0xDC00 and self.text[self.at : self.at + 2] == "\\u":
+                        code = 0x10000 + ((code - 0xD800) << 10) + (int(self.text[self.at + 2 : self.at + 6], 16) - 0xDC00)
+                        self.at += 6
+                    chars.append(chr(code))
+                else:
+                    chars.append(_ESCAPES.get(escape, escape))
+                    self.at += 2
+            else:
+                chars.append(self.text[self.at])
+                self.at += 1
+            offsets.append(start)
+        offsets.append(self.at)
+        self.at += 1
+        return "".join(chars), offsets
+
+    def _space(self) -> None:
+        while self.text[self.at] in " \t\r\n":
+            self.at += 1
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
