@@ -120,3 +120,32 @@ def test_expr_strings_are_parsed_not_pattern_matched():
     )
     assert findings(code, "SPX104") == [(4, 27)]
     assert [f for f in analyze("job.py", PRELUDE + code) if f.rule_id == "SPX101"] == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # `last` reads a frame that ends at the current row's last peer: a tie-breaker would move it.
+        "SELECT lag(page) OVER w, last(page) OVER w FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1)",
+        # `*` in an aggregating or joining SELECT is not the rows the window sees.
+        "SELECT user, page, row_number() OVER (PARTITION BY user ORDER BY user) FROM visits GROUP BY user, page",
+        "SELECT v.user, row_number() OVER (PARTITION BY v.user ORDER BY v.user) FROM visits v JOIN users u ON v.user = u.user",
+    ],
+)
+def test_sql_window_tie_breaker_is_not_offered_where_it_would_change_more(query):
+    from sparkpar_lint.fixes.engine import fix_source
+
+    code = f'{PRELUDE}out = spark.sql("{query}")\n'
+    assert any(f.rule_id == "SPX104" for f in analyze("job.py", code))
+    assert fix_source("job.py", code, {"SPX104"}, unsafe=True).fixed == code
+
+
+def test_sql_window_tie_breaker_in_a_sql_cell_and_a_sql_file(tmp_path):
+    from sparkpar_lint.sources.notebook import fix_notebook
+
+    sql = "SELECT user, ntile(4) OVER (PARTITION BY user ORDER BY 'x') AS quartile FROM visits\n"
+    fixed = sql.replace("ORDER BY 'x'", "ORDER BY 'x', to_json(struct(*))")
+    export = "# Databricks notebook source\n# MAGIC %sql\n" + "".join(f"# MAGIC {line}\n" for line in sql.splitlines())
+    assert fix_notebook("job.py", export, {"SPX104"}, unsafe=True).fixed == export.replace(sql.strip(), fixed.strip())
+    assert fix_notebook("report.sql", sql, {"SPX104"}, unsafe=True).fixed == fixed
+    assert fix_notebook("report.sql", sql, {"SPX104"}, unsafe=False).fixed == sql  # unsafe only

@@ -14,6 +14,10 @@ from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 WINDOW_CLASS = "pyspark.sql.Window"
+# Functions a tie-breaker changes only by ordering the rows the spec's order left tied: their
+# answer does not come from a frame (`last` would: its frame ends at the last peer, which the
+# tie-breaker would make the current row). SPX104's fix for Python and for SQL text.
+FRAME_BLIND = frozenset({"row_number", "ntile", "lag", "lead", "first", "first_value"})
 
 
 def functions_like(graph: StageGraph, name: str = "col") -> cst.Call:

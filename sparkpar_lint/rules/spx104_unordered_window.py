@@ -14,6 +14,7 @@ from sparkpar_lint.fixes.chain import append_after, method_call
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import (
+    FRAME_BLIND,
     functions_like,
     sort_arguments,
     sort_reaches,
@@ -27,6 +28,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.sql.fixes import window_tie_fix
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -234,6 +236,33 @@ class UnorderedWindow(Rule):
             column=18,
             related_lines=(4,),
         ),
+        # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query.
+        Invalid(
+            _SQL_PRELUDE + "kept = spark.sql(\n"
+            '    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user) AS rn FROM visits) WHERE rn = 1"\n'
+            ")\n",
+            line=4,
+            column=30,
+            related_lines=(4,),
+            expected_fix=_SQL_PRELUDE + "kept = spark.sql(\n"
+            '    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user, to_json(struct(*))) AS rn '
+            'FROM visits) WHERE rn = 1"\n'
+            ")\n",
+        ),
+        # SQL: a constant order in the WINDOW clause gets the tie-breaker there.
+        Invalid(
+            _SQL_PRELUDE + "prev = spark.sql(\"\"\"\n"
+            "SELECT user, page, lag(page) OVER w AS previous\n"
+            "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1)\n"
+            "\"\"\")\n",
+            line=4,
+            column=19,
+            related_lines=(4,),
+            expected_fix=_SQL_PRELUDE + "prev = spark.sql(\"\"\"\n"
+            "SELECT user, page, lag(page) OVER w AS previous\n"
+            "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*)))\n"
+            "\"\"\")\n",
+        ),
         # One order column that can tie: which of the tied rows gets number 1 is arrival order.
         Invalid(
             _PRELUDE + 'w = Window.partitionBy("order").orderBy(F.desc("discount"))\n'
@@ -380,12 +409,6 @@ def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call
     return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
 
 
-# Functions a tie-breaker changes only by ordering the rows the spec's order left tied: their
-# answer does not come from a frame (`last` would: its frame ends at the last peer, which the
-# tie-breaker would make the current row).
-_FRAME_BLIND = frozenset({"row_number", "ntile", "lag", "lead", "first", "first_value"})
-
-
 def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     """`.orderBy(lit(1))` (or the partition keys) → `.orderBy(lit(1), F.to_json(F.struct("*")))`.
 
@@ -394,8 +417,12 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     """
     span = call.window.span
     if call.from_sql:
-        return "the window is in SQL text"
-    if call.function not in _FRAME_BLIND:
+        # The same tie-breaker, written into the query (sql/fixes.py).
+        return window_tie_fix(call.sql) or (
+            "the SQL is not one plain string literal, its SELECT aggregates or joins (`*` is not the "
+            "window's rows there), or a frame-reading function shares the window"
+        )
+    if call.function not in FRAME_BLIND:
         return f"a tie-breaker would change `{call.function}`'s frame, not only the order of tied rows"
     order = _order_call(graph, span) if span is not None else None
     # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes

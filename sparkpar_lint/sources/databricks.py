@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from sparkpar_lint.sources import is_databricks
 from sparkpar_lint.sources.cells import Cell
 
 _SEPARATOR = re.compile(r"^(# COMMAND -{10}|# (?:PARAMETERS )?CELL \*+|# MARKDOWN \*+|# METADATA \*+)\s*$")
@@ -27,7 +28,8 @@ def read_cells(text: str) -> list[Cell]:
 
 def _cell(number: int, lines: list[str], first_line: int) -> Cell:
     cell = Cell(number, "code", lines, first_line=first_line)
-    content = [i for i, line in enumerate(lines) if line.strip() and not _SEPARATOR.match(line)]
+    # The export's header line is not content: a notebook's first cell may be a SQL cell.
+    content = [i for i, line in enumerate(lines) if line.strip() and not _SEPARATOR.match(line) and not is_databricks(line)]
     if not content or not lines[content[0]].startswith("# MAGIC"):
         return cell
     language = _LANGUAGE.match(lines[content[0]])

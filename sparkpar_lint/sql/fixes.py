@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import FRAME_BLIND
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
@@ -116,3 +117,98 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
         return None
     description = f"SQL: `{name}` with no order to read -> `{replacement.split('(')[0]}`, one of the answers it could give"
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
+
+
+_WHOLE_ROW = "to_json(struct(*))"
+
+
+def window_tie_fix(call_site: SqlSite | None) -> Fix | None:
+    """`row_number() OVER (PARTITION BY k ORDER BY 1)` -> `... ORDER BY 1, to_json(struct(*)))`.
+
+    The tie-breaker the Python fix uses: with nothing in the order that tells rows apart, the
+    whole row decides, one of the orders the rows could arrive in (unsafe: the author may have
+    meant a time column). The edit goes where the order is written, the `OVER (...)` or the
+    `WINDOW` clause entry it names; only where `*` is the rows the window sees (no join, no
+    aggregation in that SELECT) and every function over a named window is frame-blind.
+    """
+    from sqlglot import exp
+
+    if call_site is None or call_site.literal is None:
+        return None
+    parsed, func = call_site.parsed, call_site.expression
+    window = func.parent
+    select = func.find_ancestor(exp.Select)
+    if not isinstance(window, exp.Window) or window.this is not func or select is None:
+        return None
+    if select.args.get("group") or select.args.get("joins") or _aggregates(select):
+        return None
+    name = _name(parsed, func)
+    if name not in FRAME_BLIND:
+        return None
+    at = _order_end(parsed, func, window, select)
+    if at is None:
+        return None
+    literal = _rewrite(call_site, [(at, at, f", {_WHOLE_ROW}")])
+    if literal is None:
+        return None
+    return Fix(UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),))
+
+
+def _name(parsed: ParsedSql, func: exp.Expression) -> str:
+    where = parsed.name_range(func)
+    return parsed.text[where[0] : where[1]].lower() if where else ""
+
+
+def _aggregates(select: exp.Select) -> bool:
+    from sqlglot import exp
+
+    return any(
+        not isinstance(agg.parent, exp.Window) and agg.find_ancestor(exp.Select) is select
+        for agg in select.find_all(exp.AggFunc)
+    )
+
+
+def _order_end(parsed: ParsedSql, func: exp.Expression, window: exp.Window, select: exp.Select) -> int | None:
+    """Offset just past the last ORDER BY item of the spec that orders `func`'s window."""
+    from sqlglot import exp
+    from sqlglot.tokens import TokenType
+
+    tokens, depths = parsed.tokens, parsed.depths
+    call = parsed.call_range(func)
+    if call is None:
+        return None
+    over = next((i for i, t in enumerate(tokens) if t.start >= call[1] and t.token_type == TokenType.OVER), None)
+    if over is None or over + 1 >= len(tokens):
+        return None
+    if tokens[over + 1].token_type == TokenType.L_PAREN:
+        inside = _order_in(tokens, depths, over + 1)
+        if inside is not None or window.args.get("order") is not None:
+            return inside
+    alias = window.args.get("alias")
+    if alias is None:
+        return None
+    # The WINDOW clause entry `alias AS (...)`, which only frame-blind functions may share.
+    users = [w for w in select.find_all(exp.Window) if w.args.get("alias") is not None and w.alias.lower() == alias.name.lower()]
+    if any(_name(parsed, w.this) not in FRAME_BLIND for w in users if w.this is not None and w.find_ancestor(exp.Select) is select):
+        return None
+    for i, token in enumerate(tokens[:-2]):
+        if (token.start > call[1] and token.text.lower() == alias.name.lower() and i > 0
+                and tokens[i + 1].token_type == TokenType.ALIAS and tokens[i + 2].token_type == TokenType.L_PAREN
+                and tokens[i - 1].token_type in (TokenType.WINDOW, TokenType.COMMA)):
+            return _order_in(tokens, depths, i + 2)
+    return None
+
+
+def _order_in(tokens: list, depths: list[int], opening: int) -> int | None:
+    """In the parentheses opened at token `opening`: just past the ORDER BY list, or None."""
+    from sqlglot.tokens import TokenType
+
+    inner = depths[opening] + 1
+    ordering = False
+    for i in range(opening + 1, len(tokens)):
+        token = tokens[i]
+        if depths[i] < inner or (ordering and depths[i] == inner and token.text.upper() in ("ROWS", "RANGE")):
+            return tokens[i - 1].end + 1 if ordering else None
+        if depths[i] == inner and token.token_type == TokenType.ORDER_BY:
+            ordering = True
+    return None
