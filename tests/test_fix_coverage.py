@@ -59,6 +59,30 @@ CASES = {
         '        .drop("rn")  # one row per part\n',
         '            row_number().over(Window.partitionBy("part_no").orderBy(lit(1), to_json(struct("*")))),\n',
     ),
+    "SPX103-pandas-group-with-no-time-column": (
+        "SPX103",
+        "def carry_forward(pdf):\n"
+        "    # the last known level, row after row\n"
+        '    pdf["level"] = pdf["level"].ffill()\n'
+        "    return pdf\n"
+        "\n"
+        "def levels(tanks):\n"
+        '    return tanks.groupBy("tank").applyInPandas(carry_forward, schema=tanks.schema)\n',
+        "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n",
+    ),
+    "SPX103-grouped-rows-with-no-time-column": (
+        "SPX103",
+        "def chain(rows):\n"
+        "    out, prev = [], None\n"
+        "    for row in rows:\n"
+        "        out.append((prev, row.step))\n"
+        "        prev = row.step\n"
+        "    return out\n"
+        "\n"
+        "def steps(runs):\n"
+        '    return runs.rdd.map(lambda r: (r.run, r)).groupByKey().mapValues(chain)\n',
+        "    rows = sorted(rows, key=repr)\n",
+    ),
 }
 
 
@@ -117,3 +141,31 @@ def test_a_pivot_gets_no_min_fix():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert findings and all(f.fix is None for f in findings)
+
+
+def test_firsts_of_one_stage_still_come_from_one_row():
+    # `first("food")` and `first("price")` read one arrival order: both come from one row. Two
+    # independent `min`s could pair a food with another row's price, which the job never gives.
+    code = (
+        "from pyspark.sql import functions as F\n"
+        "\n"
+        "def latest(df):\n"
+        '    return df.groupBy("name").agg(F.first("food").alias("food"), F.first("price").alias("price"))\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert 'F.min(F.struct("food", "price")).getField("food").alias("food"),' in fixed
+    assert 'F.min(F.struct("food", "price")).getField("price").alias("price"),' in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
+
+
+def test_lists_of_one_stage_that_line_up_are_left_with_a_reason():
+    code = (
+        "from pyspark.sql import functions as F\n"
+        "\n"
+        "def baskets(df):\n"
+        '    return df.groupBy("name").agg(F.collect_list("food"), F.collect_list("price"))\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    assert all("several order-dependent aggregates" in f.no_fix_reason for f in findings)

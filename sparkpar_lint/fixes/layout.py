@@ -144,7 +144,7 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
     positions = wrapper.resolve(PositionProvider)
     chains, calls = [], []
     # A chain passed as an argument is broken by its call's arguments, not by new parentheses.
-    arguments = {id(node.value) for node in positions if isinstance(node, cst.Arg)}
+    arguments = {id(link) for node in positions if isinstance(node, cst.Arg) for link in _links(node.value)}
     for node, where in positions.items():
         if not isinstance(node, cst.Call):
             continue
@@ -161,6 +161,15 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
     if calls:
         return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
     return None
+
+
+def _links(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a.f().g()` and the chains inside it (`a.f()`, `a.f`...), down to its first name."""
+    found = []
+    while isinstance(expr, (cst.Call, cst.Attribute)):
+        found.append(expr)
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return found
 
 
 def _one_string(call: cst.Call) -> bool:

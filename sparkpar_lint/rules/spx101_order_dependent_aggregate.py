@@ -121,18 +121,21 @@ class OrderDependentAggregate(Rule):
             line=5,
             column=27,
             related_lines=(5,),
-            expected_fix="from pyspark.sql import functions as F, SparkSession\nfrom pyspark.sql.functions import *\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'visits = spark.read.parquet("v")\n'
-            "(\n"
-            '    visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            '    .groupBy("user")\n'
-            "    .agg((\n"
-            '        F.min(F.struct("_sparkpar_seq", "page"))\n'
-            '        .getField("page")\n'
-            '    ).alias("entry"), max("ts").alias("seen"))\n'
-            '    .write.parquet("o")\n'
-            ")\n",
+            expected_fix=(
+                "from pyspark.sql import functions as F, SparkSession\n"
+                "from pyspark.sql.functions import *\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'visits = spark.read.parquet("v")\n'
+                "(\n"
+                '    visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .groupBy("user")\n'
+                "    .agg(\n"
+                '        F.min(F.struct("_sparkpar_seq", "page")).getField("page").alias("entry"),\n'
+                '        max("ts").alias("seen"),\n'
+                "    )\n"
+                '    .write.parquet("o")\n'
+                ")\n"
+            ),
         ),
         # The list's order reaches the output through `concat_ws`.
         Invalid(
@@ -143,17 +146,20 @@ class OrderDependentAggregate(Rule):
             column=58,
             related_lines=(3,),
             # No sort: arrival order becomes a sequence number taken at the source (unsafe).
-            expected_fix=_PRELUDE
-            + "sessions = (\n"
-            + '    spark.read.parquet("v")\n'
-            + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            + '    .groupBy("session")\n'
-            + "    .agg((\n"
-            + '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page")))\n'
-            + '        .getField("page")\n'
-            + '    ).alias("pages"))\n'
-            + ")\n"
-            + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n',
+            expected_fix=(
+                _PRELUDE
+                + "sessions = (\n"
+                + '    spark.read.parquet("v")\n'
+                + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                + '    .groupBy("session")\n'
+                + "    .agg(\n"
+                + "        F.array_sort(\n"
+                + '            F.collect_list(F.struct("_sparkpar_seq", "page")),\n'
+                + '        ).getField("page").alias("pages"),\n'
+                + "    )\n"
+                + ")\n"
+                + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n'
+            ),
         ),
         Invalid(
             _PRELUDE
@@ -348,7 +354,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if call.call is None:
         return None
     if len(call.call.args) != 1:
-        return _one_of_its_answers(call) if sort is None and not _pivoted(graph, node) else None
+        return _one_of_its_answers(graph, node, call) if sort is None and not _pivoted(graph, node) else None
     if sort is not None:
         if not sort.keys or _descending(sort) or not sort_reaches(graph, sort, node):
             return None
@@ -359,7 +365,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
-            return None if _pivoted(graph, node) else _one_of_its_answers(call)
+            return None if _pivoted(graph, node) else _one_of_its_answers(graph, node, call)
         keys, safety, (extra, imports) = (SEQUENCE_COLUMN,), UNSAFE, parts
     replacement = _ordered_aggregate(call, keys)
     if replacement is None:
@@ -373,7 +379,7 @@ def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | N
     its answers."""
     sort = _discarded_sort(graph, node)
     if sort is None:
-        return _one_of_its_answers(call)
+        return _one_of_its_answers(graph, node, call)
     if call.call is None or len(call.call.args) != 1 or not sort.keys or _descending(sort):
         return None
     if not sort_reaches(graph, sort, node):
@@ -392,7 +398,7 @@ def _pivoted(graph: StageGraph, node: StageNode) -> bool:
     return source is not None and source.method == "pivot"
 
 
-def _one_of_its_answers(call: ColumnCall) -> Fix | None:
+def _one_of_its_answers(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
     """With no order anywhere to take (no sort, rows not straight from a source), the answer
     that is one of those the aggregate can already give, whatever the partitioning: `first` →
     `min`, `last` → `max` (a value of one of the group's rows, null only when all are), and
@@ -401,6 +407,9 @@ def _one_of_its_answers(call: ColumnCall) -> Fix | None:
     """
     if call.from_sql or call.call is None or not call.call.args or not _ignores_nulls_at_most(call.call):
         return None
+    siblings = _order_dependent_siblings(graph, node, call)
+    if siblings:
+        return _one_row_for_all(call, siblings, list(node.columns.calls))
     value = call.call.args[0].value.deep_clone()
     if call.function in _FIRST | _LAST:
         chooser = "min" if call.function in _FIRST else "max"
@@ -414,6 +423,48 @@ def _one_of_its_answers(call: ColumnCall) -> Fix | None:
     else:
         return None
     return Fix(UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports)
+
+
+def _order_dependent_siblings(graph: StageGraph, node: StageNode, call: ColumnCall) -> list[ColumnCall]:
+    """The other order-dependent aggregates of the same stage: in the original they all read the
+    same arrival order (`first("a")` and `first("b")` come from one row; two `collect_list`s line
+    up), which fixes that each choose on their own would break."""
+    return [
+        other for other in node.columns.calls
+        if other is not call and other.call is not None and not other.from_sql
+        and _order_dependent(other) and not _order_harmless(graph, node, other)
+    ]
+
+
+def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: list[ColumnCall]) -> Fix | str:
+    """`first("a")`, `first("b")` → `F.min(F.struct("a", "b")).getField("a")`, `...getField("b")`:
+    every value from the one row that is smallest over all of them, so they still come from one
+    row, as in the original. Lists that line up (`collect_list` of two columns) keep no such
+    simple form and are left to the author."""
+    # One order of the struct's fields for every aggregate of the stage, so all pick the same row.
+    calls = [c for c in node_calls if c is call or c in siblings]
+    kinds = {c.function in _FIRST for c in calls}
+    if any(c.function not in _FIRST | _LAST for c in calls) or len(kinds) != 1:
+        return (
+            "the stage has several order-dependent aggregates that read one arrival order together "
+            "(their values come from the same rows); one shared order is the author's to choose"
+        )
+    names = []
+    for c in calls:
+        name = column_name(c.call.args[0].value) if c.call.args else None
+        if name is None or "." in name or not _ignores_nulls_at_most(c.call):
+            return "the stage's first/last aggregates read expressions, not plain columns, to take from one row"
+        names += [name] if name not in names else []
+    chooser = "min" if call.function in _FIRST else "max"
+    row, imports = column_function(call.call, "struct", [string(n) for n in names])
+    picked, more = column_function(call.call, chooser, [row])
+    own = column_name(call.call.args[0].value)
+    replacement = cst.Call(func=cst.Attribute(value=picked, attr=cst.Name("getField")), args=[cst.Arg(string(own))])
+    what = (
+        f"`{call.function}({own})` → `{own}` of the {'smallest' if chooser == 'min' else 'largest'} row "
+        f"over ({', '.join(names)}): no order to read, and the stage's values still come from one row"
+    )
+    return Fix(UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports + more)
 
 
 def _ignores_nulls_at_most(call: cst.Call) -> bool:

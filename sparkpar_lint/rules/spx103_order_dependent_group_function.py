@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
-from sparkpar_lint.fixes.function_body import frame_sort, insert_at_top, rows_sort
+from sparkpar_lint.fixes.function_body import frame_sort, frame_sort_whole_row, insert_at_top, rows_sort
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.order_sensitivity import (
@@ -180,8 +180,15 @@ class OrderDependentGroupFunction(Rule):
             line=4,
             column=18,
             related_lines=(7,),
-            # No sort, watermark or time-like column to read the order from: no automatic fix.
-            expected_fix=None,
+            # No sort, watermark or time-like column to read the order from: every column, in the
+            # frame's order, decides (unsafe).
+            expected_fix=_PRELUDE
+            + "def fill_gaps(pdf):\n"
+            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + '    pdf["temp"] = pdf["temp"].interpolate()\n'
+            + "    return pdf\n"
+            + 'readings = spark.read.parquet("readings")\n'
+            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
         ),
         Invalid(
             _PRELUDE
@@ -190,7 +197,11 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
             line=4,
             column=11,
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + "def first_page(pdf):\n"
+            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + "    return pdf.head(1)\n"
+            + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
         ),
         Invalid(
             _PRELUDE
@@ -359,7 +370,13 @@ class OrderDependentGroupFunction(Rule):
             + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
             line=5,
             column=18,
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + "from sklearn.model_selection import train_test_split\n"
+            + "def holdout(pdf):\n"
+            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + "    train, test = train_test_split(pdf, test_size=0.2, random_state=7)\n"
+            + "    return test\n"
+            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
         ),
         # A transformWithState processor: its rows per key arrive in shuffle order.
         Invalid(
@@ -463,14 +480,20 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
     if order is None:
         return None
     columns, safety, source = order
+    if not columns and function.role in ("partition", "partition-with-index"):
+        return None  # which rows share a partition changes too: sorting them fixes nothing
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
     sorts = []
     for name, data in kinds.items():
         # Cogrouped frames come from two inputs: sort only those the function reads the column of.
         if data.kind == FRAME and node.method != "applyInArrow":
-            if len(frames) == 1 or set(columns) <= _columns_read(function.node, name):
+            if not columns:
+                sorts.append(frame_sort_whole_row(name))
+            elif len(frames) == 1 or set(columns) <= _columns_read(function.node, name):
                 sorts.append(frame_sort(name, columns))
-        elif data.kind == ROWS and set(columns) <= _attributes_read(function.node):
+        elif data.kind == ROWS and columns and set(columns) <= _attributes_read(function.node):
+            sorts.append(rows_sort(name, columns))
+        elif data.kind == ROWS and not columns and not _advanced_by_hand(function.node, name):
             sorts.append(rows_sort(name, columns))
     if not sorts:
         return None
@@ -478,7 +501,7 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
     fixed = insert_at_top(function.node, sorts)
     if find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
         return None
-    what = f"`{function.name}` sorts its rows by ({', '.join(columns)}) first: {source}"
+    what = f"`{function.name}` sorts its rows by ({', '.join(columns) or 'every column'}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
 
 
@@ -495,7 +518,8 @@ def _order_columns(graph: StageGraph, node: StageNode, function: UserFunction):
     used = _time_like_columns(function.node)
     if used:
         return (used[0],), UNSAFE, f"`{used[0]}`, a time-like column it reads (a guess)"
-    return None
+    # No order to read: the whole row, column by column, is one order the rows could arrive in.
+    return (), UNSAFE, "the whole row, column by column (no order to read; one order the rows could arrive in)"
 
 
 def _watermark_column(node: StageNode) -> str | None:
@@ -508,6 +532,20 @@ def _watermark_column(node: StageNode) -> str | None:
 def _descending(sort: StageNode) -> bool:
     code = cst.Module([]).code_for_node(sort.call) if sort.call is not None else ""
     return "desc" in code or "ascending" in code
+
+
+def _advanced_by_hand(function: cst.FunctionDef, name: str) -> bool:
+    """`next(rows)` in the body: the rows must stay an iterator, which a sorted list is not."""
+    found = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "next" and node.args:
+                value = node.args[0].value
+                found.extend([True] if isinstance(value, cst.Name) and value.value == name else [])
+
+    function.body.visit(_Visitor())
+    return bool(found)
 
 
 def _attributes_read(function: cst.FunctionDef) -> set[str]:
