@@ -149,3 +149,33 @@ def test_sql_window_tie_breaker_in_a_sql_cell_and_a_sql_file(tmp_path):
     assert fix_notebook("job.py", export, {"SPX104"}, unsafe=True).fixed == export.replace(sql.strip(), fixed.strip())
     assert fix_notebook("report.sql", sql, {"SPX104"}, unsafe=True).fixed == fixed
     assert fix_notebook("report.sql", sql, {"SPX104"}, unsafe=False).fixed == sql  # unsafe only
+
+
+def test_ignore_nulls_window_functions_are_windows_not_aggregates():
+    ordered = "SELECT k, last_value(v) IGNORE NULLS OVER (PARTITION BY k ORDER BY ts, id) AS v FROM t"
+    unordered = "SELECT k, last_value(v) IGNORE NULLS OVER (PARTITION BY k) AS v FROM t"
+    assert findings(f'a = spark.sql("{ordered}")\n', "SPX101") == []
+    assert findings(f'a = spark.sql("{ordered}")\n', "SPX104") == []
+    assert findings(f'b = spark.sql("{unordered}")\n', "SPX101") == []
+    assert findings(f'b = spark.sql("{unordered}")\n', "SPX104") == [(3, 25)]
+
+
+def test_templated_statements_do_not_hide_the_queries_beside_them():
+    from sparkpar_lint.fixes.engine import fix_source
+
+    template = "CREATE TABLE t (${schema}) TBLPROPERTIES (${props}); "
+    target = "INSERT OVERWRITE IDENTIFIER(:catalog || '.t') "
+    query = "SELECT k, first(v) AS v FROM (SELECT * FROM s ORDER BY ts) GROUP BY k"
+    code = f'out = spark.sql("{template}{target}{query}")\n'
+    column = len('out = spark.sql("') + len(template) + len(target) + query.index("first(")
+    assert findings(code, "SPX101") == [(3, column)]
+    # The masked names are placeholders: no fix may write SQL built from them.
+    assert fix_source("job.py", PRELUDE + code, {"SPX101"}, unsafe=True).fixed == PRELUDE + code
+    plain = f'out = spark.sql("{query}")\n'
+    assert fix_source("job.py", PRELUDE + plain, {"SPX101"}).fixed != PRELUDE + plain
+
+
+def test_merge_using_a_query_is_analysed():
+    merge = ("MERGE INTO t USING (SELECT k, first(v) AS v FROM (SELECT * FROM s ORDER BY ts) GROUP BY k) u "
+             "ON t.k = u.k WHEN MATCHED THEN UPDATE SET *")
+    assert findings(f'spark.sql("{merge}")\n', "SPX101") == [(3, len('spark.sql("') + merge.index("first("))]

@@ -69,7 +69,7 @@ def _quoted(name: str) -> str:
 
 def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.SimpleString | None:
     literal = site.literal
-    if literal is None:
+    if literal is None or not site.parsed.rewritable:
         return None
     text = site.parsed.text
     for start, end, replacement in sorted(edits, reverse=True):
@@ -136,9 +136,11 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | None:
     if call_site is None or call_site.literal is None:
         return None
     parsed, func = call_site.parsed, call_site.expression
-    window = func.parent
+    from sparkpar_lint.sql.stages import window_of
+
+    window = window_of(func)
     select = func.find_ancestor(exp.Select)
-    if not isinstance(window, exp.Window) or window.this is not func or select is None:
+    if window is None or select is None:
         return None
     if select.args.get("group") or select.args.get("joins") or _aggregates(select):
         return None

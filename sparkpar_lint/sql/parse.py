@@ -8,6 +8,7 @@ depth), after that query's own `SELECT`.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 import sqlglot
@@ -20,14 +21,20 @@ from sqlglot.tokens import Token, TokenType
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 _SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
+# Databricks SQL templates sqlglot cannot read: `IDENTIFIER(:catalog || '.' || :schema)` names and
+# `${widget}` text. For parsing only, each becomes an identifier of its own length, so offsets stay.
+_TEMPLATE = re.compile(r"\$\{[^}\n]*\}|\bIDENTIFIER\s*\((?:[^()'\n]|'[^'\n]*')*\)", re.IGNORECASE)
 
 
 @dataclass
 class ParsedSql:
-    text: str
+    text: str  # the SQL as written (spans and fixes use it; the parse may have read a masked copy)
     statements: list[exp.Expression]
     tokens: list[Token]
     depths: list[int]
+    # False when templates were masked for the parse: names in the tree may be placeholders, so
+    # no fix may build SQL from them.
+    rewritable: bool = True
 
     def name_range(self, node: exp.Expression) -> tuple[int, int] | None:
         """Offsets of a name sqlglot located (identifier, function name), end exclusive."""
@@ -87,12 +94,28 @@ class ParsedSql:
 
 
 def parse(text: str) -> ParsedSql | None:
-    """None for SQL sqlglot cannot read (a template, another dialect): no finding, no crash."""
+    """None for SQL sqlglot cannot read (a template, another dialect): no finding, no crash.
+    Templates are masked, and a statement that still does not parse is left out (blanked), so
+    one templated `CREATE TABLE` does not hide the queries beside it."""
+    source = _TEMPLATE.sub(lambda m: "_" * len(m.group(0)), text)
     try:
-        tokens = Spark().tokenize(text)
-        statements = [s for s in sqlglot.parse(text, read="spark") if s is not None]
-    except Exception:  # noqa: BLE001 - sqlglot raises several error types; unreadable SQL is skipped
+        tokens = Spark().tokenize(source)
+        depths = _depths(tokens)
+        try:
+            statements = sqlglot.parse(source, read="spark")
+        except Exception:  # noqa: BLE001 - sqlglot raises several error types; try statement by statement
+            source = _readable_statements(source, tokens, depths)
+            if not source.strip():
+                return None
+            tokens = Spark().tokenize(source)
+            depths = _depths(tokens)
+            statements = sqlglot.parse(source, read="spark")
+    except Exception:  # noqa: BLE001 - unreadable SQL is skipped
         return None
+    return ParsedSql(text, [s for s in statements if s is not None], tokens, depths, rewritable=source == text)
+
+
+def _depths(tokens: list[Token]) -> list[int]:
     depths, depth = [], 0
     for token in tokens:
         if token.token_type == TokenType.R_PAREN:
@@ -100,7 +123,24 @@ def parse(text: str) -> ParsedSql | None:
         depths.append(depth)
         if token.token_type == TokenType.L_PAREN:
             depth += 1
-    return ParsedSql(text, statements, tokens, depths)
+    return depths
+
+
+def _readable_statements(source: str, tokens: list[Token], depths: list[int]) -> str:
+    """`source` with every top-level statement sqlglot cannot parse blanked out (newlines kept)."""
+    ends = [t.start for t, d in zip(tokens, depths) if t.token_type == TokenType.SEMICOLON and d == 0]
+    pieces, start = [], 0
+    for end in [*ends, len(source)]:
+        chunk = source[start:end]
+        try:
+            sqlglot.parse(chunk, read="spark")
+        except Exception:  # noqa: BLE001
+            chunk = re.sub(r"[^\n]", " ", chunk)
+        pieces.append(chunk)
+        if end < len(source):
+            pieces.append(";")
+        start = end + 1
+    return "".join(pieces)
 
 
 def _first_own_name(query: exp.Expression) -> int | None:

@@ -85,6 +85,12 @@ def _statement(ctx: SqlContext, statement: exp.Expression) -> int | None:
         return None
     if isinstance(statement, (exp.Query, exp.Subquery)):
         return query(ctx, statement)
+    # INSERT INTO/OVERWRITE ... <query> and MERGE INTO ... USING (<query>): the query's rows are
+    # what gets written, so its order questions are the job's.
+    if isinstance(statement, exp.Insert) and isinstance(statement.expression, (exp.Query, exp.Subquery)):
+        query(ctx, statement.expression)
+    elif isinstance(statement, exp.Merge) and isinstance(statement.args.get("using"), exp.Subquery):
+        query(ctx, statement.args["using"])
     return None
 
 
@@ -185,7 +191,7 @@ def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.
             spec = functions.get(name)
             if spec is None:
                 continue
-            window = func.parent if isinstance(func.parent, exp.Window) and func.parent.this is func else None
+            window = window_of(func)
             calls.append(
                 ColumnCall(
                     function=name,
@@ -198,6 +204,14 @@ def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.
                 )
             )
     return calls
+
+
+def window_of(func: exp.Expression) -> exp.Window | None:
+    """The OVER clause `func` is the function of: `last_value(x) IGNORE NULLS OVER (...)` wraps
+    the call in IgnoreNulls first."""
+    held = func.parent if isinstance(func.parent, (exp.IgnoreNulls, exp.RespectNulls)) else func
+    window = held.parent
+    return window if isinstance(window, exp.Window) and window.this is held else None
 
 
 def _own_functions(root: exp.Expression):
