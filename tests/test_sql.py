@@ -179,3 +179,15 @@ def test_merge_using_a_query_is_analysed():
     merge = ("MERGE INTO t USING (SELECT k, first(v) AS v FROM (SELECT * FROM s ORDER BY ts) GROUP BY k) u "
              "ON t.k = u.k WHEN MATCHED THEN UPDATE SET *")
     assert findings(f'spark.sql("{merge}")\n', "SPX101") == [(3, len('spark.sql("') + merge.index("first("))]
+
+
+def test_a_view_of_a_foreach_batch_micro_batch_is_read_as_a_batch():
+    code = (
+        "def upsert(batch_df, batch_id):\n"
+        '    batch_df.createOrReplaceTempView("updates")\n'
+        '    batch_df.sparkSession.sql("SELECT k, sum(v) AS v FROM updates GROUP BY k").write.saveAsTable("t")\n'
+        'spark.readStream.table("src").writeStream.foreachBatch(upsert).start()\n'
+        'spark.readStream.table("src").createOrReplaceTempView("live")\n'
+        'spark.sql("SELECT k, sum(v) AS v FROM live GROUP BY k").writeStream.start()\n'
+    )
+    assert [line for line, _ in findings(code, "SPX204")] == [8]  # the stream's view only

@@ -138,8 +138,9 @@ class GraphBuilder:
         self.analysed: set[int] = set()
         self.node_at: dict[tuple[int, int, str, tuple[int, ...]], int] = {}
         self.plain_results: dict[int, Value] = {}
-        # Temp views registered so far (lower-cased name -> node id): SQL reading one continues it.
-        self.views: dict[str, int] = {}
+        # Temp views registered so far (lower-cased name -> node id, read as a stream?): SQL
+        # reading one continues it.
+        self.views: dict[str, tuple[int, bool]] = {}
 
     # ---------------------------------------------------------------- driver
 
@@ -509,7 +510,7 @@ class GraphBuilder:
             if analysed and result is not None:
                 return SparkValue("DataFrame", result)
         node = self.make_node(receiver, spec, method, func, call, args, kwargs, scope)
-        sql_bridge.register_view(self.views, method, args, receiver.node)
+        sql_bridge.register_view(self.views, method, args, receiver.node, receiver.streaming)
         if spec is not None and spec.function_role == "batch":
             for function in node.functions:
                 value = FunctionValue(function, scope)

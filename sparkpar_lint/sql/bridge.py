@@ -10,11 +10,13 @@ TEMP_VIEW_METHODS = frozenset(
 )
 
 
-def register_view(views: dict[str, int], method: str, args: list, node_id: int | None) -> None:
-    """`df.createOrReplaceTempView("name")`: SQL reading `name` continues from `df`."""
+def register_view(views: dict[str, tuple[int, bool]], method: str, args: list, node_id: int | None,
+                  streaming: bool) -> None:
+    """`df.createOrReplaceTempView("name")`: SQL reading `name` continues from `df`, streaming or
+    not as `df` is (a foreachBatch micro-batch is a batch DataFrame of a streaming node)."""
     name = getattr(args[0], "text", None) if args else None
     if method in TEMP_VIEW_METHODS and isinstance(name, str) and node_id is not None:
-        views[name.lower()] = node_id
+        views[name.lower()] = (node_id, streaming)
 
 
 def run_query(builder, value) -> tuple[bool, int | None]:

@@ -35,9 +35,11 @@ class SqlContext:
     graph: object  # StageGraph
     catalogue: object
     derive_flow: Callable[[StageNode], None]
-    views: dict[str, int]  # temp views registered so far (lower-cased name -> node id)
+    # Temp views registered so far: lower-cased name -> (node id, read as a stream?).
+    views: dict[str, tuple[int, bool]]
     literal: object = None  # the one plain string literal holding the SQL, when fixes may edit it
     ctes: dict[str, int] = field(default_factory=dict)
+    batch_reads: set[int] = field(default_factory=set)  # streaming nodes a view reads as a batch
 
     def site(self, expression: exp.Expression) -> SqlSite:
         return SqlSite(self.parsed, expression, self.literal)
@@ -57,7 +59,7 @@ class SqlContext:
             span=span,
             inputs=[i for i in inputs if i is not None],
             # SQL over a streaming temp view is a streaming query.
-            streaming=any(self.graph.node(i).streaming for i in inputs if i is not None),
+            streaming=any(self.graph.node(i).streaming for i in inputs if i is not None and i not in self.batch_reads),
             keys=tuple(keys),
             columns=ColumnExpr(tuple(calls), tuple(keys)),
             positional_count=len(keys),
@@ -81,7 +83,7 @@ def _statement(ctx: SqlContext, statement: exp.Expression) -> int | None:
         node = query(ctx, statement.expression)
         name = statement.this.name if isinstance(statement.this, exp.Table) else None
         if name and node is not None and str(statement.kind).upper() == "VIEW":
-            ctx.views[name.lower()] = node
+            ctx.views[name.lower()] = (node, ctx.graph.node(node).streaming)
         return None
     if isinstance(statement, (exp.Query, exp.Subquery)):
         return query(ctx, statement)
@@ -136,7 +138,10 @@ def _relation(ctx: SqlContext, relation: exp.Expression) -> int | None:
         if not relation.db and name in ctx.ctes:
             return ctx.ctes[name]
         if not relation.db and name in ctx.views:
-            return ctx.views[name]
+            node, streaming = ctx.views[name]
+            if not streaming:
+                ctx.batch_reads.add(node)
+            return node
         return ctx.add("SparkSession", "table", [], ctx.span(_name_of(ctx, relation))).id
     return None
 
