@@ -10,6 +10,7 @@ large stack and a raised recursion limit.
 from __future__ import annotations
 
 import io
+import re
 import sys
 import threading
 import tokenize
@@ -25,6 +26,22 @@ STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 120_000
 _OPENERS = "([{"
 _CLOSERS = ")]}"
+# A comment, or a string with its quotes, by the tokenize module's own patterns (a prefix is
+# letters, never a bracket, so it can stay).
+_STRING_OR_COMMENT = re.compile(
+    "|".join(
+        (
+            r"#[^\r\n]*",
+            "'''" + tokenize.Single3,
+            '"""' + tokenize.Double3,
+            r"'[^\n'\\]*(?:\\.[^\n'\\]*)*'",
+            r'"[^\n"\\]*(?:\\.[^\n"\\]*)*"',
+        )
+    ),
+    re.DOTALL,
+)
+_NOT_A_BRACKET = re.compile(r"[^()\[\]{}]+")
+_ONE_KIND = str.maketrans("[{]}", "(())")
 
 T = TypeVar("T")
 
@@ -41,6 +58,8 @@ def check_nesting(source: str) -> None:
     """Raise TooDeeplyNested when brackets nest deeper than CPython allows."""
     if sum(source.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
         return  # cannot nest deeper than the brackets there are
+    if _surely_shallow(source):
+        return
     depth = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -54,6 +73,25 @@ def check_nesting(source: str) -> None:
                 depth = max(0, depth - 1)
     except (tokenize.TokenError, SyntaxError):
         return  # not Python: LibCST reports the syntax error itself
+
+
+def _surely_shallow(source: str) -> bool:
+    """True when the brackets outside strings and comments nest no deeper than the limit.
+
+    The tokenizer's walk above costs about a third of LibCST's parse, so it runs only for files
+    this C-speed pass cannot clear: strings and comments are cut out with the tokenize module's own
+    string patterns, then each round deletes every innermost bracket pair, so the rounds needed to
+    empty what is left are its nesting depth. Anything unbalanced (broken code, or a string these
+    patterns read differently from the tokenizer) is left to the tokenizer."""
+    brackets = _NOT_A_BRACKET.sub("", _STRING_OR_COMMENT.sub("", source)).translate(_ONE_KIND)
+    for _ in range(MAX_BRACKET_DEPTH):
+        if not brackets:
+            return True
+        fewer = brackets.replace("()", "")
+        if len(fewer) == len(brackets):
+            return False
+        brackets = fewer
+    return not brackets
 
 
 def parse_module(source: str) -> cst.Module:
