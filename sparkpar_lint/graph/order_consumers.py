@@ -14,12 +14,15 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.graph.order_sensitivity import ROWS, Data, find_order_dependence
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
+from sparkpar_lint.graph.zipped_lists import zip_partners
 
 # Beyond the catalogue's order-normalizing functions: results that ignore element order.
 _ORDER_FREE = frozenset(
     {"array_contains", "arrays_overlap", "exists", "forall", "explode", "explode_outer", "inline", "inline_outer",
      "array_except", "array_intersect"}
 )
+# Functions that read an array by position: between a list and an order-free consumer they expose its order.
+_POSITIONAL = frozenset({"slice", "element_at", "get", "array_position", "posexplode", "posexplode_outer", "try_element_at"})
 # Python built-ins whose result does not depend on the order of their argument.
 _ORDER_FREE_BUILTINS = frozenset({"sorted", "set", "frozenset", "sum", "len", "max", "min", "any", "all", "Counter"})
 _MAX_DEPTH = 30
@@ -51,17 +54,17 @@ def aggregate_alias(node: StageNode, target: cst.Call) -> str | None:
 
 def order_never_observed(graph: StageGraph, node: StageNode, column: str) -> bool:
     """Every path from `node` reads `column` only through order-free consumers, or drops it."""
-    return _paths_ok(graph, node, column, 0)
+    return _paths_ok(graph, node, column, 0, zip_partners(graph, node))
 
 
-def _paths_ok(graph: StageGraph, node: StageNode, column: str, depth: int) -> bool:
+def _paths_ok(graph: StageGraph, node: StageNode, column: str, depth: int, partners: frozenset[str]) -> bool:
     consumers = graph.consumers(node)
     if not consumers or depth > _MAX_DEPTH:
         return False  # the column reaches whoever receives this result
-    return all(_consumer_ok(graph, c, column, depth) for c in consumers)
+    return all(_consumer_ok(graph, c, column, depth, partners) for c in consumers)
 
 
-def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int) -> bool:
+def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int, partners: frozenset[str]) -> bool:
     spec = consumer.spec
     call = consumer.call
     if consumer.method in _METADATA:
@@ -69,7 +72,7 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
     if spec is None or call is None or spec.data_args:
         return False
     free_udfs = {id(c.call) for c in consumer.columns.calls if c.udf is not None and _order_free_udf(c.udf.node)}
-    references = _References(column, order_free_functions(), free_udfs)
+    references = _References(column, order_free_functions(), free_udfs, partners)
     arguments = call.args
     if consumer.method == "withColumn" and arguments:
         redefined = literal_names(arguments[0].value) == [column]
@@ -77,42 +80,43 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
             arg.value.visit(references)
         if references.exposed or references.bare:
             return False
-        return True if redefined else _paths_ok(graph, consumer, column, depth + 1)
+        return True if redefined else _paths_ok(graph, consumer, column, depth + 1, partners)
     if consumer.method == "drop":
         dropped = {n for a in arguments for n in (literal_names(a.value) or [])}
-        return column in dropped or _paths_ok(graph, consumer, column, depth + 1)
+        return column in dropped or _paths_ok(graph, consumer, column, depth + 1, partners)
     for arg in arguments:
         arg.value.visit(references)
     if references.exposed:
         return False
     if spec.returns == "GroupedData":
         # Grouping by something else: the aggregation after it keeps only what it names.
-        return not references.bare and _paths_ok(graph, consumer, column, depth + 1)
+        return not references.bare and _paths_ok(graph, consumer, column, depth + 1, partners)
     if spec.forwarding in ("selected", "keys", "none"):
         # A projection or aggregation keeps the column only where it is named bare.
-        return not references.bare or _paths_ok(graph, consumer, column, depth + 1)
+        return not references.bare or _paths_ok(graph, consumer, column, depth + 1, partners)
     if references.bare:
         return False
     if spec.forwarding == "all" and spec.returns == "DataFrame":
-        return _paths_ok(graph, consumer, column, depth + 1)
+        return _paths_ok(graph, consumer, column, depth + 1, partners)
     return False
 
 
 class _References(cst.CSTVisitor):
     """Where a column name appears: inside an order-free call, bare, or exposed to order."""
 
-    def __init__(self, column: str, free: frozenset[str], free_udfs: set[int]) -> None:
+    def __init__(self, column: str, free: frozenset[str], free_udfs: set[int], partners: frozenset[str]) -> None:
         self.column = column
         self.free = free
         self.free_udfs = free_udfs
-        self.calls: list[tuple[str | None, bool]] = []  # enclosing calls: (name, order-free)
+        self.partners = partners  # lists collected beside this one, row by row, with no nulls
+        self.calls: list[tuple[str | None, bool, cst.Call]] = []  # enclosing calls: (name, order-free, call)
         self.bare = False
         self.exposed = False
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        self.calls.append((name, name in self.free or id(node) in self.free_udfs))
+        self.calls.append((name, name in self.free or id(node) in self.free_udfs, node))
 
     def leave_Call(self, node: cst.Call) -> None:
         self.calls.pop()
@@ -126,12 +130,25 @@ class _References(cst.CSTVisitor):
             self._seen()
 
     def _seen(self) -> None:
-        if any(free for _, free in self.calls):
+        free_at = max((i for i, (_, free, _) in enumerate(self.calls) if free), default=None)
+        if free_at is not None:
+            # Order-free outside, but a call in between may read positions: `size(slice(xs, 1, 3))`
+            # is 3 either way, `array_contains(slice(xs, 1, 3), v)` is not; zipped lists pair up
+            # only when collected side by side with no nulls (graph/zipped_lists.py).
+            for name, _, call in self.calls[free_at + 1:]:
+                if name in _POSITIONAL or (name == "arrays_zip" and not self._aligned(call)):
+                    self.exposed = True
+                    return
             return
-        if [name for name, _ in self.calls] in ([], ["col"], ["column"]):
+        if [name for name, _, _ in self.calls] in ([], ["col"], ["column"]):
             self.bare = True  # `"xs"`, `col("xs")`, `df.xs` as an argument by itself
         else:
             self.exposed = True
+
+
+    def _aligned(self, call: cst.Call) -> bool:
+        names = [literal_names(a.value) for a in call.args]
+        return len(names) > 1 and all(n is not None and len(n) == 1 and n[0] in self.partners for n in names)
 
 
 def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:

@@ -31,6 +31,14 @@ class OrderDependentAggregate(Rule):
     summary = "An aggregate whose result depends on row order runs after a shuffle that loses it."
     fix_safety = SAFE
     VALID = [
+        # Lists collected side by side from non-null columns, zipped and exploded: each pair is
+        # one input row's, whatever the order.
+        Valid(
+            _PRELUDE
+            + 'lines = spark.read.parquet("lines").dropna(subset=["item", "price"])\n'
+            + 'baskets = lines.groupBy("basket").agg(F.collect_list("item").alias("items"), F.collect_list("price").alias("prices"))\n'
+            + 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
+        ),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.min_by("v", "ts"))\n'),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.sum("v"), F.max("ts"))\n'),
         Valid(
@@ -97,6 +105,52 @@ class OrderDependentAggregate(Rule):
         Valid(_SQL_PRELUDE + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'),
     ]
     INVALID = [
+        # Near misses: one list sorted and the other not, so the pairs no longer match rows (a
+        # nullable column shifts its list the same way: fixtures/spx101/bad_zipped_lists_with_nulls.py);
+        # and a slice reads positions before the order-free `array_contains`.
+        Invalid(
+            _PRELUDE
+            + 'lines = spark.read.parquet("lines").dropna(subset=["item", "price"])\n'
+            + 'baskets = lines.groupBy("basket").agg(F.sort_array(F.collect_list("item")).alias("items"), F.collect_list("price").alias("prices"))\n'
+            + 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n',
+            line=4,
+            column=91,
+            related_lines=(4,),
+            # Arrival order for the unsorted list, as the sequential run pairs them (unsafe).
+            expected_fix=(
+                'from pyspark.sql import SparkSession, Window, functions as F\n'
+                'spark = SparkSession.builder.getOrCreate()\n'
+                'lines = spark.read.parquet("lines").dropna(subset=["item", "price"])\n'
+                'baskets = (\n'
+                '    lines.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .groupBy("basket")\n'
+                '    .agg(F.sort_array(F.collect_list("item")).alias("items"), (\n'
+                '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "price")))\n'
+                '        .getField("price")\n'
+                '    ).alias("prices"))\n'
+                ')\n'
+                'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
+            ),
+        ),
+        Invalid(
+            _PRELUDE
+            + 'firsts = spark.read.parquet("v").groupBy("user").agg(F.collect_list("page").alias("pages"))\n'
+            + 'firsts.select("user", F.array_contains(F.slice("pages", 1, 3), "home").alias("early")).write.parquet("o")\n',
+            line=3,
+            column=53,
+            related_lines=(3,),
+            expected_fix=(
+                'from pyspark.sql import SparkSession, Window, functions as F\n'
+                'spark = SparkSession.builder.getOrCreate()\n'
+                'firsts = (\n'
+                '    spark.read.parquet("v")\n'
+                '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .groupBy("user")\n'
+                '    .agg(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page").alias("pages"))\n'
+                ')\n'
+                'firsts.select("user", F.array_contains(F.slice("pages", 1, 3), "home").alias("early")).write.parquet("o")\n'
+            ),
+        ),
         # The lookup is joined on another column than the group key: a group can hold several names.
         Invalid(
             _PRELUDE
