@@ -21,9 +21,10 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     source = node
     while source is not None and source.method in _ROW_KEEPING:
         source = graph.input_of(source)
-    if source is None or source.method != "createDataFrame" or source.call is None or not source.call.args:
+    if source is None or source.method != "createDataFrame" or source.call is None:
         return None
-    data = _resolve(graph, source.call.args[0].value, source)
+    given = _argument(source.call, 0, "data")
+    data = _resolve(graph, given, source) if given is not None else None
     if data is None:
         return None
     try:
@@ -32,9 +33,10 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
         return None
     if not isinstance(rows, (list, tuple)):
         return None
-    if len(source.call.args) < 2 or source.call.args[1].keyword is not None:
+    given = _argument(source.call, 1, "schema")
+    if given is None:
         return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
-    schema = _resolve(graph, source.call.args[1].value, source)
+    schema = _resolve(graph, given, source)
     if schema is None:
         return None
     names = literal_names(schema) if isinstance(schema, (cst.List, cst.Tuple)) else _ddl_names(schema)
@@ -43,6 +45,14 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     if not all(isinstance(r, (tuple, list)) and len(r) == len(names) for r in rows):
         return None
     return names, [tuple(r) for r in rows]
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if len(positional) > position else None
 
 
 def _dict_rows(rows: list | tuple) -> tuple[list[str], list[tuple]] | None:

@@ -81,6 +81,8 @@ class ArbitraryDuplicateKept(Rule):
             'batch = [{"id": "3", "amount": 2.5}, {"id": "4", "amount": 3.0}]\n'
             'rows = spark.createDataFrame(batch).withColumn("loaded_at", F.current_timestamp())\n'
             'rows.dropDuplicates(["id"]).write.parquet("increment")\n'
+            'pairs = spark.createDataFrame(data=[("a", 1), ("b", 2)], schema=["id", "n"])\n'
+            'pairs.dropDuplicates(["id"]).write.parquet("pairs")\n'
         ),
         # Already one row per user: nothing to choose between.
         Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
