@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imported_calls import imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
-from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, shown_expressions, truth_tested
+from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, discarded, shown_expressions, truth_tested
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
     ColumnExpr,
@@ -246,6 +246,8 @@ class GraphBuilder:
         elif isinstance(small, cst.AugAssign):
             self.ev(small.value, scope)
         elif isinstance(small, cst.Expr):
+            # A result nobody keeps: shown by a notebook or REPL, dropped by a script (graph.previews).
+            self.graph.previewed_args.update(discarded(small.value))
             self.ev(small.value, scope)
         elif isinstance(small, cst.Return):
             if small.value is not None:

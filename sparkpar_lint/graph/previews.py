@@ -1,5 +1,6 @@
 """Results a person only looks at: the argument of a notebook's `display(...)` (Databricks,
-Jupyter) or of `print(...)`; and results read only for their size: `len(df.take(1))`,
+Jupyter) or of `print(...)`, or an action whose result is a statement of its own (a notebook or
+REPL shows it, a script drops it: `rdd.take(5)` on a line by itself); and results read only for their size: `len(df.take(1))`,
 `if df.head(1):`, `if not rows.first():`. Which rows a limit or a sort left there decides
 nothing downstream.
 """
@@ -18,7 +19,7 @@ SIZE_FUNCTIONS = frozenset({"len", "bool"})
 
 
 def previewed(graph: StageGraph) -> set[int]:
-    """ids of the expressions passed straight to `display(...)`/`print(...)` in the module; the
+    """ids of the expressions passed straight to `display(...)`/`print(...)`, or kept by nobody; the
     builder records them as it evaluates each call (enumerating nodes through positions cost
     about three parses a file)."""
     return graph.previewed_args
@@ -28,11 +29,7 @@ def shown_expressions(call: cst.Call) -> Iterator[int]:
     """ids of what `print(...)`/`display(...)` shows: each argument, and the result a slice or an
     index of it reads (`print(rdd.collect()[:5])` shows the collected rows)."""
     for arg in call.args:
-        value = arg.value
-        yield id(value)
-        while isinstance(value, cst.Subscript):
-            value = value.value
-            yield id(value)
+        yield from discarded(arg.value)
 
 
 def truth_tested(test: cst.BaseExpression) -> Iterator[int]:
@@ -53,3 +50,12 @@ def truth_tested(test: cst.BaseExpression) -> Iterator[int]:
 def size_read(graph: StageGraph) -> set[int]:
     """ids of the expressions read only for their size or emptiness (recorded by the builder)."""
     return graph.size_read
+
+
+def discarded(value: cst.BaseExpression) -> Iterator[int]:
+    """ids of a value nobody keeps (an expression statement, or what is only shown): the value,
+    and the call an index or slice of it reads (`df.collect()[0]` on a line by itself)."""
+    yield id(value)
+    while isinstance(value, cst.Subscript):
+        value = value.value
+        yield id(value)

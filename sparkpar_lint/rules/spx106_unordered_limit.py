@@ -75,6 +75,9 @@ class UnorderedLimit(Rule):
         # Printed: a slice of collected rows, and the sizes of the partitions (a layout lesson).
         Valid(_PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
               'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'),
+        # A result nobody keeps: a notebook shows it, a script drops it.
+        Valid(_PRELUDE + 'counts = events.rdd.map(lambda e: (e.page, 1)).reduceByKey(lambda a, b: a + b)\n'
+              'counts.take(5)\nevents.groupBy("page").count().collect()[0]\n'),
         # Emptiness checks and row counts: how many rows came back, never which.
         Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
               'if len(counts.head(1)) > 0 and not counts.take(1):\n    pass\n'
