@@ -56,7 +56,7 @@ def test_every_positional_read_after_one_shuffle_is_reported():
 
 
 def test_per_key_sort_is_not_a_total_order_for_a_limit():
-    code = PRELUDE + 'events.repartition(4, "user").sortWithinPartitions("user", "ts").limit(5)\n'
+    code = PRELUDE + 'events.repartition(4, "user").sortWithinPartitions("user", "ts").limit(5).write.parquet("top")\n'
     assert [r for r, *_ in _found(code)] == ["SPX106"]
 
 
