@@ -30,8 +30,8 @@ _MAX_DEPTH = 30
 _METADATA = frozenset({"printSchema", "explain", "schema", "columns", "dtypes"})
 
 
-def order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
-    return _order_free_udf(function)
+def order_free_udf(function: cst.FunctionDef | cst.Lambda, position: int = 0) -> bool:
+    return _order_free_udf(function, position)
 
 
 def order_free_functions() -> frozenset[str]:
@@ -71,8 +71,13 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
         return True
     if spec is None or call is None or spec.data_args:
         return False
-    free_udfs = {id(c.call) for c in consumer.columns.calls if c.udf is not None and _order_free_udf(c.udf.node)}
-    references = _References(column, order_free_functions(), free_udfs, partners)
+    free_args = {
+        id(arg.value)
+        for c in consumer.columns.calls if c.udf is not None and c.call is not None
+        for position, arg in enumerate(c.call.args)
+        if arg.keyword is None and not arg.star and _order_free_udf(c.udf.node, position)
+    }
+    references = _References(column, order_free_functions(), free_args, partners)
     arguments = call.args
     if consumer.method == "withColumn" and arguments:
         redefined = literal_names(arguments[0].value) == [column]
@@ -104,10 +109,10 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
 class _References(cst.CSTVisitor):
     """Where a column name appears: inside an order-free call, bare, or exposed to order."""
 
-    def __init__(self, column: str, free: frozenset[str], free_udfs: set[int], partners: frozenset[str]) -> None:
+    def __init__(self, column: str, free: frozenset[str], free_args: set[int], partners: frozenset[str]) -> None:
         self.column = column
         self.free = free
-        self.free_udfs = free_udfs
+        self.free_args = free_args  # arguments an order-free UDF parameter receives
         self.partners = partners  # lists collected beside this one, row by row, with no nulls
         self.calls: list[tuple[str | None, bool, cst.Call]] = []  # enclosing calls: (name, order-free, call)
         self.bare = False
@@ -116,10 +121,20 @@ class _References(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        self.calls.append((name, name in self.free or id(node) in self.free_udfs, node))
+        self.calls.append((name, name in self.free, node))
 
     def leave_Call(self, node: cst.Call) -> None:
         self.calls.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.free_args:
+            self.calls.append(("<udf argument>", True, node))
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if id(original_node) in self.free_args:
+            self.calls.pop()
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if node.evaluated_value == self.column:
@@ -151,13 +166,16 @@ class _References(cst.CSTVisitor):
         return len(names) > 1 and all(n is not None and len(n) == 1 and n[0] in self.partners for n in names)
 
 
-def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
-    """A UDF that reads its one argument only through order-free built-ins (`len(set(xs))`),
-    membership tests (`"buy" in xs`), or a loop that folds it order-free (counts, sums)."""
+def _order_free_udf(function: cst.FunctionDef | cst.Lambda, position: int = 0) -> bool:
+    """A UDF that reads its argument at `position` only through order-free built-ins
+    (`len(set(xs))`), membership and emptiness tests (`"buy" in xs`, `not xs`), or a loop that
+    folds it order-free (counts, sums); its other arguments are the row's other columns."""
     params = function.params.params
-    if len(params) != 1:
+    if function.params.star_arg is not None and not isinstance(function.params.star_arg, cst.MaybeSentinel):
         return False
-    name = params[0].name.value
+    if position >= len(params):
+        return False
+    name = params[position].name.value
 
     class _Check(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -171,6 +189,10 @@ def _order_free_udf(function: cst.FunctionDef | cst.Lambda) -> bool:
 
         def visit_For(self, node: cst.For) -> None:
             self.allowed.add(id(node.iter))  # judged by the loop analysis below
+
+        def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+            if isinstance(node.operator, cst.Not) and isinstance(node.expression, cst.Name):
+                self.allowed.add(id(node.expression))  # `not xs`: empty or not
 
         def visit_Call(self, node: cst.Call) -> bool:
             return not (isinstance(node.func, cst.Name) and node.func.value in _ORDER_FREE_BUILTINS)

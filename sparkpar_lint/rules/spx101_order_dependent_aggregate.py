@@ -31,6 +31,16 @@ class OrderDependentAggregate(Rule):
     summary = "An aggregate whose result depends on row order runs after a shuffle that loses it."
     fix_safety = SAFE
     VALID = [
+        # The list reaches a UDF parameter that only sums over it (the other is the row's total).
+        Valid(
+            _PRELUDE
+            + "def spread(secs, total):\n"
+            + "    if not secs or total <= 0:\n        return 0.0\n"
+            + "    h = 0.0\n    for s in secs:\n        h -= (s / total) * (s / total)\n    return h\n"
+            + 'spread_udf = F.udf(spread, "double")\n'
+            + 'days = spark.read.parquet("stays").groupBy("user").agg(F.sum("secs").alias("total"), F.collect_list("secs").alias("secs"))\n'
+            + 'days.withColumn("h", spread_udf("secs", "total")).drop("secs").write.parquet("o")\n'
+        ),
         # Lists collected side by side from non-null columns, zipped and exploded: each pair is
         # one input row's, whatever the order.
         Valid(
@@ -105,6 +115,34 @@ class OrderDependentAggregate(Rule):
         Valid(_SQL_PRELUDE + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'),
     ]
     INVALID = [
+        # The near miss: that parameter is read by position.
+        Invalid(
+            _PRELUDE
+            + "def first_share(secs, total):\n    return secs[0] / total\n"
+            + 'share_udf = F.udf(first_share, "double")\n'
+            + 'days = spark.read.parquet("stays").groupBy("user").agg(F.sum("secs").alias("total"), F.collect_list("secs").alias("secs"))\n'
+            + 'days.withColumn("f", share_udf("secs", "total")).drop("secs").write.parquet("o")\n',
+            line=6,
+            column=85,
+            related_lines=(6,),
+            expected_fix=(
+                'from pyspark.sql import SparkSession, Window, functions as F\n'
+                'spark = SparkSession.builder.getOrCreate()\n'
+                'def first_share(secs, total):\n'
+                '    return secs[0] / total\n'
+                'share_udf = F.udf(first_share, "double")\n'
+                'days = (\n'
+                '    spark.read.parquet("stays")\n'
+                '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .groupBy("user")\n'
+                '    .agg(\n'
+                '        F.sum("secs").alias("total"),\n'
+                '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "secs"))).getField("secs").alias("secs"),\n'
+                '    )\n'
+                ')\n'
+                'days.withColumn("f", share_udf("secs", "total")).drop("secs").write.parquet("o")\n'
+            ),
+        ),
         # Near misses: one list sorted and the other not, so the pairs no longer match rows (a
         # nullable column shifts its list the same way: fixtures/spx101/bad_zipped_lists_with_nulls.py);
         # and a slice reads positions before the order-free `array_contains`.
@@ -615,7 +653,8 @@ def _harmless_here(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         wrapper = next((c for c in node.columns.calls if c.udf is not None and c.call is not None
                         and any(a.value is call.call for a in c.call.args)), None)
         if wrapper is not None:
-            return order_free_udf(wrapper.udf.node)
+            position = next(i for i, a in enumerate(wrapper.call.args) if a.value is call.call)
+            return wrapper.call.args[position].keyword is None and order_free_udf(wrapper.udf.node, position)
         if call.enclosing:
             return False
         alias = aggregate_alias(node, call.call)
