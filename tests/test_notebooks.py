@@ -305,3 +305,21 @@ def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):
     (tmp_path / "db.py").write_text(DATABRICKS.format(line="x = 1") + "\n# COMMAND ----------\n\n# MAGIC %sql SELECT * FROM t LIMIT 5\n")
     nodes = json.loads(sparkpar_cli("graph", "--format", "json", "db.py").stdout)["nodes"]
     assert [(n["api"], n["line"], n["column"]) for n in nodes if "cell" not in n][-1] == ("DataFrame.limit", 19, 29)
+
+
+@pytest.mark.parametrize("indent, ascii_only", [(1, True), (1, False), (None, True), (2, False)])
+def test_cell_positions_map_each_source_character_to_the_json_text(indent, ascii_only):
+    from sparkpar_lint.sources.ipynb import cell_positions
+
+    cells = [{"cell_type": "markdown", "metadata": {"x": ["source"]}, "source": "# Title"},
+             {"cell_type": "code", "metadata": {}, "outputs": [{"text": ["not source\n"]}],
+              "source": ['s = "é\\t\\u00e9"\n', "t = '\U0001F600' + s\n", "end"]}]
+    text = json.dumps({"cells": cells, "metadata": {"cells": []}}, indent=indent, ensure_ascii=ascii_only)
+    positions = cell_positions(text)
+    assert set(positions) == {1, 2}
+    for number, cell in enumerate(cells, 1):
+        source, offsets = positions[number]
+        assert source == "".join(cell["source"]) and len(offsets) == len(source) + 1
+        for index, char in enumerate(source):  # each character's JSON spelling starts at its offset
+            spelled = json.dumps(char, ensure_ascii=ascii_only)[1:-1]
+            assert text[offsets[index]:].startswith(spelled) or text[offsets[index]:].startswith(char)

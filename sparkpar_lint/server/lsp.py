@@ -20,6 +20,7 @@ memory gets one diagnostic saying so, and the server goes on serving.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import os
 from dataclasses import dataclass
@@ -215,39 +216,24 @@ def _locator(document: TextDocument):
     if not (document.path or "").endswith(".ipynb"):
         return None
     positions = cell_positions(document.source)
-    starts = [0]
+    json_lines = [0]
     for line in document.source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-
-    def place(offset: int) -> tuple[int, int]:
-        import bisect
-
-        line = bisect.bisect_right(starts, offset) - 1
-        return line + 1, offset - starts[line]
+        json_lines.append(json_lines[-1] + len(line))
 
     def locate(cell: int | None, span: Span) -> Span:
-        offsets = positions.get(cell or 0)
+        text, offsets = positions.get(cell or 0, ("", []))
         if not offsets:
             return Span(1, 0, 1, 0)
-        text_lines = _line_starts(offsets, document.source)
+        cell_lines = [0, *(i + 1 for i, char in enumerate(text) if char == "\n")]
 
         def at(line: int, column: int) -> tuple[int, int]:
-            index = min(text_lines[min(line, len(text_lines)) - 1] + column, len(offsets) - 1)
-            return place(offsets[index])
+            offset = offsets[min(cell_lines[min(line, len(cell_lines)) - 1] + column, len(offsets) - 1)]
+            json_line = bisect.bisect_right(json_lines, offset) - 1
+            return json_line + 1, offset - json_lines[json_line]
 
         return Span(*at(span.line, span.column), *at(span.end_line, span.end_column))
 
     return locate
-
-
-def _line_starts(offsets: list[int], text: str) -> list[int]:
-    """Index (into the decoded source) of the first character of each of its lines."""
-    starts = [0]
-    for index in range(len(offsets) - 1):
-        raw = text[offsets[index] : offsets[index] + 2]
-        if raw == "\\n" or raw[:1] == "\n":
-            starts.append(index + 1)
-    return starts
 
 
 def diagnostic(document: TextDocument, finding: Finding, locate=None) -> lsp.Diagnostic:

@@ -95,10 +95,10 @@ def _dump_like(notebook: dict, original: str) -> str:
     return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"  # nbformat's own layout
 
 
-def cell_positions(text: str) -> dict[int, list[int]]:
-    """Where each cell's source sits in the notebook's JSON text: cell number -> the offset in
-    `text` of every character of the decoded source, then one past its end. An editor that opens
-    the `.ipynb` file as text is shown findings at these places."""
+def cell_positions(text: str) -> dict[int, tuple[str, list[int]]]:
+    """Where each cell's source sits in the notebook's JSON text: cell number -> (the decoded
+    source, the offset in `text` of each of its characters, then one past its end). An editor
+    that opens the `.ipynb` file as text is shown findings at these places."""
     scanner = _Scanner(text)
     try:
         scanner.value(())
@@ -112,7 +112,7 @@ class _Scanner:
 
     def __init__(self, text: str) -> None:
         self.text, self.at = text, 0
-        self.sources: dict[int, list[int]] = {}
+        self.sources: dict[int, tuple[str, list[int]]] = {}
 
     def value(self, path: tuple) -> None:
         self._space()
@@ -122,18 +122,17 @@ class _Scanner:
         elif char == "[":
             self._elements(path)
         elif char == '"':
-            offsets = self._string()[1]
-            self._record(path, offsets)
+            self._record(path, *self._string())
         else:
             while self.at < len(self.text) and self.text[self.at] not in ",]} \t\r\n":
                 self.at += 1
 
-    def _record(self, path: tuple, offsets: list[int]) -> None:
+    def _record(self, path: tuple, piece: str, offsets: list[int]) -> None:
         if len(path) >= 3 and path[0] == "cells" and path[2] == "source" and isinstance(path[1], int):
-            cell = self.sources.setdefault(path[1] + 1, [])
-            if cell:
-                cell.pop()  # the previous piece's end: this piece continues the text
-            cell.extend(offsets)
+            text, where = self.sources.get(path[1] + 1, ("", []))
+            # A source given as a list of lines: each piece continues the text, replacing the
+            # previous piece's end offset.
+            self.sources[path[1] + 1] = (text + piece, where[:-1] + offsets)
 
     def _members(self, path: tuple) -> None:
         self.at += 1
