@@ -71,6 +71,11 @@ def _ddl_names(schema: cst.BaseExpression) -> list[str] | None:
     return None
 
 
+def assigned_value(graph: StageGraph, name: cst.Name, at: StageNode) -> cst.BaseExpression | None:
+    """The value last assigned to `name` before `at` in the module, or None."""
+    return _resolve(graph, name, at)
+
+
 def _resolve(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) -> cst.BaseExpression | None:
     """A literal in place, or the literal last assigned to the name before `at`."""
     if not isinstance(expr, cst.Name):

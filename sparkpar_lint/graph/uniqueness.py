@@ -105,8 +105,14 @@ def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
             old = literal_names(call.args[0].value) or []
             before = before - set(old)
         return before | set(added)
+    if node.method == "load" and node.spec is not None and node.spec.source:
+        from sparkpar_lint.graph.query_columns import jdbc_query_columns  # query_columns reads literal_rows
+
+        return jdbc_query_columns(graph, node)
     if node.spec is not None and node.spec.forwarding == "all" and not node.spec.data_args:
         return _input_columns(graph, node)
+    if node.method in ("union", "unionAll", "unionByName") and "allowMissingColumns" not in node.keywords:
+        return _input_columns(graph, node)  # a union's columns are its first input's
     return None
 
 

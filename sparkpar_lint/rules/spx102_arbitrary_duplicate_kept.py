@@ -84,6 +84,17 @@ class ArbitraryDuplicateKept(Rule):
             'pairs = spark.createDataFrame(data=[("a", 1), ("b", 2)], schema=["id", "n"])\n'
             'pairs.dropDuplicates(["id"]).write.parquet("pairs")\n'
         ),
+        # The JDBC query selects exactly the subset (through a variable and an f-string), and the
+        # union keeps those columns: duplicates are identical rows.
+        Valid(
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            "def read_calls(table):\n"
+            '    query = f"SELECT caller, at, kind FROM crm.{table}"\n'
+            '    return spark.read.format("jdbc").option("dbtable", f"({query}) AS t").load()\n'
+            'calls = read_calls("calls").unionByName(read_calls("calls_archive").withColumn("kind", F.lower("kind")))\n'
+            'calls.dropDuplicates(["caller", "at", "kind"]).write.parquet("calls")\n'
+        ),
         # Already one row per user: nothing to choose between.
         Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
         # The other columns are computed from the subset: duplicates are identical rows.
@@ -105,6 +116,31 @@ class ArbitraryDuplicateKept(Rule):
         ),
     ]
     INVALID = [
+        # The near miss: `SELECT *` says nothing about the columns beside the subset.
+        Invalid(
+            "from pyspark.sql import SparkSession\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
+            'calls.dropDuplicates(["caller", "at"]).write.parquet("calls")\n',
+            line=4,
+            column=6,
+            severity=Severity.WARNING,
+            expected_fix=(
+                'from pyspark.sql import Window, functions as F, SparkSession\n'
+                'spark = SparkSession.builder.getOrCreate()\n'
+                'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
+                '(\n'
+                '    calls.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                '    .withColumn(\n'
+                '        "_sparkpar_rn",\n'
+                '        F.row_number().over(Window.partitionBy("caller", "at").orderBy("_sparkpar_seq")),\n'
+                '    )\n'
+                '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+                '    .write.parquet("calls")\n'
+                ')\n'
+            ),
+        ),
         # The near miss: identical literal copies, but a random column is stamped on each copy.
         Invalid(
             "from pyspark.sql import SparkSession, functions as F\n"
