@@ -26,6 +26,8 @@ from sparkpar_lint.plan.spark_cost import (
     SPARK_DEFAULTS,
     Settings,
     SparkCosts,
+    actions,
+    batches,
     coalesced,
     costs_from_dict,
     predict,
@@ -58,6 +60,9 @@ def test_event_log_gives_each_stage_as_spark_measured_it():
     # Streaming queries run without adaptive execution, at the setting their checkpoint fixed.
     assert {(s.shuffle_partitions, s.adaptive) for s in stream} == {(5, False)}
     assert all(s.run_seconds > 0 for s in metrics.stages)
+    # Adaptive execution ran the groupBy as two jobs of one action; the parquet write is another.
+    assert [s.execution for s in metrics.stages[:3]] == [0, 0, 1]
+    assert (actions(metrics.stages), batches(metrics.stages)) == (2, 2)
 
 
 def test_event_log_compressed_rolled_and_cut_off(tmp_path):
@@ -124,23 +129,23 @@ def test_prediction_charges_tasks_blocks_and_state_stores():
     metrics = read_event_log(LOG)
     stream = [s for s in metrics.stages if s.query is not None]
     costs = SparkCosts(cores=2, task_overhead=0.01, task_run=0.01, state_task=0.1, shuffle_block=1e-3)
-    at = {p: predict(stream, 2, Settings(p), costs).seconds for p in (1, 2, 5, 200)}
+    at = {p: predict(stream, Settings(p), costs).seconds for p in (1, 2, 5, 200)}
     assert at[2] < at[5] < at[200]
     # From 5 to 200 partitions, per micro-batch: 97 more waves of task overhead, 195 more tasks
     # each running a state store, spread over 2 cores, and 195 more blocks per map task (2 tasks).
     per_batch = (100 - 3) * 0.01 + 195 * (0.01 + 0.1) / 2 + 2 * 195 * 1e-3 / 2
     assert at[200] - at[5] == pytest.approx(2 * per_batch)
     # Measured at 5 partitions, predicted at 5: the measured executor time, spread over 2 cores.
-    own = predict(stream, 2, Settings(5), costs)
+    own = predict(stream, Settings(5), costs)
     assert [p.tasks for p in own.stages] == [2, 5, 2, 5]
-    best = recommend(stream, 2, costs)
+    best = recommend(stream, costs)
     assert best.settings.shuffle_partitions == 2
-    assert best.seconds == min(predict(stream, 2, Settings(p), costs).seconds for p in range(1, 201))
+    assert best.seconds == min(predict(stream, Settings(p), costs).seconds for p in range(1, 201))
     # Without state or blocks to pay for, fewer partitions than cores only lose parallelism.
     batch = [replace(s, stateful=False) for s in stream]
     free = replace(costs, state_task=0.0, shuffle_block=0.0, task_overhead=0.0, task_run=0.0)
-    assert predict(batch, 2, Settings(1, adaptive=False), free).seconds > predict(
-        batch, 2, Settings(2, adaptive=False), free).seconds
+    assert predict(batch, Settings(1, adaptive=False), free).seconds > predict(
+        batch, Settings(2, adaptive=False), free).seconds
 
 
 def test_calibration_file_validation(tmp_path):

@@ -8,7 +8,7 @@ and executor run times are Spark's own figures (event_log.py). Two least-squares
   + shuffle_block * tasks * partitions written + state_task * stateful tasks + rows generated
   (a nuisance term for the micro-jobs' own `spark.range` work);
 * outside tasks, per run: wall - sum(stage run_seconds / min(tasks, cores)) ~ job_overhead * jobs
-  + batch_overhead * micro-batches + stage_overhead * stages + task_overhead * waves.
+  + batch_overhead * micro-batches (job_overhead is per action of a batch query) + stage_overhead * stages + task_overhead * waves.
 
 The runs: empty jobs over 2..64 input splits (waves), a small repartition to 2..200 partitions
 without adaptive execution (blocks), 0.2-2 million rows with and without a shuffle (rows), and a
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sparkpar_lint.plan.event_log import RunMetrics, StageRun, read_event_log
-from sparkpar_lint.plan.spark_cost import SparkCosts, _writes_setting
+from sparkpar_lint.plan.spark_cost import SparkCosts, _writes_setting, actions, batches
 
 DEFAULT_MASTER = "local-cluster[2,1,1024]"
 
@@ -41,7 +41,9 @@ def calibrate(master: str = DEFAULT_MASTER, *, log: Callable[[str], None] = lamb
     logs.mkdir()
     spark = (SparkSession.builder.master(master).appName("sparkpar-calibrate")
              .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", logs.as_uri())
-             .config("spark.ui.enabled", "false").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
     runs: list[dict] = []
     try:
         cores = spark.sparkContext.defaultParallelism
@@ -116,14 +118,12 @@ def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
             generated = run["generated_rows"] if not stage.parents and not stage.reads_shuffle else 0
             inside_rows.append(_inside_features(stage, stages) + [generated])
             inside_target.append(stage.run_seconds)
-        batches = len({(s.query, s.batch) for s in stages if s.query is not None})
-        jobs = len(part.jobs) - batches if batches else len(part.jobs)
         waves = sum(math.ceil(s.tasks / cores) for s in stages)
         spread = sum(s.run_seconds / min(max(s.tasks, 1), cores) for s in stages)
-        outside_rows.append([jobs, batches, len(stages), waves])
+        outside_rows.append([actions(stages), batches(stages), len(stages), waves])
         outside_target.append(run["wall_seconds"] - spread)
-        run.update(jobs=len(part.jobs), batches=batches, stages=len(stages), waves=waves,
-                   tasks=[s.tasks for s in stages])
+        run.update(jobs=len(part.jobs), actions=actions(stages), batches=batches(stages),
+                   stages=len(stages), waves=waves, tasks=[s.tasks for s in stages])
     task_run, shuffle_row, shuffle_block, state_task, _ = _nonnegative(np, inside_rows, inside_target)
     job, batch, stage, task = _nonnegative(np, outside_rows, outside_target)
     return SparkCosts(cores=cores, job_overhead=job, stage_overhead=stage, task_overhead=task,

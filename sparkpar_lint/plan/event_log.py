@@ -17,7 +17,7 @@ import io
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 _RUN_TIME = "internal.metrics.executorRunTime"  # ms, summed over the stage's tasks
@@ -54,6 +54,9 @@ class StageRun:
     query: str | None = None  # streaming query id
     batch: int | None = None  # micro-batch id
     submitted_ms: int = 0
+    # The action it ran for (root SQL execution id): adaptive execution runs one action as a job
+    # per shuffle, and an action's fixed cost is paid once. None: a job outside SQL (RDD API).
+    execution: int | None = None
 
     @property
     def reads_shuffle(self) -> bool:
@@ -134,6 +137,7 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
     # Settings a query ran under: SQL executions list the configurations changed from the defaults.
     execution_conf: dict[str, dict] = {}
     job_conf: dict[int, dict] = {}
+    job_execution: dict[int, int | None] = {}
     for event in events:
         kind = event.get("Event") if isinstance(event, dict) else None
         if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
@@ -149,6 +153,8 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             job = int(event["Job ID"])
             open_jobs[job] = (int(event.get("Submission Time", 0)), props.get("sql.streaming.queryId"),
                               int(batch) if isinstance(batch, str) and batch.isdigit() else None)
+            root = props.get("spark.sql.execution.root.id", props.get("spark.sql.execution.id"))
+            job_execution[job] = int(root) if isinstance(root, str) and root.isdigit() else None
             for stage in event.get("Stage IDs", []):
                 job_of_stage[int(stage)] = job
         elif kind == "SparkListenerJobEnd":
@@ -163,7 +169,8 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             stage = int(info["Stage ID"])
             job = job_of_stage.get(stage, -1)
             _, query, batch = open_jobs.get(job, (0, None, None))
-            metrics.stages.append(_stage(info, job, query, batch, job_conf.get(job, {})))
+            metrics.stages.append(replace(_stage(info, job, query, batch, job_conf.get(job, {})),
+                                          execution=job_execution.get(job)))
     if not metrics.jobs and not metrics.stages:
         raise EventLogError(f"{where}: no Spark jobs in this event log")
     # A job still running when the log ends (a killed app): keep its stages, not its time.

@@ -13,15 +13,15 @@ from dataclasses import replace
 
 from sparkpar_lint.plan.advice import PlanReport
 from sparkpar_lint.plan.profile import Profile
-from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, SparkCosts, predict, recommend
+from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, SparkCosts, actions, batches, predict, recommend
 
 _SETTING_ADVICE = '`spark.conf.set("spark.sql.shuffle.partitions"'
 
 
 def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
-    stages, jobs = profile.stages, profile.jobs
-    default = predict(stages, jobs, SPARK_DEFAULTS, costs)
-    best = recommend(stages, jobs, costs)
+    stages = profile.stages
+    default = predict(stages, SPARK_DEFAULTS, costs)
+    best = recommend(stages, costs)
     stateful = any(s.stateful for s in stages)
     streaming = any(s.query is not None for s in stages)
     return {
@@ -31,7 +31,8 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
         "recommended": {"shuffle_partitions": best.settings.shuffle_partitions,
                         "seconds": round(best.seconds, 4), "code": best.settings.code()},
         "speedup": round(default.seconds / best.seconds, 4) if best.seconds > 0 else None,
-        "stages": len(stages), "jobs": jobs, "streaming": streaming, "stateful": stateful,
+        "stages": len(stages), "actions": actions(stages), "micro_batches": batches(stages),
+        "streaming": streaming, "stateful": stateful,
     }
 
 

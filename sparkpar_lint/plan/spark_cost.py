@@ -11,7 +11,8 @@ with waves = ceil(n / cores); `blocks` = shuffle_block per shuffle partition a m
 streaming task (it loads and commits its state store every micro-batch); `work` the stage's own
 executor run time measured in a profile, less what the model charges inside tasks for the
 measured task count (which is how a profile run at any setting predicts another). Each job adds
-job_overhead, each streaming micro-batch batch_overhead. Stages are summed: a job's stages run one after another (independent scans of a
+job_overhead per action of a batch query (adaptive execution splits an action into one job per
+shuffle; the fixed cost is the action's), each streaming micro-batch batch_overhead. Stages are summed: a job's stages run one after another (independent scans of a
 join overlap a little in reality).
 
 How many tasks a stage runs at a setting: a stage that reads no shuffle keeps its measured count
@@ -49,7 +50,7 @@ class SparkCosts:
     """Seconds per unit of each overhead, and the executor cores the run gets."""
 
     cores: int = 2
-    job_overhead: float = 0.15  # per Spark job (an action; adaptive execution splits one per shuffle)
+    job_overhead: float = 0.15  # per action of a batch query (however many jobs adaptive execution makes of it)
     stage_overhead: float = 0.05  # per stage: task set scheduling, adaptive re-planning
     task_overhead: float = 0.02  # per wave of tasks, outside the tasks: launch, deserialization, result
     task_run: float = 0.01  # per task, inside its executor run time: setup, code generation, commit
@@ -196,11 +197,20 @@ class Prediction:
     stages: tuple[StagePrediction, ...]
 
 
-def predict(stages: Sequence[StageRun], jobs: int, settings: Settings, costs: SparkCosts) -> Prediction:
+def actions(stages: Sequence[StageRun]) -> int:
+    """Actions of batch queries among the stages: root SQL executions, or jobs outside SQL."""
+    return len({s.execution if s.execution is not None else ("job", s.job_id)
+                for s in stages if s.query is None})
+
+
+def batches(stages: Sequence[StageRun]) -> int:
+    return len({(s.query, s.batch) for s in stages if s.query is not None})
+
+
+def predict(stages: Sequence[StageRun], settings: Settings, costs: SparkCosts) -> Prediction:
     """Wall-clock seconds of the measured run's stages under `settings`."""
     out = []
-    batches = len({(s.query, s.batch) for s in stages if s.query is not None})
-    total = costs.job_overhead * jobs + costs.batch_overhead * batches
+    total = costs.job_overhead * actions(stages) + costs.batch_overhead * batches(stages)
     for stage in stages:
         n = stage_tasks(stage, settings, costs)
         waves = math.ceil(n / costs.cores)
@@ -212,9 +222,9 @@ def predict(stages: Sequence[StageRun], jobs: int, settings: Settings, costs: Sp
     return Prediction(settings, total, tuple(out))
 
 
-def recommend(stages: Sequence[StageRun], jobs: int, costs: SparkCosts, *, adaptive: bool = True,
+def recommend(stages: Sequence[StageRun], costs: SparkCosts, *, adaptive: bool = True,
               limit: int = SPARK_DEFAULT_PARTITIONS) -> Prediction:
     """The fewest shuffle partitions whose predicted time is within 1% of the best."""
-    candidates = [predict(stages, jobs, Settings(p, adaptive), costs) for p in range(1, limit + 1)]
+    candidates = [predict(stages, Settings(p, adaptive), costs) for p in range(1, limit + 1)]
     best = min(c.seconds for c in candidates)
     return next(c for c in candidates if c.seconds <= best * 1.01)

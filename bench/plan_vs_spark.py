@@ -1,0 +1,200 @@
+"""Predicted vs measured: the planner's Spark advice, run on Spark.
+
+For each job in bench/plan_jobs/ (batch and streaming micro-batches; chain, join, union;
+selective and expanding operators), on one local-cluster session with an event log:
+
+1. run it once untimed (a warm-up), then once at Spark's defaults (200 shuffle partitions,
+   adaptive execution) — the run a user already has — and make a profile of Spark's stage
+   metrics from the event log;
+2. `sparkpar plan JOB --profile PROFILE --format json` (the real CLI) gives the recommended
+   setting as code, the predicted seconds at the defaults and at the recommendation;
+3. run it `--repeats` times at the defaults and at the recommendation (the advice's code is
+   executed with `exec` on the session: it must run), best time of each;
+4. print predicted vs measured speed-up and the error.
+
+Batch jobs write to the `noop` sink; streaming jobs run `trigger(availableNow=True)` over the
+input files (two per micro-batch) with a new checkpoint for every run (the setting applies to a
+new query only). Calibrate first (`sparkpar plan --calibrate`); without a calibration file the
+built-in constants are used. Usage:
+
+    python bench/plan_vs_spark.py [--rows 400000] [--repeats 2] [--only a,b] [--calibration FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+JOBS = HERE / "plan_jobs"
+MASTER = "local-cluster[2,1,1024]"
+SCHEMA = "id long, user long, ad long, value long, ts timestamp"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=400_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--calibration", default=".sparkpar/calibration.json")
+    parser.add_argument("--master", default=MASTER)
+    args = parser.parse_args()
+    calibration = Path(args.calibration)
+    if not calibration.is_file():
+        print(f"no calibration at {calibration}: built-in constants (run `sparkpar plan --calibrate`)")
+    wanted = {n for n in args.only.split(",") if n}
+    jobs = sorted(p for p in JOBS.glob("*.py") if not wanted or p.stem in wanted)
+
+    from pyspark.sql import SparkSession
+
+    from sparkpar_lint.plan.event_log import read_event_log
+    from sparkpar_lint.plan.profile import Profile
+
+    work = Path(tempfile.mkdtemp(prefix="sparkpar-plan-bench-"))
+    logs = work / "spark-events"
+    logs.mkdir()
+    spark = (SparkSession.builder.master(args.master).appName("sparkpar-plan-vs-spark")
+             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", logs.as_uri())
+             .config("spark.eventLog.compress", "false").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    results = []
+    try:
+        data = _make_data(spark, work, args.rows)
+        for path in jobs:
+            module = _load(path)
+            streaming = getattr(module, "STREAMING", False)
+            load = os.getloadavg()[0]
+            # A streaming warm-up at 200 state partitions would take minutes here; 2 warm the same code.
+            spark.conf.set("spark.sql.shuffle.partitions", "2" if streaming else "200")
+            try:
+                _run(spark, module, data, work, streaming)  # warm-up: code generation, file listing
+            except Exception as error:  # a job that fails is reported, the others still run
+                print(f"{path.stem}: the job failed: {str(error).splitlines()[0]}", flush=True)
+                continue
+            _defaults(spark)
+            start = int(time.time() * 1000)
+            profiled = _run(spark, module, data, work, streaming)
+            end = int(time.time() * 1000) + 1
+            metrics = read_event_log(next(logs.iterdir())).between(start, end)
+            profile_path = work / f"{path.stem}.profile.json"
+            Profile((), path.name, None, tuple(metrics.stages), len(metrics.jobs)).write(profile_path)
+            report = _plan(path, profile_path, calibration)
+            found = report["spark"]
+            code = found["recommended"]["code"]
+            measured_default = min([profiled] + [_timed(spark, module, data, work, streaming, None)
+                                                 for _ in range(args.repeats - 1)])
+            measured_best = min(_timed(spark, module, data, work, streaming, code)
+                                for _ in range(args.repeats))
+            row = {"job": path.stem, "kind": "streaming" if streaming else "batch",
+                   "partitions": found["recommended"]["shuffle_partitions"],
+                   "predicted_default": found["default"]["seconds"],
+                   "predicted_best": found["recommended"]["seconds"],
+                   "predicted_speedup": found["speedup"],
+                   "measured_default": measured_default, "measured_best": measured_best,
+                   "measured_speedup": measured_default / measured_best, "load": load,
+                   "stages": found["stages"], "code": code}
+            results.append(row)
+            _print_row(row)
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    _summary(results)
+    return 0
+
+
+def _make_data(spark, work: Path, rows: int) -> dict:
+    from pyspark.sql import functions as F
+
+    base = (spark.range(0, rows, 1, 4)
+            .withColumn("user", (F.col("id") * 7919) % max(rows // 20, 1))
+            .withColumn("ad", (F.col("id") * 104729) % 200)
+            .withColumn("value", (F.col("id") * 31) % 100)
+            .withColumn("ts", (F.lit(1_700_000_000) + F.col("id") * 3).cast("timestamp")))
+    data = {"schema": SCHEMA}
+    for name, frame in (("events", base),
+                        ("events_copy", base.withColumn("id", F.col("id") + rows)),
+                        ("clicks", base.filter(F.col("id") % 2 == 0)
+                         .withColumn("cost", (F.col("id") % 13).cast("double"))
+                         .select("id", "ad", "user", "cost"))):
+        target = work / name
+        frame.repartition(4).write.parquet(str(target))
+        data[name] = str(target)
+    return data
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"plan_job_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _defaults(spark) -> None:
+    spark.conf.set("spark.sql.shuffle.partitions", "200")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+
+
+def _timed(spark, module, data, work, streaming, code) -> float:
+    _defaults(spark)
+    if code is not None:
+        exec(code, {"spark": spark})  # the planner's advice, as written
+    return _run(spark, module, data, work, streaming)
+
+
+def _run(spark, module, data, work: Path, streaming: bool) -> float:
+    frame = module.job(spark, data)
+    started = time.perf_counter()
+    if streaming:
+        checkpoint = Path(tempfile.mkdtemp(dir=work, prefix="checkpoint-"))
+        query = (frame.writeStream.format("noop").outputMode("update")
+                 .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+        query.awaitTermination()
+    else:
+        frame.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - started
+
+
+def _plan(job: Path, profile: Path, calibration: Path) -> dict:
+    sparkpar = shutil.which("sparkpar", path=str(Path(sys.executable).parent)) or "sparkpar"
+    command = [sparkpar, "plan", str(job), "--profile", str(profile), "--format", "json"]
+    if calibration.is_file():
+        command += ["--calibration", str(calibration)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"sparkpar plan failed on {job}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def _print_row(row: dict) -> None:
+    error = (row["predicted_speedup"] - row["measured_speedup"]) / row["measured_speedup"]
+    print(f"{row['job']:<22} {row['kind']:<9} P={row['partitions']:<3} "
+          f"predicted {row['predicted_default']:7.2f}s -> {row['predicted_best']:7.2f}s "
+          f"({row['predicted_speedup']:.2f}x) | measured {row['measured_default']:7.2f}s -> "
+          f"{row['measured_best']:7.2f}s ({row['measured_speedup']:.2f}x) | error {error:+.0%} "
+          f"| load {row['load']:.1f}", flush=True)
+
+
+def _summary(results: list[dict]) -> None:
+    if not results:
+        return
+    errors = [abs(r["predicted_speedup"] - r["measured_speedup"]) / r["measured_speedup"] for r in results]
+    within = sum(e <= 0.25 for e in errors)
+    slower = [r["job"] for r in results if r["measured_best"] > r["measured_default"]]
+    print(f"\n{within}/{len(results)} predictions within ±25% of the measured speed-up "
+          f"(max error {max(errors):.0%}); recommended slower than defaults: "
+          f"{', '.join(slower) or 'none'}")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
