@@ -271,6 +271,9 @@ class UnorderedWindow(Rule):
             column=31,
             related_lines=(4,),
             severity=Severity.INFO,
+            # The whole row orders the tied rows (unsafe: a unique id may be what was meant).
+            expected_fix=_PRELUDE + 'w = Window.partitionBy("order").orderBy(F.desc("discount"), F.to_json(F.struct("*")))\n'
+            'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n',
         ),
         # A helper that gets its order as an argument: reported where it is called with a constant.
         Invalid(
@@ -307,8 +310,7 @@ class UnorderedWindow(Rule):
             "can change with partitioning. Add a tie-breaker column (`orderBy(<column>, <unique id>)`) "
             "unless the column is unique within each partition"
         )
-        why = f"whether `{column}` is unique in each partition is for the author to say; if not, add a tie-breaker"
-        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO, fix=why)
+        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO, fix=_tie_broken_fix(ctx.graph, call))
 
     def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -410,10 +412,11 @@ def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call
 
 
 def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
-    """`.orderBy(lit(1))` (or the partition keys) → `.orderBy(lit(1), F.to_json(F.struct("*")))`.
+    """`.orderBy(lit(1))` (or the partition keys, or one column that may tie) →
+    `.orderBy(lit(1), F.to_json(F.struct("*")))`.
 
-    Unsafe: with nothing in the order that tells rows apart, the whole row decides, which is one
-    of the orders the rows could arrive in; the author may have meant a time column.
+    Unsafe: among the rows the order leaves tied, the whole row decides, which is one of the
+    orders they could arrive in; the author may have meant a time column or a unique id.
     """
     span = call.window.span
     if call.from_sql:
@@ -424,6 +427,8 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
         )
     if call.function not in FRAME_BLIND:
         return f"a tie-breaker would change `{call.function}`'s frame, not only the order of tied rows"
+    if any(n.streaming for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span):
+        return "a streaming query allows only time windows"
     order = _order_call(graph, span) if span is not None else None
     # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes
     # only as its sole argument.

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from sparkpar_lint.fixes.chain import insert_before
 from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
@@ -189,7 +190,10 @@ class PartitioningDependentValue(Rule):
             + "numbered = lines.zipWithIndex()\n",
             line=4,
             column=17,
-            expected_fix=None,
+            # After a shuffle the order means nothing: number the values in one order of their own.
+            expected_fix=_PRELUDE
+            + 'lines = spark.sparkContext.textFile("t").distinct()\n'
+            + "numbered = lines.sortBy(repr).zipWithIndex()\n",
         ),
         # An unseeded split: the model trained on it, and its accuracy, change on every run.
         Invalid(
@@ -272,7 +276,7 @@ class PartitioningDependentValue(Rule):
         )
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles"),) if shuffle else ()
         severity = Severity.ERROR if shuffle is not None else Severity.WARNING
-        return self.finding(ctx, node.span, message, severity=severity, related=related)
+        return self.finding(ctx, node.span, message, severity=severity, related=related, fix=_sorted_numbering(graph, node))
 
 
 # Random subsets and where their seed goes: (positional index of the seed, or with a leading
@@ -464,6 +468,27 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | No
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
+
+
+def _sorted_numbering(graph: StageGraph, node: StageNode) -> Fix | str:
+    """`rdd.zipWithIndex()` after a shuffle → `rdd.sortBy(repr).zipWithIndex()`.
+
+    Unsafe: the values are numbered in the order of their `repr`, one of the orders the shuffle
+    could deliver them in (and equal `repr`s are interchangeable values), the same under every
+    partitioning: the numbering changes, but only by a renaming of the ids. Not without a shuffle upstream: there the order may be a file's line order,
+    which the author may mean.
+    """
+    if node.method == "zipWithUniqueId":
+        # Its ids are position * partitions + partition: sorting does not fix the partition count.
+        return "`zipWithUniqueId` ids encode the number of partitions; `sortBy(...).zipWithIndex()` is the author's to choose"
+    if node.method != "zipWithIndex" or node.call is None or node.call.args:
+        return f"`{node.method}` is not a plain `zipWithIndex()` call"
+    if node.receiver != "RDD":
+        return "the numbered rows are not known to be an RDD here"
+    if not any(u.is_shuffle for u in graph.upstream(node)):
+        return "the rows come unshuffled from their source, whose order (a file's lines) may be the one meant"
+    description = f"`{node.method}()` numbers the values sorted by their `repr`: one order the shuffle could give"
+    return Fix(UNSAFE, description, ((node.call, insert_before("sortBy", [cst.Name("repr")])),))
 
 
 def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
