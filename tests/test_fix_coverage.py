@@ -59,6 +59,13 @@ CASES = {
         '        .drop("rn")  # one row per part\n',
         '            row_number().over(Window.partitionBy("part_no").orderBy(lit(1), to_json(struct("*")))),\n',
     ),
+    "SPX103-grouped-values-listed": (
+        "SPX103",
+        "def cities(spark):\n"
+        '    pairs = spark.sparkContext.textFile("c").map(lambda line: (line[:2], line))\n'
+        "    return pairs.groupByKey().mapValues(lambda values: list(values)).collect()\n",
+        "    return pairs.groupByKey().mapValues(lambda values: sorted(values, key=repr)).collect()\n",
+    ),
     "SPX103-pandas-group-with-no-time-column": (
         "SPX103",
         "def carry_forward(pdf):\n"

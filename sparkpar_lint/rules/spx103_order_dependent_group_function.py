@@ -350,7 +350,10 @@ class OrderDependentGroupFunction(Rule):
             line=4,
             column=35,
             related_lines=(4,),
-            expected_fix=None,
+            # The values in one order of their own (unsafe).
+            expected_fix=_PRELUDE
+            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))\n'
+            + "print(pairs.groupByKey().mapValues(lambda vs: sorted(vs, key=repr)).collect())\n",
         ),
         # A group's rows numbered by their position, and split by position.
         Invalid(
@@ -416,7 +419,7 @@ class OrderDependentGroupFunction(Rule):
             "(`mapValues(sorted)`) or keep them as a set if the order means nothing"
         )
         related = (RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),)
-        return self.finding(ctx, graph.span_of(listed), message, related=related)
+        return self.finding(ctx, graph.span_of(listed), message, related=related, fix=_sorted_list_fix(listed))
 
     def _finding(
         self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | None
@@ -429,6 +432,22 @@ class OrderDependentGroupFunction(Rule):
         )
         related = (RelatedLocation(node.span, f"`{node.method}` runs `{function.name}` on unordered rows"),)
         return self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
+
+
+def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
+    """`mapValues(lambda values: list(values))` or `mapValues(list)` → the values sorted by
+    `repr`: one order of their own (unsafe: one of the orders the shuffle could deliver; `repr`
+    orders values of any type, `None` too)."""
+    if isinstance(listed, cst.Name) and listed.value == "list":
+        replacement = cst.parse_expression("lambda values: sorted(values, key=repr)")
+    elif (isinstance(listed, cst.Lambda) and isinstance(listed.body, cst.Call)
+          and isinstance(listed.body.func, cst.Name) and listed.body.func.value == "list"):
+        call = cst.parse_expression("sorted(x, key=repr)")
+        values = call.args[0].with_changes(value=listed.body.args[0].value)
+        replacement = listed.with_changes(body=call.with_changes(args=[values, call.args[1]]))
+    else:
+        return "the values are listed by code other than `list`, so no sort was added"
+    return Fix(UNSAFE, "the grouped values are listed sorted by `repr`: one order of their own", ((listed, replacement),))
 
 
 def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[str, Data]:
