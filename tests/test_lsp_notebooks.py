@@ -84,7 +84,7 @@ def _notebook_json(*sources: str) -> str:
 def test_files_opened_as_text_ipynb_json_databricks_export_and_sql(tmp_path):
     notebook = _notebook_json(IMPORTS, 'x = "tab\\there"\n' + FIRST_AFTER_SORT)
     databricks = f"# Databricks notebook source\n{IMPORTS}\n# COMMAND ----------\n\n%pip install x\n{FIRST_AFTER_SORT}\n"
-    sql = "-- report\nSELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5\n"
+    sql = "-- report\nCREATE TABLE top AS SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5\n"
 
     async def scenario():
         async with Session(tmp_path) as session:
@@ -102,7 +102,7 @@ def test_files_opened_as_text_ipynb_json_databricks_export_and_sql(tmp_path):
     assert found.range.end == lsp.Position(line=json_line, character=start + len(call))
     (found,) = [d for d in on_export if d.code == "SPX101"]
     assert (found.range.start.line, found.range.start.character) == (7, SPX101_COLUMN)  # file line 8
-    assert [d.code for d in on_sql] == ["SPX106"] and on_sql[0].range.start == lsp.Position(line=1, character=53)
+    assert [d.code for d in on_sql] == ["SPX106"] and on_sql[0].range.start == lsp.Position(line=1, character=73)
 
 
 def test_a_file_past_the_time_budget_gets_one_diagnostic_and_the_server_goes_on(tmp_path):

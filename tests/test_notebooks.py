@@ -172,7 +172,8 @@ def test_databricks_cell_that_does_not_parse_is_spx901_in_file_lines(sparkpar_cl
     assert result.stdout.splitlines()[1].startswith("job.py:19:7: SPX901 cannot parse cell 4")
 
 
-SQL_LIMIT = "SELECT page, count(*) AS n\nFROM events\nGROUP BY page\nLIMIT 5"
+# Written (a SQL cell's last query is only displayed, a preview SPX106 leaves alone).
+SQL_LIMIT = "CREATE OR REPLACE TABLE top_pages AS\nSELECT page, count(*) AS n\nFROM events\nGROUP BY page\nLIMIT 5"
 
 
 @pytest.mark.parametrize("header", ["%%sql", "%sql"])
@@ -185,14 +186,14 @@ def test_sql_cells_are_analysed_in_cell_coordinates(sparkpar_cli, tmp_path, head
     result = sparkpar_cli("lint", "--select", "SPX106,SPX901", "--format", "concise", "job.ipynb")
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines() == [result.stdout.splitlines()[0]]
-    assert result.stdout.startswith("job.ipynb:cell 2:5:1: SPX106 ")
+    assert result.stdout.startswith("job.ipynb:cell 2:6:1: SPX106 ")
 
 
 def test_databricks_sql_cell_is_analysed_in_file_lines(sparkpar_cli, tmp_path):
     magic = "".join(f"# MAGIC {line}\n" for line in SQL_LIMIT.splitlines())
     (tmp_path / "job.py").write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n# MAGIC %sql\n{magic}")
     result = sparkpar_cli("lint", "--select", "SPX106", "--format", "concise", "job.py")
-    assert result.stdout.startswith("job.py:23:9: SPX106 "), result.output
+    assert result.stdout.startswith("job.py:24:9: SPX106 "), result.output
 
 
 @pytest.mark.parametrize(
@@ -277,7 +278,7 @@ df = spark.read.parquet("x")
 # CELL ********************
 
 # MAGIC %%sql
-# MAGIC SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5
+# MAGIC CREATE TABLE top AS SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5
 """
 
 
@@ -287,7 +288,7 @@ def test_fabric_export_is_checked_cell_by_cell(sparkpar_cli, tmp_path):
     lines = [line.split(" ", 2)[:2] for line in result.stdout.splitlines()]
     # The YAML cell alone is unparsable; the Python and %%sql cells are still checked.
     assert lines == [["notebook-content.py:13:8:", "SPX901"], ["notebook-content.py:20:41:", "SPX101"],
-                     ["notebook-content.py:25:62:", "SPX106"]], result.output
+                     ["notebook-content.py:25:82:", "SPX106"]], result.output
 
 
 def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):

@@ -62,7 +62,7 @@ def test_a_temp_view_connects_python_to_sql_and_back():
 def test_create_temp_view_registers_a_view_for_later_sql():
     code = (
         "spark.sql('CREATE OR REPLACE TEMP VIEW daily AS SELECT day, count(*) AS n FROM e GROUP BY day')\n"
-        "spark.sql('SELECT * FROM daily LIMIT 7')\n"
+        "spark.sql('SELECT * FROM daily LIMIT 7').write.saveAsTable('week')\n"
     )
     assert findings(code, "SPX106") == [(4, 31)]
 
@@ -78,14 +78,15 @@ def test_windows_order_rules_in_sql():
 
 def test_union_then_limit_and_sorted_union():
     # UNION (distinct) shuffles; UNION ALL of two reads keeps their order.
-    code = "spark.sql('SELECT a FROM x UNION SELECT a FROM y LIMIT 2')\n"
+    # (A bare `spark.sql(...)` statement computes nothing, as a bare DataFrame chain does: written here.)
+    code = "spark.sql('SELECT a FROM x UNION SELECT a FROM y LIMIT 2').write.saveAsTable('out')\n"
     assert findings(code, "SPX106") == [(3, 49)]
-    assert findings("spark.sql('SELECT a FROM x UNION ALL SELECT a FROM y LIMIT 2')\n", "SPX106") == []
-    assert findings("spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2')\n", "SPX106") == []
+    assert findings("rows = spark.sql('SELECT a FROM x UNION ALL SELECT a FROM y LIMIT 2').collect()\n", "SPX106") == []
+    assert findings("spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2').write.saveAsTable('o')\n", "SPX106") == []
 
 
 def test_the_linter_never_imports_pyspark_for_sql(tmp_path):
-    job = PRELUDE + 'spark.sql("SELECT a FROM t GROUP BY a LIMIT 1")\n'
+    job = PRELUDE + 'spark.sql("SELECT a FROM t GROUP BY a LIMIT 1").write.saveAsTable("o")\n'
     script = (
         "import sys\nfrom sparkpar_lint.analysis import analyze\n"
         f"assert analyze('j.py', {job!r})\n"

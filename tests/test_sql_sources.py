@@ -7,7 +7,8 @@ import json
 
 from test_notebooks import DATABRICKS, notebook
 
-LIMIT_LINE = "SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5"
+# Written: a SQL cell's last query is displayed, a preview SPX106 leaves alone (tested below).
+LIMIT_LINE = "CREATE OR REPLACE TABLE top_pages AS SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5"
 LAST_LINE = "SELECT store, last(amount) AS amount FROM (SELECT * FROM sales ORDER BY sold_at) GROUP BY store"
 LAST_FIXED = LAST_LINE.replace("last(amount)", "max(struct(sold_at, amount)).amount")
 LIMIT_COLUMN = LIMIT_LINE.index("LIMIT") + 1
@@ -101,6 +102,14 @@ def test_walk_takes_databricks_sql_exports_and_plain_sql_only_through_include(sp
     (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\ninclude = ["jobs/*.sql"]\n')
     lines = concise(sparkpar_cli, "jobs").stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["jobs/export.sql"] * 2 + ["jobs/report.sql"] * 2
+
+
+def test_a_sql_cell_that_only_shows_a_limit_is_a_preview(sparkpar_cli, tmp_path):
+    shown = "SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5"
+    (tmp_path / "job.ipynb").write_text(notebook(("code", f"%%sql\n{shown}"), ("code", f"%%sql\nCREATE TABLE t AS {shown}")))
+    (tmp_path / "export.sql").write_text(f"-- Databricks notebook source\n{shown}\n")
+    lines = concise(sparkpar_cli, "job.ipynb", "export.sql").stdout.splitlines()
+    assert [line.split(" SPX")[0] for line in lines] == [f"job.ipynb:cell 2:2:{len('CREATE TABLE t AS ') + shown.index('LIMIT') + 1}:"]
 
 
 def test_include_must_be_a_list_of_globs(sparkpar_cli, tmp_path):

@@ -510,6 +510,7 @@ class GraphBuilder:
         if receiver.kind == "SparkSession" and method == "sql" and args:
             analysed, result = sql_bridge.run_query(self, args[0])
             if analysed and result is not None:
+                self.graph.sql_results[id(call)] = result
                 return SparkValue("DataFrame", result)
         node = self.make_node(receiver, spec, method, func, call, args, kwargs, scope)
         sql_bridge.register_view(self.views, method, args, receiver.node, receiver.streaming)

@@ -25,6 +25,11 @@ def previewed(graph: StageGraph) -> set[int]:
     return graph.previewed_args
 
 
+def previewed_queries(graph: StageGraph) -> set[int]:
+    """Node ids of SQL results shown by `display(spark.sql(...))` (a notebook's SQL cell reads so)."""
+    return {graph.sql_results[i] for i in graph.previewed_args if i in graph.sql_results}
+
+
 def shown_expressions(call: cst.Call) -> Iterator[int]:
     """ids of what `print(...)`/`display(...)` shows: each argument, and the result a slice or an
     index of it reads (`print(rdd.collect()[:5])` shows the collected rows)."""

@@ -253,6 +253,8 @@ class StageGraph:
     # Makes the LibCST positions of every CST node; see `positions`.
     # ids of the expressions passed straight to `display(...)`/`print(...)` (graph.previews).
     previewed_args: set[int] = field(default_factory=set, repr=False, compare=False)
+    # id of a `spark.sql(...)` call -> the node id of its query's result (SQL nodes carry no call).
+    sql_results: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     # ids of driver results read only for how many rows they hold: `len(x)`, `bool(x)`, `if x:`.
     size_read: set[int] = field(default_factory=set, repr=False, compare=False)
     position_source: Callable[[], Mapping] | None = field(default=None, repr=False)

@@ -13,7 +13,7 @@ from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
-from sparkpar_lint.graph.previews import previewed, size_read
+from sparkpar_lint.graph.previews import previewed, previewed_queries, size_read
 from sparkpar_lint.graph.row_bounds import at_most_rows
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import at_most_one_row
@@ -257,8 +257,8 @@ class UnorderedLimit(Rule):
                 continue  # one row has only one order
             if source is not None and not node.indexed and _takes_every_row(graph, node, source):
                 continue  # `take(10)` of at most 10 rows: all of them, like `collect()`
-            if node.call is not None and id(node.call) in previewed(graph):
-                continue  # `display(df.limit(10))`: a person glances at some rows
+            if (node.call is not None and id(node.call) in previewed(graph)) or node.id in previewed_queries(graph):
+                continue  # `display(df.limit(10))`, a SQL cell's `LIMIT 10`: a person glances at some rows
             if _size_only(graph, node):
                 continue  # `if df.head(1):`, `len(df.limit(5).collect())`: how many rows, never which
             shuffle = unordering_shuffle(graph, node)

@@ -25,6 +25,9 @@ SQL_CLOSER = '""")'
 # first line) becomes `spark.sql(r"""/*sparkpar-sql:<prefix>*/SELECT 1""")`: the prefix rides in a
 # SQL comment, so the line restores exactly, and columns after it shift by a fixed width.
 INLINE_OPENER = 'spark.sql(r"""/*sparkpar-sql:'
+# A notebook shows the result of a SQL cell's last query: the call is wrapped in `display(...)`,
+# so a LIMIT there reads as the preview it is.
+DISPLAY = "display("
 # `%sql SELECT ...` or `rows = %sql SELECT ...`: a line magic whose argument is the query.
 _SQL_LINE_MAGIC = re.compile(r"^(\s*(?:[A-Za-z_]\w*\s*=\s*)?)(%sql\s+)(\S.*)$")
 
@@ -67,18 +70,22 @@ def mask_all(lines: list[str]) -> list[str]:
     return [MASK + line for line in lines]
 
 
-def inline_opener(prefix: str, sql: str) -> str:
+def inline_opener(prefix: str, sql: str, shown: bool = False) -> str:
     """The first line of a query that starts after `prefix` (which holds no `*/`) on the same line."""
-    return f"{INLINE_OPENER}{prefix}*/{sql}"
+    return f"{DISPLAY if shown else ''}{INLINE_OPENER}{prefix}*/{sql}"
 
 
-def close_sql(lines: list[str]) -> list[str] | None:
+def closer(shown: bool) -> str:
+    return SQL_CLOSER + (")" if shown else "")
+
+
+def close_sql(lines: list[str], shown: bool = False) -> list[str] | None:
     """`lines` (the first opening the call) with the call closed on the last one, or None when the
     SQL cannot sit in r\"\"\"...\"\"\"."""
     opened = lines[0].split('"""', 1)[1]
     if any('"""' in line for line in [opened, *lines[1:]]) or lines[-1].endswith(("\\", '"')):
         return None
-    return [*lines[:-1], lines[-1] + SQL_CLOSER]
+    return [*lines[:-1], lines[-1] + closer(shown)]
 
 
 def sql_line_magic(line: str) -> str | None:

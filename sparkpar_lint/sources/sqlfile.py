@@ -25,7 +25,7 @@ def read_cells(text: str) -> list[Cell]:
     if text.endswith("\n"):
         lines.pop()
     if not is_sql_export(text):
-        return [Cell(1, "sql", lines)]
+        return [Cell(1, "sql", lines, extra={"script": True})]
     starts = [0] + [i for i, line in enumerate(lines) if i > 0 and _SEPARATOR.match(line)]
     spans = [(a, b) for a, b in zip(starts, [*starts[1:], len(lines)]) if b > a]
     return [_cell(number, lines[a:b], a + 1) for number, (a, b) in enumerate(spans, 1)]

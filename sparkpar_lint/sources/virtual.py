@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from sparkpar_lint.model import Span
 from sparkpar_lint.sources.cells import (
-    INLINE_OPENER,
-    SQL_CLOSER,
+    DISPLAY,
     Cell,
     close_sql,
+    closer,
     inline_opener,
     mask_all,
     mask_magics,
@@ -27,8 +27,8 @@ from sparkpar_lint.sources.cells import (
 
 CELL_MARKER = "#sparkpar-cell:"
 SQL_OPENER = 'spark.sql(r"""--sparkpar-sql:'
-INLINE_SHIFT = len(INLINE_OPENER) + len("*/")
-_INLINE = re.compile(r'^(.*?)spark\.sql\(r"""/\*sparkpar-sql:(.*?)\*/(.*)$')
+# before, display( (a shown cell), the prefix the query followed, the query's first line.
+_INLINE = re.compile(r'^(.*?)(display\()?spark\.sql\(r"""/\*sparkpar-sql:(.*?)\*/(.*)$')
 _MARKER_LINE = re.compile(r"^#sparkpar-cell:(\d+)$")
 
 
@@ -103,9 +103,10 @@ def build(cells: list[Cell], *, markers: bool, sql_file: bool = False) -> Virtua
         if markers:
             out.append(f"{CELL_MARKER}{cell.index}")
             virtual.origin.append((cell.index, 1))
-        virtual.shifts.update(
-            (len(out) + number, INLINE_SHIFT) for number, line in enumerate(lines) if _INLINE.match(line)
-        )
+        for number, line in enumerate(lines):
+            inline = _INLINE.match(line)
+            if inline:  # the query's columns, less those of what it followed in the file
+                virtual.shifts[len(out) + number] = inline.start(4) - len(inline.group(1)) - len(inline.group(3))
         out.extend(lines)
         virtual.origin.extend((cell.index, number) for number in range(1, len(lines) + 1))
     virtual.text = "".join(line + "\n" for line in out)
@@ -115,19 +116,22 @@ def build(cells: list[Cell], *, markers: bool, sql_file: bool = False) -> Virtua
 def restore_lines(lines: list[str], *, databricks: bool) -> list[str]:
     """Undo masking and SQL wrapping on (fixed) virtual lines."""
     out: list[str] = []
-    in_sql = False
+    in_sql, end = False, ""
     for line in lines:
         inline = None if in_sql else _INLINE.match(line)
         if inline:
-            before, prefix, rest = inline.groups()
-            in_sql = not rest.endswith(SQL_CLOSER)
-            out.append(before + prefix + (rest if in_sql else rest[: -len(SQL_CLOSER)]))
-        elif not in_sql and line.startswith(SQL_OPENER):
-            out.append(line[len(SQL_OPENER) :])
+            before, shown, prefix, rest = inline.groups()
+            end = closer(bool(shown))
+            in_sql = not rest.endswith(end)
+            out.append(before + prefix + (rest if in_sql else rest[: -len(end)]))
+        elif not in_sql and line.startswith((SQL_OPENER, DISPLAY + SQL_OPENER)):
+            shown = line.startswith(DISPLAY)
+            end = closer(shown)
+            out.append(line[len(SQL_OPENER) + (len(DISPLAY) if shown else 0) :])
             in_sql = True
         elif in_sql:
-            in_sql = not line.endswith(SQL_CLOSER)
-            body = line if in_sql else line[: -len(SQL_CLOSER)]
+            in_sql = not line.endswith(end)
+            body = line if in_sql else line[: -len(end)]
             out.append(_remagic(body) if databricks else body)
         else:
             out.append(unmask(line))
@@ -170,11 +174,12 @@ def _wrap_sql(cell: Cell, databricks: bool) -> list[str] | None:
         end = filled[-1] + 1 if filled else 0
         body = rest[:end]
     inline = _INLINE_MAGIC.match(cell.header or "") if databricks else None
+    # The cell's last query is what the notebook shows: `display(spark.sql(...))`.
     if inline:  # `# MAGIC %sql SELECT ...`: the query starts on the magic line
-        opener = [inline_opener(inline.group(1), inline.group(2))]  # `# MAGIC` holds no `*/`
+        opener = [inline_opener(inline.group(1), inline.group(2), shown=True)]  # `# MAGIC` holds no `*/`
     else:
-        opener = [SQL_OPENER + (cell.header or "")]
-    wrapped = close_sql([*opener, *body]) if inline or body else None
+        opener = [DISPLAY + SQL_OPENER + (cell.header or "")]
+    wrapped = close_sql([*opener, *body], shown=True) if inline or body else None
     if wrapped is None:
         return None
     before = cell.lines[:header] if databricks else mask_all(cell.lines[:header])
@@ -185,12 +190,14 @@ _INLINE_MAGIC = re.compile(r"^(# MAGIC\s*%sql\s+)(\S.*)$")
 
 
 def _sql_file_lines(cell: Cell) -> list[str]:
-    """A SQL cell from its first non-blank line to its last as one call; anything else masked."""
+    """A SQL cell from its first non-blank line to its last as one call; anything else masked.
+    An export's cell shows its last query (as a notebook does); a plain script's result is not shown."""
     filled = [i for i, line in enumerate(cell.lines) if line.strip()]
     if cell.kind != "sql" or not filled:
         return mask_all(cell.lines)
     first, last = filled[0], filled[-1] + 1
-    wrapped = close_sql([inline_opener("", cell.lines[first]), *cell.lines[first + 1 : last]])
+    shown = not cell.extra.get("script")
+    wrapped = close_sql([inline_opener("", cell.lines[first], shown), *cell.lines[first + 1 : last]], shown)
     if wrapped is None:
         return mask_all(cell.lines)
     return [*cell.lines[:first], *wrapped, *cell.lines[last:]]
