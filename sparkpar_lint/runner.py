@@ -25,7 +25,8 @@ from sparkpar_lint.discovery import (
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
 from sparkpar_lint.project.locate import forget as forget_project_files
-from sparkpar_lint.project.locate import imported_modules
+from sparkpar_lint.project.locate import importers_index, project_root
+from sparkpar_lint.project.summary import dependency_digest
 from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources import is_notebook
 
@@ -160,11 +161,16 @@ def dependency_text(path: str, data: bytes, settings: AnalysisSettings) -> str:
     settings rules read and the content of each project module it imports."""
     parts = [settings.cache_text()]
     if settings.cross_file:
-        for module in imported_modules(path, data):
+        parts.append(dependency_digest(path, data))
+        # What the project's other modules pass to this one's functions (callers' contexts).
+        root = project_root(path)
+        for importer in importers_index(root).get(os.path.realpath(path), ()) if root else ():
             try:
-                parts.append(module + "\0" + hashlib.sha256(read_source_bytes(module)).hexdigest())
+                content = read_source_bytes(importer)
             except (OSError, NotASourceFile):
-                parts.append(module + "\0missing")
+                parts.append(importer + "\0missing")
+                continue
+            parts.append(importer + "\0" + hashlib.sha256(content).hexdigest() + dependency_digest(importer, content))
     return "\n".join(parts)
 
 

@@ -141,7 +141,7 @@ def test_a_module_is_summarised_once_for_all_its_importers(project, monkeypatch)
 
     computed = []
     original = summary._compute
-    monkeypatch.setattr(summary, "_compute", lambda path, data: computed.append(path) or original(path, data))
+    monkeypatch.setattr(summary, "_compute", lambda path, data, project=None: computed.append(path) or original(path, data, project))
     monkeypatch.setattr(summary.ProjectIndex, "_memo", {})
     for name in ("a", "b", "c"):
         path = project / "pkg" / f"{name}.py"
@@ -156,3 +156,73 @@ def test_a_broken_helper_module_leaves_the_importer_analysed_alone(sparkpar_cli,
     result = sparkpar_cli("lint", "--no-cache", "pkg/job.py", "--format", "json")
     assert result.exit_code == 1, result.output
     assert {f["rule"] for f in json.loads(result.stdout)} == {"SPX101"}
+
+
+TRANSFORM = textwrap.dedent(
+    """\
+    from pyspark.sql import functions as F
+
+
+    def issue_tasks(issues):
+        return issues.groupBy("dataset", "issue_type").agg(F.first("severity").alias("severity"))
+    """
+)
+
+PIPELINE = textwrap.dedent(
+    """\
+    from pyspark.sql import SparkSession
+
+    from pkg.transform import issue_tasks
+
+    spark = SparkSession.builder.getOrCreate()
+    kinds = spark.createDataFrame([("missing", "error"), ("late", "warning")], ["issue_type", "severity"])
+    issues = spark.read.parquet("issues").join(kinds, on="issue_type", how="left")
+    issue_tasks(issues).write.parquet("tasks")
+    """
+)
+
+
+@pytest.fixture
+def callers(project):
+    (project / "pkg" / "transform.py").write_text(TRANSFORM)
+    (project / "pkg" / "pipeline.py").write_text(PIPELINE)
+    return project
+
+
+def _spx101(cli, *args) -> list[int]:
+    return [f["line"] for f in _findings(cli, *args, "--select", "SPX101", "pkg/transform.py")]
+
+
+def test_what_every_caller_passes_is_known_to_the_helper(sparkpar_cli, callers):
+    # Every caller joins `severity` in from a reference table keyed by issue_type, a group key.
+    assert _spx101(sparkpar_cli, "--no-cache") == []
+
+
+def test_without_callers_the_helper_is_judged_alone(sparkpar_cli, callers):
+    (callers / "pkg" / "pipeline.py").unlink()
+    assert _spx101(sparkpar_cli, "--no-cache") == [5]
+
+
+def test_a_caller_whose_lookup_repeats_keys_keeps_the_finding(sparkpar_cli, callers):
+    # Rows read from storage are not a lookup keyed by issue_type: several severities per type.
+    (callers / "pkg" / "other.py").write_text(PIPELINE.replace(
+        'spark.createDataFrame([("missing", "error"), ("late", "warning")], ["issue_type", "severity"])',
+        'spark.read.parquet("issue_kinds").select("issue_type", "severity")'))
+    assert _spx101(sparkpar_cli, "--no-cache") == [5]
+
+
+def test_test_modules_are_not_callers(sparkpar_cli, callers):
+    (callers / "tests").mkdir()
+    (callers / "tests" / "test_transform.py").write_text(
+        "from pyspark.sql import SparkSession\nfrom pkg.transform import issue_tasks\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'issue_tasks(spark.createDataFrame([("d", "x", "error")], ["dataset", "issue_type", "severity"])).show()\n'
+    )
+    assert _spx101(sparkpar_cli, "--no-cache") == []
+
+
+def test_a_changed_caller_invalidates_the_helpers_cached_result(sparkpar_cli, callers):
+    assert _spx101(sparkpar_cli) == []
+    pipeline = callers / "pkg" / "pipeline.py"
+    pipeline.write_text(PIPELINE.replace('.join(kinds, on="issue_type", how="left")', ""))
+    assert _spx101(sparkpar_cli) == [5]

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
-from sparkpar_lint.graph.imported_calls import imported_call
+from sparkpar_lint.graph.imported_calls import caller_context, imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, discarded, shown_expressions, truth_tested
 from sparkpar_lint.graph.stage_graph import (
@@ -151,7 +151,8 @@ class GraphBuilder:
             function, defined_in = self.pending.pop(0)
             if id(function) not in self.analysed:
                 self.analysed.add(id(function))
-                returned = self.run_function(function, defined_in, [], {})
+                context = caller_context(self, function) if defined_in is scope else {}
+                returned = self.run_function(function, defined_in, [], context)
                 if defined_in is scope:
                     self.graph.function_returns[function.name.value] = returned
         self.graph.imports = scope.imports
@@ -636,7 +637,12 @@ class GraphBuilder:
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
-        imported = None if name.split(".")[0] in _NOT_SPARK_LIBRARIES else imported_call(self, name, call, args, kwargs)
+        if name.split(".")[0] in _NOT_SPARK_LIBRARIES:
+            imported = None
+        else:
+            # What this module hands to its project's functions: the callers' side of a summary.
+            self.graph.outgoing_calls.append((name, args, kwargs))
+            imported = imported_call(self, name, call, args, kwargs)
         if imported is not None:
             return imported
         if name.split(".")[0] not in _NOT_SPARK_LIBRARIES:

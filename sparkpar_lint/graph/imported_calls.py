@@ -132,3 +132,47 @@ def _combiner_stage(builder, name: str, path: str, call: cst.Call, use, function
     builder.graph.user_functions.append(passed)
     builder.node_at[key] = node.id
     builder.derive_flow(node)
+
+
+def caller_context(builder, function: cst.FunctionDef) -> dict[str, Value]:
+    """Parameters of a top-level function bound to what every caller in the project's other
+    modules passes: a DataFrame whose facts (read from a source, unique on, lookups joined in)
+    hold at each of those calls. Without callers (or with one that shows nothing) a parameter
+    stays unknown, as before."""
+    from sparkpar_lint.graph.user_functions import parameter_names
+
+    project = builder.project
+    if project is None:
+        return {}
+    calls = project.callers(builder.graph.path, function.name.value)
+    if not calls:
+        return {}
+    bound: dict[str, Value] = {}
+    for index, name in enumerate(parameter_names(function)):
+        facts = [call.argument(index, name) for call in calls]
+        if any(f is None for f in facts) or len({f.kind for f in facts}) != 1:
+            continue
+        unique = set.intersection(*(set(f.unique) for f in facts))
+        lookups = set.intersection(*(set(f.lookups) for f in facts))
+        columns = {f.columns for f in facts}
+        streaming = any(f.streaming for f in facts)
+        node = StageNode(
+            id=0,
+            receiver=facts[0].kind,
+            method=f"<arguments of {function.name.value}>",
+            spec=None,
+            span=builder.span(function.name),
+            inputs=[],
+            streaming=streaming,
+            imported=ImportedCall(
+                function=function.name.value,
+                path="",  # the callers' facts, not a helper elsewhere: no related location
+                sourced=all(f.sourced for f in facts),
+                columns=columns.pop() if len(columns) == 1 else None,
+                unique=tuple(frozenset(u) for u in sorted(unique)),
+                lookups=tuple(sorted(lookups)),
+            ),
+        )
+        builder.graph.add(node)
+        bound[name] = SparkValue(facts[0].kind, node.id, streaming)
+    return bound

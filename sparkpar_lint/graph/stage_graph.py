@@ -148,6 +148,8 @@ class ImportedCall:
     sourced: bool = False  # the helper reads the rows it returns
     columns: tuple[str, ...] | None = None  # the columns it returns, when known
     unique: tuple[frozenset[str], ...] = ()  # column sets its result is unique on
+    # Lookups joined in: (join keys, columns the lookup brought), each a function of its keys.
+    lookups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @dataclass
@@ -271,6 +273,8 @@ class StageGraph:
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
     function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # Calls of (possibly) project functions: (dotted name, args, kwargs) as graph.values.Value.
+    outgoing_calls: list[tuple] = field(default_factory=list, repr=False, compare=False)
     # `[tool.sparkpar] unique-columns` (graph.declared_keys): "col" or "table.col".
     unique_columns: tuple[str, ...] = ()
 

@@ -96,6 +96,9 @@ def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
                 return None
             names.add(name)
         return names
+    if node.method == "createDataFrame" and call is not None:
+        names = literal_names(_argument(call, 1, "schema"))
+        return set(names) if names else None
     if node.method in ("withColumn", "withColumnRenamed") and call is not None and call.args:
         before = _input_columns(graph, node)
         added = literal_names(call.args[1 if node.method == "withColumnRenamed" else 0].value)
@@ -217,6 +220,12 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
             if literal_names(made_here[0]) != [column]:
                 # Computed here: a constant (`lit("x").alias(c)`) is the same on every row.
                 return f"`{column}` is a constant" if _constant(made_here[0]) else None
+        if upstream.imported is not None:
+            # Rows from another module (a helper's result, or what every caller passes).
+            for on, brought in upstream.imported.lookups:
+                if column in brought and set(on) <= set(keys):
+                    return f"`{column}` comes from a lookup joined on ({', '.join(on)})"
+            return None
         if upstream.method == "join":
             if _join_how(upstream) in ("leftsemi", "leftanti", "semi", "anti"):
                 continue  # adds no columns

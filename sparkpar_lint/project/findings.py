@@ -18,7 +18,7 @@ from sparkpar_lint.project.summary import definition_line
 
 def at_imported_calls(graph: StageGraph, findings: Iterable[Finding]) -> list[Finding]:
     findings = list(findings)
-    imported = [n for n in graph.nodes if n.imported is not None]
+    imported = [n for n in graph.nodes if n.imported is not None and n.imported.path]
     if not imported or not findings:
         return findings
     out = []

@@ -27,17 +27,67 @@ _PLAIN_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\r\n#;]+)", re.MULTILINE)
 @lru_cache(maxsize=4096)
 def search_dirs(directory: str) -> tuple[str, ...]:
     """Directories an absolute import is looked up in, for a file in `directory`; nearest first."""
-    if any(part in _INSTALLED for part in Path(directory).parts):
-        return ()
-    chain = [Path(directory), *Path(directory).parents]
-    root = next((i for i, d in enumerate(chain) if any((d / m).exists() for m in _ROOT_MARKERS)), None)
-    chain = chain[: (root if root is not None else _LEVELS_WITHOUT_MARKER) + 1]
+    chain = _up_to_root(directory)
     found = []
     for candidate in chain:
         found.append(str(candidate))
         if (candidate / "src").is_dir():
             found.append(str(candidate / "src"))
     return tuple(found)
+
+
+def _up_to_root(directory: str) -> list[Path]:
+    """`directory` and its parents up to the project root; empty for installed packages."""
+    if any(part in _INSTALLED for part in Path(directory).parts):
+        return []
+    chain = [Path(directory), *Path(directory).parents]
+    root = next((i for i, d in enumerate(chain) if any((d / m).exists() for m in _ROOT_MARKERS)), None)
+    return chain[: (root if root is not None else _LEVELS_WITHOUT_MARKER) + 1]
+
+
+def project_root(path: str) -> str | None:
+    chain = _up_to_root(os.path.dirname(os.path.abspath(path)))
+    return str(chain[-1]) if chain else None
+
+
+# A project walked for the modules importing one of its modules is this size at most; larger
+# trees are left unwalked (callers' contexts are then unknown, as without cross-file analysis).
+MAX_PROJECT_FILES = 3000
+_MAX_SCANNED_BYTES = 1024 * 1024
+
+
+@lru_cache(maxsize=64)
+def importers_index(root: str) -> dict[str, tuple[str, ...]]:
+    """Module file -> the project files importing it, for the project under `root`."""
+    from sparkpar_lint.discovery import SKIPPED_DIRS
+
+    index: dict[str, list[str]] = {}
+    seen = 0
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d not in SKIPPED_DIRS and not d.startswith(".")]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > MAX_PROJECT_FILES:
+                return {}
+            path = os.path.join(directory, name)
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(_MAX_SCANNED_BYTES)
+            except OSError:
+                continue
+            for module in imported_modules(path, data):
+                index.setdefault(module, []).append(os.path.realpath(path))
+    return {module: tuple(files) for module, files in index.items()}
+
+
+def is_test_file(path: str) -> bool:
+    """A test module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)."""
+    parts = Path(path).parts
+    name = parts[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(p in ("tests", "test") for p in parts[:-1]))
 
 
 def module_file(importer: str, module: str) -> str | None:
@@ -113,3 +163,4 @@ def forget() -> None:
     """Drop what was found on disk (a long-lived editor server sees modules come and go)."""
     search_dirs.cache_clear()
     _module_file.cache_clear()
+    importers_index.cache_clear()

@@ -22,7 +22,7 @@ import libcst as cst
 
 from sparkpar_lint.project.locate import function_module, module_file
 
-_FORMAT = "1"
+_FORMAT = "2"
 _MAX_MODULE_BYTES = 4 * 1024 * 1024  # larger modules are generated code, not helpers
 _DATA_KINDS = ("DataFrame", "GroupedData", "RDD", "DStream")
 
@@ -57,6 +57,33 @@ class CombinerUse:
 
 
 @dataclass(frozen=True)
+class ArgFacts:
+    """What a caller's DataFrame argument is known to be, at the call."""
+
+    kind: str
+    sourced: bool = False
+    streaming: bool = False
+    columns: tuple[str, ...] | None = None
+    unique: tuple[tuple[str, ...], ...] = ()
+    # Lookups joined in upstream: (join keys, the columns the lookup brought in).
+    lookups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """One call of a (possibly) project function: its dotted name as the module imports it."""
+
+    target: str
+    args: tuple[ArgFacts | None, ...] = ()
+    kwargs: tuple[tuple[str, ArgFacts], ...] = ()
+
+    def argument(self, index: int, name: str) -> ArgFacts | None:
+        if index < len(self.args):
+            return self.args[index]
+        return dict(self.kwargs).get(name)
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     name: str
     params: tuple[str, ...] = ()
@@ -67,14 +94,30 @@ class FunctionSummary:
 @dataclass
 class ModuleSummary:
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    calls: list[CallFacts] = field(default_factory=list)
+    # Modules it star-imports (`from .DEDUPLICATE import *` in a package's __init__): re-exports.
+    stars: list[str] = field(default_factory=list)
+    # Names it imports from its own package (`from .DEDUPLICATE import DEDUPLICATE`): re-exports.
+    names: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({name: asdict(f) for name, f in self.functions.items()})
+        return json.dumps({"functions": {name: asdict(f) for name, f in self.functions.items()},
+                           "calls": [asdict(c) for c in self.calls], "stars": self.stars, "names": self.names})
 
     @classmethod
     def from_json(cls, text: str) -> ModuleSummary:
+        data = json.loads(text)
+        calls = [
+            CallFacts(c["target"], tuple(_arg_from(a) for a in c["args"]),
+                      tuple((k, _arg_from(a)) for k, a in c["kwargs"]))
+            for c in data["calls"]
+        ]
+        return cls(cls._functions_from(data["functions"]), calls, list(data["stars"]), dict(data["names"]))
+
+    @staticmethod
+    def _functions_from(stored: dict) -> dict[str, FunctionSummary]:
         functions = {}
-        for name, data in json.loads(text).items():
+        for name, data in stored.items():
             returns = data["returns"]
             if returns is not None:
                 returns = Returned(**{
@@ -89,7 +132,20 @@ class ModuleSummary:
                 returns=returns,
                 combiners=tuple(CombinerUse(**c) for c in data["combiners"]),
             )
-        return cls(functions)
+        return functions
+
+
+def _arg_from(data: dict | None) -> ArgFacts | None:
+    if data is None:
+        return None
+    return ArgFacts(
+        kind=data["kind"],
+        sourced=data["sourced"],
+        streaming=data["streaming"],
+        columns=tuple(data["columns"]) if data["columns"] is not None else None,
+        unique=tuple(tuple(u) for u in data["unique"]),
+        lookups=tuple((tuple(on), tuple(cols)) for on, cols in data["lookups"]),
+    )
 
 
 def summarize(graph, module: cst.Module) -> ModuleSummary:
@@ -104,7 +160,64 @@ def summarize(graph, module: cst.Module) -> ModuleSummary:
         returned = graph.function_returns.get(name)
         combiners = tuple(_combiner_uses(graph, calls_in.get(name, ()), params))
         summary.functions[name] = FunctionSummary(name, params, _returned(graph, returned, params), combiners)
+    if graph.imports is not None:
+        summary.stars = list(graph.imports.star_modules)
+        summary.names = {local: q for local, q in graph.imports.names.items() if q.startswith(".")}
+    for target, args, kwargs in graph.outgoing_calls:
+        facts = tuple(_arg_facts(graph, a) for a in args)
+        named = tuple((k, f) for k, f in ((k, _arg_facts(graph, v)) for k, v in kwargs.items()) if f is not None)
+        if any(facts) or named:
+            summary.calls.append(CallFacts(target, facts, named))
     return summary
+
+
+def _arg_facts(graph, value) -> ArgFacts | None:
+    from sparkpar_lint.graph.uniqueness import output_columns, unique_sets
+    from sparkpar_lint.graph.values import SparkValue
+
+    if not isinstance(value, SparkValue) or value.node is None or value.kind != "DataFrame":
+        return None
+    node = graph.node(value.node)
+    chain = [node, *graph.upstream(node)]
+    root = chain[-1]
+    columns = output_columns(graph, node)
+    return ArgFacts(
+        kind=value.kind,
+        sourced=root.spec is not None and root.spec.source,
+        streaming=node.streaming,
+        columns=tuple(sorted(columns)) if columns is not None else None,
+        unique=tuple(tuple(sorted(u)) for u in unique_sets(graph, node)),
+        lookups=tuple(_lookups(graph, chain)),
+    )
+
+
+def _lookups(graph, chain):
+    """Joins of lookups upstream whose brought-in columns reach the end of the chain unchanged."""
+    from sparkpar_lint.graph.uniqueness import is_unique_on, join_keys, output_columns
+
+    found: list[tuple[tuple[str, ...], set[str]]] = []
+    for node in reversed(chain):  # from the source down to the argument
+        if node.method == "join" and len(node.inputs) > 1:
+            on = join_keys(node)
+            other = graph.node(node.inputs[1])
+            side = output_columns(graph, other)
+            # A lookup brings one value per key when it is unique on the keys, or is a reference
+            # table spelled out on the driver (`createDataFrame(rows, [key, ...])`). Rows read
+            # from storage and joined on a column they repeat (one resource, many endpoints) are
+            # not a lookup.
+            root = ([other, *graph.upstream(other)])[-1]
+            keyed = bool(on) and (is_unique_on(graph, other, on) or root.method == "createDataFrame")
+            if on and side and keyed:
+                found.append((tuple(on), set(side) - set(on)))
+            continue
+        if node.spec is None or node.receiver == "GroupedData" or node.spec.forwarding not in ("all", "selected", "dropped"):
+            found = []  # an aggregation or an unknown step: nothing above it is known to hold
+            continue
+        if node.method == "withColumn" and node.call is not None and node.call.args:
+            redefined = node.call.args[0].value
+            name = redefined.evaluated_value if isinstance(redefined, cst.SimpleString) else None
+            found = [(on, cols - {name}) for on, cols in found]
+    return [(on, tuple(sorted(cols))) for on, cols in found if cols]
 
 
 def _returned(graph, value, params: tuple[str, ...]) -> Returned | None:
@@ -195,48 +308,90 @@ class ProjectIndex:
     # One per process: a worker analysing many files summarises each imported module once.
     _memo: dict[str, ModuleSummary] = {}
 
-    def __init__(self, summary_dir: Path | None = None) -> None:
+    def __init__(self, summary_dir: Path | None = None, *, leaf: bool = False) -> None:
         self.summary_dir = Path(summary_dir) if summary_dir is not None else None
-        self._by_path: dict[str, ModuleSummary | None] = {}  # one read per module per analysis
+        # A leaf index (the one summaries are computed with) answers for imported functions but
+        # never looks for callers: summaries stay one level deep.
+        self.leaf = leaf
+        self._by_path: dict[tuple[str, bool], ModuleSummary | None] = {}  # one read per module per analysis
 
     def function(self, importer: str, qualified: str) -> tuple[FunctionSummary, str] | None:
         """The summary of the project function `qualified` names, and its module file."""
         located = function_module(importer, qualified)
         if located is None:
             return None
-        path, name = located
+        return self._defined(*located)
+
+    def _defined(self, path: str, name: str) -> tuple[FunctionSummary, str] | None:
+        """`name` in module `path`, or re-exported by it from a module it star-imports (one level)."""
         summary = self.module(path)
-        found = summary.functions.get(name) if summary is not None else None
-        return (found, path) if found is not None else None
+        if summary is None:
+            return None
+        if name in summary.functions:
+            return summary.functions[name], path
+        if name in summary.names:
+            located = function_module(path, summary.names[name])
+            inner = self.module(located[0]) if located is not None else None
+            if inner is not None and located[1] in inner.functions:
+                return inner.functions[located[1]], located[0]
+        for star in summary.stars:
+            source = module_file(path, star)
+            inner = self.module(source) if source is not None else None
+            if inner is not None and name in inner.functions:
+                return inner.functions[name], source
+        return None
+
+    def callers(self, path: str, name: str) -> list[CallFacts]:
+        """Every call of function `name` of module `path` from the other modules of its project."""
+        from sparkpar_lint.project.locate import importers_index, is_test_file, project_root
+
+        root = project_root(path) if not self.leaf else None
+        if root is None:
+            return []
+        here = os.path.realpath(path)
+        index = importers_index(root)
+        importers = list(index.get(here, ()))
+        # A package's __init__ that star-imports this module re-exports it: its importers too.
+        importers += [i for p in list(importers) if os.path.basename(p) == "__init__.py" for i in index.get(p, ())]
+        found = []
+        for importer in dict.fromkeys(importers):
+            if is_test_file(importer):
+                continue  # a test's sample frames say nothing about the job's real inputs
+            summary = self.module(importer, full=True)
+            for call in summary.calls if summary is not None else ():
+                if call.target.rpartition(".")[2] != name:
+                    continue
+                located = function_module(importer, call.target)
+                defined = self._defined(*located) if located is not None else None
+                if defined is not None and defined[1] == here:
+                    found.append(call)
+        return found
 
     def star_name(self, importer: str, star_modules: list[str], name: str) -> str | None:
         """The qualified name `name` has through a `from project.module import *`, if any."""
         for star in star_modules:
             path = module_file(importer, star)
-            summary = self.module(path) if path is not None else None
-            if summary is not None and name in summary.functions:
+            if path is not None and self._defined(path, name) is not None:
                 return f"{star}.{name}" if not star.endswith(".") else star + name
         return None
 
-    def module(self, path: str) -> ModuleSummary | None:
-        if path not in self._by_path:
-            self._by_path[path] = self._module(path)
-        return self._by_path[path]
+    def module(self, path: str, full: bool = False) -> ModuleSummary | None:
+        """The module's summary; `full`: computed with its own imports' summaries (its calls then
+        see what imported helpers return), for the callers' side."""
+        if (path, full) not in self._by_path:
+            self._by_path[(path, full)] = self._module(path, full)
+        return self._by_path[(path, full)]
 
-    def _module(self, path: str) -> ModuleSummary | None:
-        try:
-            if os.path.getsize(path) > _MAX_MODULE_BYTES:
-                return None
-            with open(path, "rb") as handle:
-                data = handle.read(_MAX_MODULE_BYTES + 1)
-        except OSError:
+    def _module(self, path: str, full: bool) -> ModuleSummary | None:
+        data = _read_module(path)
+        if data is None:
             return None
-        key = _content_key(data)
+        key = _content_key(data, dependency_digest(path, data) if full else "")
         if key in self._memo:
             return self._memo[key]
         summary = self._read(key)
         if summary is None:
-            summary = _compute(path, data)
+            summary = _compute(path, data, ProjectIndex(self.summary_dir, leaf=True) if full else None)
             if summary is None:
                 return None
             self._write(key, summary)
@@ -270,15 +425,37 @@ class ProjectIndex:
                     os.unlink(tmp)
 
 
-def _content_key(data: bytes) -> str:
+def _read_module(path: str) -> bytes | None:
+    try:
+        if os.path.getsize(path) > _MAX_MODULE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(_MAX_MODULE_BYTES + 1)
+    except OSError:
+        return None
+
+
+def dependency_digest(path: str, data: bytes) -> str:
+    """The files and contents of the project modules `data` (at `path`) imports."""
+    from sparkpar_lint.project.locate import imported_modules
+
+    digest = hashlib.sha256()
+    for module in imported_modules(path, data):
+        content = _read_module(module)
+        digest.update(module.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(content).digest() if content is not None else b"missing")
+    return digest.hexdigest()
+
+
+def _content_key(data: bytes, dependencies: str = "") -> str:
     from sparkpar_lint.cache import analysis_fingerprint
 
-    digest = hashlib.sha256(f"summary{_FORMAT}\0{analysis_fingerprint()}\0".encode())
+    digest = hashlib.sha256(f"summary{_FORMAT}\0{analysis_fingerprint()}\0{dependencies}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 
 
-def _compute(path: str, data: bytes) -> ModuleSummary | None:
+def _compute(path: str, data: bytes, project: ProjectIndex | None = None) -> ModuleSummary | None:
     """Parse and build the module's graph once; a module that cannot be read gives no summary."""
     from sparkpar_lint.graph.builder import build_graph
     from sparkpar_lint.parsing import parse_module, with_deep_stack
@@ -286,7 +463,7 @@ def _compute(path: str, data: bytes) -> ModuleSummary | None:
 
     def work() -> ModuleSummary:
         module = parse_module(decode(data))
-        return summarize(build_graph(module, path), module)
+        return summarize(build_graph(module, path, project), module)
 
     try:
         return with_deep_stack(work)

@@ -521,7 +521,8 @@ def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) 
     if not window.order_by or window.order_opaque or not set(window.order_by) <= set(window.partition_by):
         return False
     # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call.
-    sourced = any(n.spec is not None and n.spec.source for n in [node, *graph.upstream(node)])
+    sourced = any((n.spec is not None and n.spec.source) or (n.imported is not None and n.imported.sourced)
+                  for n in [node, *graph.upstream(node)])
     return sourced and not deduplicated_on(graph, node, window.partition_by)
 
 
