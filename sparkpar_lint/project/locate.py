@@ -46,8 +46,12 @@ def _up_to_root(directory: str) -> list[Path]:
 
 
 def project_root(path: str) -> str | None:
+    """The directory marking the project (pyproject.toml, setup.py, setup.cfg, .git) above `path`;
+    None without one: a tree with no marker is not walked for the callers of its modules."""
     chain = _up_to_root(os.path.dirname(os.path.abspath(path)))
-    return str(chain[-1]) if chain else None
+    if not chain or not any((chain[-1] / m).exists() for m in _ROOT_MARKERS):
+        return None
+    return str(chain[-1])
 
 
 # A project walked for the modules importing one of its modules is this size at most; larger
