@@ -12,7 +12,7 @@ and executor run times are Spark's own figures (event_log.py). Two least-squares
 
 The runs: empty jobs over 2..64 input splits (waves), a small repartition to 2..200 partitions
 without adaptive execution (blocks), 0.2-2 million rows with and without a shuffle (rows), and a
-stateful streaming count at 2 and 12 shuffle partitions over two micro-batches (state stores).
+stateful streaming count at 2, 12 and 48 shuffle partitions over two micro-batches (state stores).
 pyspark and numpy are imported only here.
 """
 
@@ -86,7 +86,7 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
               rows, **off, **{"spark.sql.shuffle.partitions": 2})
     source = work / "stream-source"
     spark.range(0, small, 1, 2).selectExpr("id", "id % 50 AS k").write.parquet(str(source))
-    for partitions in (0, 2, 12):  # 0: an untimed warm-up query, which pays for loading classes
+    for partitions in (0, 2, 12, 48):  # 0: an untimed warm-up query, which pays for loading classes
         checkpoint = work / f"checkpoint-{partitions}"
 
         def stream(c=checkpoint):

@@ -16,6 +16,7 @@ from sparkpar_lint.plan.profile import Profile
 from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, SparkCosts, actions, batches, predict, recommend
 
 _SETTING_ADVICE = '`spark.conf.set("spark.sql.shuffle.partitions"'
+_LEAVE_ADVICE = "leave spark.sql.shuffle.partitions alone"
 
 
 def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
@@ -48,10 +49,14 @@ def with_spark_prediction(report: PlanReport, profile: Profile, costs: SparkCost
                f"adaptive execution), {best['seconds']:.3g} s at {partitions}: predicted "
                f"{found['speedup']:.2f}x")
     if found["stateful"]:
-        # The existing advice already says to leave the setting alone on a running query.
-        setting = (f"for a new run of this stateful streaming query (a new checkpointLocation), "
+        setting = (f"leave spark.sql.shuffle.partitions alone for this stateful streaming query's "
+                   f"existing checkpoint (Spark restores the number of state partitions recorded "
+                   f"there on every restart); for a new run with a new checkpointLocation, "
                    f"`{best['code']}` before its first start; {summary}.")
     else:
         setting = f"`{best['code']}` — {summary}."
-    advice = tuple(a for a in report.advice if not a.startswith(_SETTING_ADVICE)) + (setting,)
+    # The model's setting replaces the replica-count setting advice (and, for a stateful query,
+    # the unmeasured "leave it alone" advice, whose task count it supersedes).
+    advice = tuple(a for a in report.advice
+                   if not a.startswith((_SETTING_ADVICE, _LEAVE_ADVICE))) + (setting,)
     return replace(report, advice=advice, shuffle_partitions=partitions, spark=found)
