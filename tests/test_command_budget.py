@@ -82,3 +82,19 @@ def test_fix_on_a_file_too_big_for_the_memory_it_may_use(project):
     assert "SIGABRT: out of memory" in error or "memory budget" in error
     assert summary == "Fixed 1 finding in 1 file."
     assert FIXED_MARK in (project / "bad.py").read_text()
+
+
+def test_fix_says_which_files_it_could_not_parse_and_fixes_the_rest(project):
+    # 2,500 nested brackets crashed LibCST inside `fix` (SIGSEGV, every file's fix lost); a file
+    # that does not parse was passed over without a word.
+    (project / "deep.py").write_text("# spark\nx = " + "(" * 2500 + "1" + ")" * 2500 + "\n")
+    (project / "broken.py").write_text("# spark\ndef job(:\n")
+    result = sparkpar("fix", ".", cwd=project)
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [
+        "sparkpar: warning: broken.py:2:9: cannot parse: invalid syntax; the file was not fixed",
+        "sparkpar: warning: deep.py:2:205: too deeply nested to analyse (more than 200 nested brackets); "
+        "the file was not fixed",
+        "Fixed 1 finding in 1 file.",
+    ]
+    assert FIXED_MARK in (project / "bad.py").read_text()

@@ -39,6 +39,7 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
     from sparkpar_lint.fixes.files import NotFixed, checked_roots, encoding_of, real_target, write_in_place
     from sparkpar_lint.fixes.summary import render_summary
     from sparkpar_lint.fixes.unfixed import unfixed_lines
+    from sparkpar_lint.output.concise import location
     from sparkpar_lint.runner import analysis_settings, effective_rules, rules_for_file
     from sparkpar_lint.sources import is_notebook
 
@@ -78,6 +79,8 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
             errors.append(outcome)
             continue
         outcomes.append(outcome)
+        if outcome.unparsable is not None:  # lint reports it as SPX901; here it is said once
+            warnings.append(f"{location(outcome.unparsable)}: {outcome.unparsable.message}; the file was not fixed")
         if show_unfixed:
             for line in unfixed_lines(outcome, rules, unsafe_fixes):
                 click.echo(visible(line))

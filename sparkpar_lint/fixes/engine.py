@@ -22,6 +22,7 @@ from sparkpar_lint.fixes.layout import merge_dropped, relayout, wrap_long_lines
 from sparkpar_lint.fixes.model import SAFE, Fix
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
+from sparkpar_lint.rules.spx901_unparsable_file import too_deep_finding, unparsable_finding
 from sparkpar_lint.suppressions import apply_suppressions
 
 MAX_PASSES = 10
@@ -37,6 +38,8 @@ class FixOutcome:
     # (it lost a comment or did not compile), for `--show-unfixed`.
     remaining: list[Finding] = field(default_factory=list)
     rejected: set = field(default_factory=set)
+    # The SPX901 finding when the file does not parse (or nests too deeply): nothing was fixed.
+    unparsable: Finding | None = None
 
     @property
     def changed(self) -> bool:
@@ -58,7 +61,11 @@ def fix_source(path: str, source: str, rule_ids: Collection[str], unsafe: bool =
     for _ in range(MAX_PASSES):
         try:
             module = parse_module(outcome.fixed)  # the nesting check first: deep brackets crash LibCST
-        except (cst.ParserSyntaxError, TooDeeplyNested):
+        except TooDeeplyNested as error:  # only the original can fail: every fix is re-parsed
+            outcome.unparsable = too_deep_finding(path, error)
+            break
+        except cst.ParserSyntaxError as error:
+            outcome.unparsable = unparsable_finding(path, outcome.fixed, error)
             break
         findings = [f for f in analyze_module(path, outcome.fixed, module, rule_ids, settings) if f.rule_id in rule_ids]
         outcome.remaining = apply_suppressions(findings, outcome.fixed)
