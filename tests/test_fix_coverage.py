@@ -176,3 +176,16 @@ def test_lists_of_one_stage_that_line_up_are_left_with_a_reason():
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
     assert all("several order-dependent aggregates" in f.no_fix_reason for f in findings)
+
+
+def test_an_id_with_no_key_to_hash_says_why_it_is_left():
+    code = (
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'products = spark.read.parquet("silver/products")\n'
+        'dim = products.withColumn("product_key", F.monotonically_increasing_id())\n'
+        'dim.write.parquet("gold/dim_product")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    assert findings and all(f.fix is None for f in findings)
+    assert all(f.no_fix_reason.startswith("no columns are known to identify a row") for f in findings)

@@ -263,7 +263,12 @@ class PartitioningDependentValue(Rule):
             "from the data (hash the key columns, or `row_number` over a deterministic order)"
         )
         severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
-        fix = _hashed_id(graph, node, call) if severity is Severity.ERROR else None
+        if severity is Severity.ERROR:
+            fix = _hashed_id(graph, node, call)
+        elif call.function == "monotonically_increasing_id":
+            fix = _NO_KEY
+        else:
+            fix = f"`{call.function}` has no data to derive its value from; seed it or derive it from columns"
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
 
     def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
@@ -453,7 +458,7 @@ def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bo
     )
 
 
-def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | None:
+def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
     """`monotonically_increasing_id()` → `xxhash64(<columns that identify the row>)`.
 
     Unsafe: the ids become hashes (not small increasing numbers, and two rows could collide).
@@ -491,7 +496,14 @@ def _sorted_numbering(graph: StageGraph, node: StageNode) -> Fix | str:
     return Fix(UNSAFE, description, ((node.call, insert_before("sortBy", [cst.Name("repr")])),))
 
 
-def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
+_NO_KEY = (
+    "no columns are known to identify a row here (no distinct, dropDuplicates or groupBy keys "
+    "upstream) and the rows are not sorted: hash the columns that make a row unique "
+    "(`xxhash64(<key>)`), or number a total order"
+)
+
+
+def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | str:
     """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
 
     Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
@@ -499,7 +511,7 @@ def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
     """
     order = node.input_order
     if order.kind != "total" or not order.by:
-        return None
+        return _NO_KEY
     window = cst.Call(
         func=cst.Attribute(value=cst.Name("Window"), attr=cst.Name("orderBy")),
         args=[cst.Arg(string(c), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for c in order.by[:-1]]
