@@ -442,7 +442,11 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     """
     if call.sql is not None:
         reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
-        return ordered_pick_fix(call.sql, sort.sql) if reaches else (any_answer_fix(call.sql) if sort is None else None)
+        if reaches:
+            return ordered_pick_fix(call.sql, sort.sql)
+        if sort is None and _sql_siblings(graph, node, call):
+            return _SHARED_ORDER
+        return any_answer_fix(call.sql) if sort is None else None
     if call.call is None:
         return None
     if len(call.call.args) != 1:
@@ -528,6 +532,21 @@ def _order_dependent_siblings(graph: StageGraph, node: StageNode, call: ColumnCa
     ]
 
 
+def _sql_siblings(graph: StageGraph, node: StageNode, call: ColumnCall) -> list[ColumnCall]:
+    """The other order-dependent aggregates of the same SQL query: `min`/`array_sort` each on its
+    own would split values the query takes from the same rows."""
+    return [
+        other for other in node.columns.calls
+        if other is not call and other.from_sql and _order_dependent(other) and not _order_harmless(graph, node, other)
+    ]
+
+
+_SHARED_ORDER = (
+    "the stage has several order-dependent aggregates that read one arrival order together "
+    "(their values come from the same rows); one shared order is the author's to choose"
+)
+
+
 def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: list[ColumnCall]) -> Fix | str:
     """`first("a")`, `first("b")` → `F.min(F.struct("a", "b")).getField("a")`, `...getField("b")`:
     every value from the one row that is smallest over all of them, so they still come from one
@@ -537,10 +556,7 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     calls = [c for c in node_calls if c is call or c in siblings]
     kinds = {c.function in _FIRST for c in calls}
     if any(c.function not in _FIRST | _LAST for c in calls) or len(kinds) != 1:
-        return (
-            "the stage has several order-dependent aggregates that read one arrival order together "
-            "(their values come from the same rows); one shared order is the author's to choose"
-        )
+        return _SHARED_ORDER
     names = []
     for c in calls:
         name = column_name(c.call.args[0].value) if c.call.args else None
