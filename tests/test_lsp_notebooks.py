@@ -120,3 +120,35 @@ def test_a_file_past_the_time_budget_gets_one_diagnostic_and_the_server_goes_on(
     assert only.severity == lsp.DiagnosticSeverity.Warning and only.range.start == lsp.Position(line=0, character=0)
     assert "slow.py: analysis stopped after 1 s (--file-timeout); the file was not checked" in only.message
     assert [d.code for d in after if d.code == "SPX101"] == ["SPX101"]
+
+
+def test_a_cell_in_the_sql_language_is_analysed_and_fixed_as_sql(tmp_path):
+    notebook_uri = (tmp_path / "sales.ipynb").as_uri()
+    query = "SELECT store, last(amount) AS amount\nFROM (SELECT * FROM sales ORDER BY sold_at) GROUP BY store"
+    texts = {1: "spark.table('s').createOrReplaceTempView('sales')", 2: query}
+    languages = {1: "python", 2: "sql"}
+    sql_cell = _cell_uri(notebook_uri, 2)
+
+    async def scenario():
+        async with Session(tmp_path) as session:
+            session.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+                notebook_document=lsp.NotebookDocument(
+                    uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+                    cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=_cell_uri(notebook_uri, n))
+                           for n in texts]),
+                cell_text_documents=[
+                    lsp.TextDocumentItem(uri=_cell_uri(notebook_uri, n), language_id=languages[n], version=1,
+                                         text=texts[n]) for n in texts]))
+            published = await _until(session, {sql_cell})
+            (found,) = [d for d in published[sql_cell] if d.code == "SPX101"]
+            actions = await asyncio.wait_for(session.client.text_document_code_action_async(lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=sql_cell), range=found.range,
+                context=lsp.CodeActionContext(diagnostics=[found]))), TIMEOUT)
+            return found, actions
+
+    found, actions = _run(scenario())
+    # The cell's own first line (no `%%sql` header in the editor), at `last(`.
+    assert (found.range.start.line, found.range.start.character) == (0, query.index("last("))
+    (quick,) = [a for a in actions if a.title == "Fix SPX101 in this notebook"]
+    fixed = _apply(texts[2], quick.edit.changes[sql_cell])
+    assert fixed == query.replace("last(amount)", "max(struct(sold_at, amount)).amount")

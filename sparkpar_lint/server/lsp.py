@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -88,7 +89,8 @@ class SparkparServer(LanguageServer):
     def __init__(self, file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
         super().__init__("sparkpar", metadata.version("sparkpar"), notebook_document_sync=lsp.NotebookDocumentSyncOptions(
             notebook_selector=[lsp.NotebookDocumentFilterWithCells(
-                notebook="*", cells=[lsp.NotebookCellLanguage(language="python")])],
+                notebook="*", cells=[lsp.NotebookCellLanguage(language="python"),
+                                     lsp.NotebookCellLanguage(language="sql")])],
             save=True))
         # uri (a cell's, for notebooks) -> the findings last published for it (hover and code
         # actions read them).
@@ -160,7 +162,8 @@ class SparkparServer(LanguageServer):
         by_cell: dict[str, list[Finding]] = {cell.document: [] for cell in notebook.cells}
         for finding in result.findings if result is not None else []:
             if finding.cell is not None and 0 < finding.cell <= len(notebook.cells):
-                by_cell[notebook.cells[finding.cell - 1].document].append(finding)
+                cell = notebook.cells[finding.cell - 1]
+                by_cell[cell.document].append(_without_header(finding) if _sql_header(self, cell) else finding)
         first_code = next((c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code), None)
         for cell in notebook.cells:
             if cell.kind != lsp.NotebookCellKind.Code:
@@ -199,10 +202,25 @@ def _notebook_json(ls: SparkparServer, notebook: lsp.NotebookDocument) -> bytes:
     cells: list[dict] = []
     for cell in notebook.cells:
         code = cell.kind == lsp.NotebookCellKind.Code
-        source = ls.workspace.get_text_document(cell.document).source if code else ""
+        source = _sql_header(ls, cell) + ls.workspace.get_text_document(cell.document).source if code else ""
         cells.append({"cell_type": "code" if code else "markdown", "metadata": {}, "source": source})
     document = {"cells": cells, "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
     return json.dumps(document).encode("utf-8")
+
+
+def _sql_header(ls: SparkparServer, cell: lsp.NotebookCell) -> str:
+    """A cell in the SQL language is a `%%sql` cell: the header it is analysed (and fixed) with,
+    one line that findings and edits in that cell are moved back over."""
+    document = ls.workspace.get_text_document(cell.document)
+    return "%%sql\n" if (document.language_id or "").lower() == "sql" else ""
+
+
+def _without_header(finding: Finding) -> Finding:
+    def up(span: Span) -> Span:
+        return Span(max(1, span.line - 1), span.column, max(1, span.end_line - 1), span.end_column)
+
+    related = tuple(dataclasses.replace(r, span=up(r.span)) for r in finding.related)
+    return dataclasses.replace(finding, span=up(finding.span), related=related)
 
 
 def _not_checked(error: str) -> lsp.Diagnostic:
@@ -442,8 +460,12 @@ def _notebook_fixes(ls: SparkparServer, notebook: lsp.NotebookDocument, hit: lis
         changes = {}
         for cell, fixed in zip(notebook.cells, json.loads(outcome.fixed)["cells"]):
             before = ls.workspace.get_text_document(cell.document).source
-            if cell.kind == lsp.NotebookCellKind.Code and source_text(fixed) != before:
-                changes[cell.document] = text_edits(line_edits(before, source_text(fixed)))
+            after = source_text(fixed)
+            header = _sql_header(ls, cell) if cell.kind == lsp.NotebookCellKind.Code else ""
+            if header and after.startswith(header):
+                after = after[len(header) :]
+            if cell.kind == lsp.NotebookCellKind.Code and after != before:
+                changes[cell.document] = text_edits(line_edits(before, after))
         if fix_all:
             title, kind = "Fix all safe sparkpar findings", FIX_ALL
         else:
