@@ -76,3 +76,16 @@ def test_dedup_without_sort_is_a_warning():
     code = PRELUDE + 'events.dropDuplicates(["user"]).write.parquet("o")\n'
     (finding,) = analyze("job.py", code)
     assert (finding.rule_id, finding.severity) == ("SPX102", Severity.WARNING)
+
+
+def test_zipped_lists_need_every_null_dropped():
+    # dropna(how="all") keeps a row whose price alone is null: collect_list skips it and the
+    # zipped pairs shift, so both lists are reported; how="any" (the default) drops it.
+    zipped = (
+        '.groupBy("basket").agg(F.collect_list("item").alias("items"), F.collect_list("price").alias("prices"))'
+        '.select(F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
+    )
+    some = PRELUDE + 'spark.read.parquet("lines").dropna(how="all")' + zipped
+    every = PRELUDE + 'spark.read.parquet("lines").dropna(how="any")' + zipped
+    assert [r for r, *_ in _found(some)] == ["SPX101", "SPX101"]
+    assert [r for r, *_ in _found(every)] == []

@@ -3,7 +3,8 @@ then `explode(arrays_zip("as", "bs"))` pairs a and b of the same input row, what
 arrived in, because one aggregation appends both lists row by row. Only when neither column holds
 nulls: `collect_list` skips nulls, so one null shifts the rest of its list against the other and
 the pairs then depend on the order. Non-null means shown in the code: a filter `isNotNull()` /
-`IS NOT NULL` on the column, or `dropna()`/`na.drop()` covering it, before the aggregation.
+`IS NOT NULL` on the column, or `dropna()`/`na.drop()` (how="any", no threshold) covering it,
+before the aggregation.
 """
 
 from __future__ import annotations
@@ -59,7 +60,13 @@ def _non_null(graph: StageGraph, node: StageNode, column: str) -> bool:
         if upstream.method in ("dropna", "drop") and upstream.call is not None:
             if upstream.method == "drop" and upstream.receiver == "DataFrame":
                 continue  # dropping columns, not rows
-            subset = next((a.value for a in upstream.call.args if a.keyword is not None and a.keyword.value == "subset"), None)
+            keywords = {a.keyword.value: a.value for a in upstream.call.args if a.keyword is not None}
+            if upstream.call.args and any(a.keyword is None for a in upstream.call.args):
+                continue  # positional how/thresh/subset: not read
+            how = keywords.get("how")
+            if "thresh" in keywords or (how is not None and literal_names(how) != ["any"]):
+                continue  # how="all" or a threshold keeps rows with some nulls
+            subset = keywords.get("subset")
             names = literal_names(subset) if subset is not None else None
             if subset is None or (names is not None and column in names):
                 return True

@@ -49,6 +49,13 @@ class OrderDependentAggregate(Rule):
             + 'baskets = lines.groupBy("basket").agg(F.collect_list("item").alias("items"), F.collect_list("price").alias("prices"))\n'
             + 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
         ),
+        # The same with filters instead: `isNotNull()` and SQL's `IS NOT NULL`.
+        Valid(
+            _PRELUDE
+            + 'lines = spark.read.parquet("lines").filter(F.col("item").isNotNull()).where("price IS NOT NULL")\n'
+            + 'baskets = lines.groupBy("basket").agg(F.collect_list("item").alias("items"), F.collect_list("price").alias("prices"))\n'
+            + 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
+        ),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.min_by("v", "ts"))\n'),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.sum("v"), F.max("ts"))\n'),
         Valid(
