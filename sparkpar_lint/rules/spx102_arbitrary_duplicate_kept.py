@@ -369,7 +369,7 @@ class ArbitraryDuplicateKept(Rule):
 RANK_COLUMN = "_sparkpar_rn"
 
 
-def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | str:
     """`df.dropDuplicates(subset)` → the first row of each subset group by an explicit order:
     `row_number()` over `Window.partitionBy(subset).orderBy(order)`, kept where it is 1.
 
@@ -378,14 +378,24 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
     one that no partitioning can change); with no sort, the sequence number taken at the source
     (unsafe: arrival order is a choice). Streaming queries have no `row_number`: no fix.
     """
-    if node.streaming or not node.keys or node.call is None or receiver_of(node.call) is None:
-        return None
+    if node.streaming:
+        return (
+            "a streaming deduplication keeps the first copy the state store sees, and streams have "
+            "no `row_number` to choose another; dedup on a key that tells copies apart, or keep the "
+            "latest with an aggregation over the event time"
+        )
+    if not node.keys:
+        return "the deduplication's subset is not a list of column names this fix can read"
+    if node.call is None or receiver_of(node.call) is None:
+        return f"`{node.method}` is not a method call this fix can rewrite"
     like = functions_like(graph)
     extra, drops = (), (RANK_COLUMN,)
     if sort is not None:
         order = sort_arguments(graph, sort)
-        if order is None or not sort_reaches(graph, sort, node):
-            return None
+        if order is None:
+            return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
+        if not sort_reaches(graph, sort, node):
+            return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
         tie, imports = whole_row(like)
         order, safety = [*order, tie], SAFE
         what = f"the first row by the `{sort.method}` order (then the whole row)"
