@@ -195,3 +195,16 @@ def test_an_id_with_no_key_to_hash_says_why_it_is_left():
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
     assert all(f.no_fix_reason.startswith("no columns are known to identify a row") for f in findings)
+
+
+def test_a_streaming_deduplication_says_why_it_is_left():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'pays = spark.readStream.table("payments").withWatermark("event_time", "30 minutes")\n'
+        'booked = pays.dropDuplicatesWithinWatermark(["payment_id"])\n'
+        'booked.writeStream.toTable("booked")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX102"]
+    assert findings and all(f.fix is None for f in findings)
+    assert all(f.no_fix_reason.startswith("a streaming deduplication keeps the first copy") for f in findings)
