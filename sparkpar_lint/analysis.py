@@ -8,6 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from sparkpar_lint.graph.builder import build_graph
+from sparkpar_lint.graph.stage_graph import StageGraph
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
 from sparkpar_lint.project.findings import at_imported_calls
@@ -48,7 +49,21 @@ def analyze_module(
     """Findings on an already parsed module; their fixes replace nodes of this very module."""
     settings = settings or AnalysisSettings()
     project = ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
-    graph = build_graph(module, path, project)
+    graph, findings = _run_rules(path, source, module, rule_ids, settings, project, frozenset(), None)
+    # Most files report nothing: only a finding inside a top-level function makes the callers in
+    # other modules worth reading (their summaries cost a parse each), and then it is analysed
+    # again with its parameters bound to what those callers pass.
+    wanted = _functions_holding(graph, module, findings) if project is not None else frozenset()
+    if wanted:
+        # The same module: the positions already resolved serve the second graph too.
+        graph, findings = _run_rules(path, source, module, rule_ids, settings, project, wanted, graph.positions)
+    return sorted(at_imported_calls(graph, findings), key=Finding.sort_key)
+
+
+def _run_rules(path, source, module, rule_ids, settings, project, callers_of, positions) -> tuple[StageGraph, list[Finding]]:
+    graph = build_graph(module, path, project, callers_of)
+    if positions is not None:
+        graph._positions = positions
     graph.unique_columns = settings.unique_columns
     ctx = RuleContext(path=path, source=source, graph=graph, settings=settings)
     findings: dict[tuple, Finding] = {}
@@ -58,4 +73,18 @@ def analyze_module(
         for finding in rule_class().check(ctx):
             # Helpers analysed once per call site report the same span again: keep one.
             findings.setdefault((finding.rule_id, finding.span), finding)
-    return sorted(at_imported_calls(ctx.graph, findings.values()), key=Finding.sort_key)
+    return graph, list(findings.values())
+
+
+def _functions_holding(graph: StageGraph, module: cst.Module, findings: list[Finding]) -> frozenset[str]:
+    """Top-level functions with parameters whose body holds a finding."""
+    if not findings:
+        return frozenset()
+    names = set()
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.params.params:
+            where = graph.span_of(statement)
+            if any((where.line, where.column) <= (f.span.line, f.span.column)
+                   and (f.span.end_line, f.span.end_column) <= (where.end_line, where.end_column) for f in findings):
+                names.add(statement.name.value)
+    return frozenset(names)

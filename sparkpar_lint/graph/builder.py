@@ -117,16 +117,18 @@ class Scope:
         return frozenset(names)
 
 
-def build_graph(module: cst.Module, path: str, project=None) -> StageGraph:
+def build_graph(module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset()) -> StageGraph:
     """`project` (project.summary.ProjectIndex) answers for functions imported from the project's
-    other modules; None analyses the module alone."""
-    return GraphBuilder(module, path, project).build()
+    other modules; None analyses the module alone. The top-level functions named in `callers_of`
+    get their parameters from what the project's callers pass (graph.imported_calls)."""
+    return GraphBuilder(module, path, project, callers_of).build()
 
 
 class GraphBuilder:
-    def __init__(self, module: cst.Module, path: str, project=None) -> None:
+    def __init__(self, module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset()) -> None:
         self.module = module
         self.project = project
+        self.callers_of = callers_of
         self.graph = StageGraph(path)
         self.catalogue = load_catalogue()
         # Positions cost about three parses of the file; most files never report anything, so
@@ -151,7 +153,8 @@ class GraphBuilder:
             function, defined_in = self.pending.pop(0)
             if id(function) not in self.analysed:
                 self.analysed.add(id(function))
-                context = caller_context(self, function) if defined_in is scope else {}
+                wanted = defined_in is scope and function.name.value in self.callers_of
+                context = caller_context(self, function) if wanted else {}
                 returned = self.run_function(function, defined_in, [], context)
                 if defined_in is scope:
                     self.graph.function_returns[function.name.value] = returned
@@ -637,8 +640,11 @@ class GraphBuilder:
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
+        passed = [*args, *kwargs.values()]
         if name.split(".")[0] in _NOT_SPARK_LIBRARIES:
             imported = None
+        elif passed and not any(isinstance(v, (SparkValue, FunctionValue)) for v in passed):
+            imported = None  # nothing Spark goes in (`_to_java_column(col)`): not worth a summary
         else:
             # What this module hands to its project's functions: the callers' side of a summary.
             self.graph.outgoing_calls.append((name, args, kwargs))
