@@ -91,6 +91,7 @@ class Scope:
         self.imports = imports
         self.variables: dict[str, Value] = {}
         self.returns: list[Value] = []
+        self.is_class = False  # a class body: its functions are the methods `self.name()` calls
 
     def lookup(self, name: str) -> Value | None:
         scope: Scope | None = self
@@ -179,6 +180,7 @@ class GraphBuilder:
         elif isinstance(statement, cst.ClassDef):
             self.graph.definitions.append(statement)
             class_scope = Scope(scope, ImportTable(scope.imports))
+            class_scope.is_class = True
             self.exec_block(statement.body.body, class_scope)
             # A module's own class is not Spark: its instances must not be guessed as DataFrames.
             scope.variables[statement.name.value] = UNKNOWN
@@ -329,8 +331,10 @@ class GraphBuilder:
                 return SparkValue(_TYPE_ANNOTATIONS[text])
         return MaybeSparkValue(name)
 
-    def inline(self, callee: FunctionValue, call: cst.Call, scope: Scope) -> Value:
+    def inline(self, callee: FunctionValue, call: cst.Call, scope: Scope, bound_self: Value | None = None) -> Value:
         args, kwargs = self.ev_args(call, scope)
+        if bound_self is not None:
+            args = [bound_self, *args]
         function = callee.function.node
         if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
             return UNKNOWN
@@ -445,6 +449,13 @@ class GraphBuilder:
 
     def method_call(self, receiver: Value, func: cst.Attribute, call: cst.Call, scope: Scope) -> Value:
         method = func.attr.value
+        if isinstance(receiver, MaybeSparkValue) and receiver.name == "self" and isinstance(func.value, cst.Name):
+            own = _own_method(scope, method)
+            if own is not None:
+                # `self._load()` in a method: the class's own method, run with this call's arguments;
+                # when that shows nothing, the result is typed by its use, as any unknown call's.
+                value = self.inline(own, call, scope, bound_self=receiver)
+                return MaybeSparkValue("<call>") if value is UNKNOWN else value
         if isinstance(receiver, MaybeSparkValue):
             receiver = self.guess(receiver, method, scope, func.value)
         if isinstance(receiver, QualifiedName):
@@ -841,6 +852,17 @@ def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
         if isinstance(name, cst.Name):
             names.append(name.value)
     return names
+
+
+def _own_method(scope: Scope, name: str) -> FunctionValue | None:
+    """The method `name` of the class whose method is running, if the module defines it."""
+    current: Scope | None = scope
+    while current is not None:
+        if current.is_class:
+            found = current.variables.get(name)
+            return found if isinstance(found, FunctionValue) and not found.udf else None
+        current = current.parent
+    return None
 
 
 def _is_processor_base(value: Value) -> bool:

@@ -50,6 +50,17 @@ class StatefulStreamWithoutWatermark(Rule):
     summary = "A streaming stateful operator with no `withWatermark` upstream: state grows without bound."
     fix_safety = UNSAFE
     VALID = [
+        # A method of the class that reads a batch table: no stream, no state.
+        Valid(
+            "from pyspark.sql import SparkSession\n"
+            "class Report:\n"
+            "    def __init__(self):\n"
+            "        self.spark = SparkSession.builder.getOrCreate()\n"
+            "    def _tags(self):\n"
+            '        return self.spark.read.table("tags")\n'
+            "    def run(self):\n"
+            '        self._tags().groupBy("tag").count().write.saveAsTable("tag_counts")\n'
+        ),
         # A transformWithState processor whose state expires (a TTL on its handle).
         Valid(
             _PRELUDE
@@ -100,6 +111,20 @@ class StatefulStreamWithoutWatermark(Rule):
         Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
     INVALID = [
+        # The stream comes from a method of the same class (`self._tweets()`): followed into it.
+        Invalid(
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "class Trending:\n"
+            "    def __init__(self):\n"
+            "        self.spark = SparkSession.builder.getOrCreate()\n"
+            "    def _tweets(self):\n"
+            '        return self.spark.readStream.format("kafka").load()\n'
+            "    def run(self):\n"
+            '        words = self._tweets().select(F.explode(F.split("value", " ")).alias("tag"))\n'
+            '        words.groupBy("tag").count().writeStream.outputMode("complete").start()\n',
+            line=9,
+            column=29,
+        ),
         # Words split out of free text: the key space grows with the vocabulary, complete mode or not.
         Invalid(
             _PRELUDE
