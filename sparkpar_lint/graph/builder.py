@@ -654,7 +654,7 @@ class GraphBuilder:
         passed = [*args, *kwargs.values()]
         if name.split(".")[0] in _NOT_SPARK_LIBRARIES:
             imported = None
-        elif passed and not any(isinstance(v, (SparkValue, FunctionValue)) for v in passed):
+        elif passed and not any(_spark_like(v) for v in passed):
             imported = None  # nothing Spark goes in (`_to_java_column(col)`): not worth a summary
         else:
             # What this module hands to its project's functions: the callers' side of a summary.
@@ -852,6 +852,14 @@ def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
         if isinstance(name, cst.Name):
             names.append(name.value)
     return names
+
+
+def _spark_like(value: Value) -> bool:
+    """A value worth following into a project helper: Spark data, a session (also an unknown
+    name saying so, such as a `spark` parameter) or a function."""
+    if isinstance(value, (SparkValue, FunctionValue)):
+        return True
+    return isinstance(value, MaybeSparkValue) and any(w in value.name.lower() for w in ("spark", "session"))
 
 
 def _own_method(scope: Scope, name: str) -> FunctionValue | None:
