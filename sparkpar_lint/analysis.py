@@ -61,7 +61,7 @@ def analyze_module(
 
 
 def _run_rules(path, source, module, rule_ids, settings, project, callers_of, positions) -> tuple[StageGraph, list[Finding]]:
-    graph = build_graph(module, path, project, callers_of)
+    graph = build_graph(module, path, project, callers_of, source)
     if positions is not None:
         graph._positions = positions
     graph.unique_columns = settings.unique_columns

@@ -12,11 +12,11 @@ import builtins
 import dataclasses
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imported_calls import caller_context, imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
+from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, discarded, shown_expressions, truth_tested
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
@@ -118,23 +118,33 @@ class Scope:
         return frozenset(names)
 
 
-def build_graph(module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset()) -> StageGraph:
+def build_graph(
+    module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset(), source: str | None = None
+) -> StageGraph:
     """`project` (project.summary.ProjectIndex) answers for functions imported from the project's
     other modules; None analyses the module alone. The top-level functions named in `callers_of`
-    get their parameters from what the project's callers pass (graph.imported_calls)."""
-    return GraphBuilder(module, path, project, callers_of).build()
+    get their parameters from what the project's callers pass (graph.imported_calls). `source`,
+    the text `module` was parsed from, spares generating it again to place findings."""
+    return GraphBuilder(module, path, project, callers_of, source).build()
 
 
 class GraphBuilder:
-    def __init__(self, module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        path: str,
+        project=None,
+        callers_of: frozenset[str] = frozenset(),
+        source: str | None = None,
+    ) -> None:
         self.module = module
         self.project = project
         self.callers_of = callers_of
         self.graph = StageGraph(path)
         self.catalogue = load_catalogue()
-        # Positions cost about three parses of the file; most files never report anything, so
-        # they are resolved on first use (a finding, a fix, `sparkpar graph`).
-        self.graph.position_source = lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        # Positions are resolved per node on first use (a finding, a fix, `sparkpar graph`): most
+        # files never report anything.
+        self.graph.position_source = lambda: Positions(module, source)
         self.inline_stack: list[cst.FunctionDef] = []
         self.call_sites: list[cst.Call] = []
         self.pending: list[tuple[cst.FunctionDef, Scope]] = []

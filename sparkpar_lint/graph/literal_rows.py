@@ -82,8 +82,8 @@ def _resolve(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) -> cst.
         return expr
     best = None
     line = at.span.line
-    for candidate in graph.positions:
-        if isinstance(candidate, cst.Assign) and len(candidate.targets) == 1:
+    for candidate in graph.nodes_of(cst.Assign):
+        if len(candidate.targets) == 1:
             target = candidate.targets[0].target
             if isinstance(target, cst.Name) and target.value == expr.value:
                 where = graph.positions[candidate].start.line

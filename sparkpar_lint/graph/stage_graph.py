@@ -38,6 +38,12 @@ class LazySpan(Span):
     def plain(self) -> Span:
         return Span(self.line, self.column, self.end_line, self.end_column)
 
+    def anchor(self) -> cst.CSTNode | None:
+        """The node this span covers exactly; None when it runs on to another node or lies in
+        SQL text."""
+        where = self.__dict__.get("_where")
+        return where[1] if where is not None and where[2] is None else None
+
     def __reduce__(self):
         return (Span, (self.line, self.column, self.end_line, self.end_column))
 
@@ -252,13 +258,13 @@ class StageGraph:
     user_functions: list[UserFunction] = field(default_factory=list)
     # Every def and class the builder walked through, for rules that look helpers up by name.
     definitions: list[cst.FunctionDef | cst.ClassDef] = field(default_factory=list, repr=False)
-    # Makes the LibCST positions of every CST node; see `positions`.
     # ids of the expressions passed straight to `display(...)`/`print(...)` (graph.previews).
     previewed_args: set[int] = field(default_factory=set, repr=False, compare=False)
     # id of a `spark.sql(...)` call -> the node id of its query's result (SQL nodes carry no call).
     sql_results: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     # ids of driver results read only for how many rows they hold: `len(x)`, `bool(x)`, `if x:`.
     size_read: set[int] = field(default_factory=set, repr=False, compare=False)
+    # Makes the LibCST positions of the CST nodes; see `positions`.
     position_source: Callable[[], Mapping] | None = field(default=None, repr=False)
     _positions: Mapping | None = field(default=None, repr=False)
     # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
@@ -280,10 +286,18 @@ class StageGraph:
 
     @property
     def positions(self) -> Mapping:
-        """LibCST positions of every CST node, resolved on first use (about three parses' work)."""
+        """LibCST positions of the module's CST nodes (graph.positions.Positions: each computed
+        when first asked for; iterating them all costs about three parses)."""
         if self._positions is None:
             self._positions = self.position_source() if self.position_source else {}
         return self._positions
+
+    def nodes_of(self, kind: type) -> list[cst.CSTNode]:
+        """The module's CST nodes of exactly this type, in file order, without placing them all."""
+        positions = self.positions
+        if hasattr(positions, "nodes_of"):
+            return positions.nodes_of(kind)
+        return [node for node in positions if type(node) is kind]
 
     def span_of(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]

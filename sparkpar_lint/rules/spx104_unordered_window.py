@@ -24,7 +24,7 @@ from sparkpar_lint.fixes.ordering import (
 )
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
-from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -458,6 +458,11 @@ def _order_call(graph: StageGraph, span: Span) -> cst.Call | None:
 
 def _spec_call(graph: StageGraph, span: Span) -> cst.Call | None:
     """The first call of the spec's chain, `Window.partitionBy(...)`, where an order can follow."""
+    if isinstance(span, LazySpan):
+        # The builder spans a spec from that very call (a span in SQL text is no call): no need
+        # to place every node of the module to find it.
+        anchor = span.anchor()
+        return anchor if isinstance(anchor, cst.Call) else None
     for node, code_range in graph.positions.items():
         if isinstance(node, cst.Call) and (code_range.start.line, code_range.start.column) == (span.line, span.column):
             if (code_range.end.line, code_range.end.column) == (span.end_line, span.end_column):

@@ -12,7 +12,7 @@ from sparkpar_lint.fixes.chain import method_call
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.graph.literal_rows import literal_rows
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, WindowSpecValue
+from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode, WindowSpecValue
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -187,6 +187,12 @@ def _needed_key(graph: StageGraph, spec: WindowSpecValue) -> str | None:
 
 def _spec_start(graph: StageGraph, spec: WindowSpecValue) -> cst.Attribute | None:
     """`Window.orderBy` (or `.rowsBetween`, ...): the first link of the spec's chain."""
+    if isinstance(spec.span, LazySpan):
+        # The builder spans a spec from its first call: no need to place every node to find it.
+        call = spec.span.anchor()
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            return call.func
+        return None
     where = (spec.span.line, spec.span.column)
     for node, code_range in graph.positions.items():
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
