@@ -75,12 +75,14 @@ class Positions(Mapping):
         """Every node of exactly this type in the module, in file order (one walk, kept)."""
         if self._by_type is None:
             self._by_type = {}
-            stack: list[cst.CSTNode] = [self._module]
-            while stack:
-                node = stack.pop()
+            for node in walk(self._module):
                 self._by_type.setdefault(type(node), []).append(node)
-                stack.extend(reversed(_children(node)))
         return list(self._by_type.get(kind, ()))
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost statement line or compound statement holding `node` (None: none does)."""
+        unit = self._find_unit(node)
+        return self._units[unit][0] if unit is not None and unit >= 0 else None
 
     # ------------------------------------------------------------ finding nodes
 
@@ -183,6 +185,15 @@ class Positions(Mapping):
         # The file's last line may lack the newline every generated statement ends with.
         trimmed = _LAST_NEWLINE.sub("", code)
         return start + len(trimmed) == len(text) and text.endswith(trimmed)
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and everything under it, in file order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(_children(current)))
 
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -299,6 +299,12 @@ class StageGraph:
             return positions.nodes_of(kind)
         return [node for node in positions if type(node) is kind]
 
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost statement holding `node`, when the positions can tell without placing
+        every node (None otherwise)."""
+        positions = self.positions
+        return positions.statement_of(node) if hasattr(positions, "statement_of") else None
+
     def span_of(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]
         start, end = code_range.start, code_range.end

@@ -24,6 +24,7 @@ from sparkpar_lint.fixes.ordering import (
 )
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.order_flow import upstream_sort
+from sparkpar_lint.graph.positions import walk
 from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
@@ -449,11 +450,19 @@ def _with_tie(tie: cst.BaseExpression, order: cst.Call) -> cst.Call:
 
 def _order_call(graph: StageGraph, span: Span) -> cst.Call | None:
     """The spec's `.orderBy(...)` call: a call starting where the spec does, named orderBy."""
-    for node, code_range in graph.positions.items():
+    # A call starting where the spec's first call does holds it or is held by it, so it is in the
+    # same statement: only that statement's nodes need placing. Of nested ones, the innermost.
+    anchor = span.anchor() if isinstance(span, LazySpan) else None
+    statement = graph.statement_of(anchor) if anchor is not None else None
+    found = None
+    for node in walk(statement) if statement is not None else graph.positions:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "orderBy":
+            code_range = graph.positions[node]
             if (code_range.start.line, code_range.start.column) == (span.line, span.column):
-                return node
-    return None
+                if statement is None:
+                    return node
+                found = node
+    return found
 
 
 def _spec_call(graph: StageGraph, span: Span) -> cst.Call | None:
