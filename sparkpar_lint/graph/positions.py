@@ -101,9 +101,14 @@ class Positions(Mapping):
         stack: list[tuple[cst.CSTNode, int, tuple[str, ...]]] = [(self._module, -1, ())]
         unit_of = self._unit_of
         default_indent = self._module.default_indent
+        elifs: set[int] = set()
         while stack:
             node, unit, indents = stack.pop()
-            if isinstance(node, _UNIT):
+            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+                elifs.add(id(node.orelse))
+            if id(node) in elifs:
+                count += 1  # an `elif` is generated only as part of its `if` (alone it says `if`)
+            elif isinstance(node, _UNIT):
                 unit = len(self._units)
                 self._units.append((node, indents, count))
                 count += len(node.body) if isinstance(node, cst.SimpleStatementLine) else 1
