@@ -226,3 +226,15 @@ def test_a_changed_caller_invalidates_the_helpers_cached_result(sparkpar_cli, ca
     pipeline = callers / "pkg" / "pipeline.py"
     pipeline.write_text(PIPELINE.replace('.join(kinds, on="issue_type", how="left")', ""))
     assert _spx101(sparkpar_cli) == [5]
+
+
+def test_a_session_of_unknown_origin_still_reaches_the_helper(sparkpar_cli, project):
+    # The session comes from a library the linter cannot see: the helper is followed all the same.
+    (project / "pkg" / "session_job.py").write_text(
+        "from platform_tools import session\n"
+        "from pkg.helpers import load_events\n"
+        "spark = session.get()\n"
+        'load_events(spark).groupBy("user").count().writeStream.start()\n'
+    )
+    found = {(f["rule"], f["line"]) for f in _findings(sparkpar_cli, "--no-cache", "pkg/session_job.py")}
+    assert found == {("SPX204", 4)}

@@ -865,11 +865,9 @@ def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
 
 
 def _spark_like(value: Value) -> bool:
-    """A value worth following into a project helper: Spark data, a session (also an unknown
-    name saying so, such as a `spark` parameter) or a function."""
-    if isinstance(value, (SparkValue, FunctionValue)):
-        return True
-    return isinstance(value, MaybeSparkValue) and any(w in value.name.lower() for w in ("spark", "session"))
+    """A value worth following into a project helper: Spark data or a session, a value of unknown
+    type (a parameter, another call's result), or a function. Strings, numbers, columns are not."""
+    return isinstance(value, (SparkValue, FunctionValue, MaybeSparkValue))
 
 
 def _own_method(scope: Scope, name: str) -> FunctionValue | None:
