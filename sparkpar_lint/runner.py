@@ -12,6 +12,7 @@ import tokenize
 from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from sparkpar_lint.cache import Cache
@@ -26,7 +27,7 @@ from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
 from sparkpar_lint.model import ExitStatus, FileResult, Finding
 from sparkpar_lint.project.locate import forget as forget_project_files
 from sparkpar_lint.project.locate import importers_index, project_root
-from sparkpar_lint.project.summary import dependency_digest
+from sparkpar_lint.project.summary import dependency_digest, module_digest
 from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources import is_notebook
 
@@ -92,6 +93,8 @@ def run(
     cache = Cache(cache_dir) if cache_dir is not None else None
     settings = analysis_settings(config, cache_dir)
     forget_project_files()
+    _importer_digest.cache_clear()
+    module_digest.cache_clear()
     pending: list[_Job] = []
     for path in found.files:
         result, job = _prepare(path, config, rule_ids, cache, settings)
@@ -133,6 +136,8 @@ def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str]
     """One file's result from bytes in hand (an editor's unsaved buffer), as `run` reports it:
     the same per-file ignores, cache, suppressions and severity overrides."""
     forget_project_files()
+    _importer_digest.cache_clear()
+    module_digest.cache_clear()
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
     settings = analysis_settings(config, cache.directory if cache is not None else None)
     key = cache.key(path, data, file_rules, dependency_text(path, data, settings)) if cache is not None else None
@@ -164,14 +169,19 @@ def dependency_text(path: str, data: bytes, settings: AnalysisSettings) -> str:
         parts.append(dependency_digest(path, data))
         # What the project's other modules pass to this one's functions (callers' contexts).
         root = project_root(path)
-        for importer in importers_index(root).get(os.path.realpath(path), ()) if root else ():
-            try:
-                content = read_source_bytes(importer)
-            except (OSError, NotASourceFile):
-                parts.append(importer + "\0missing")
-                continue
-            parts.append(importer + "\0" + hashlib.sha256(content).hexdigest() + dependency_digest(importer, content))
+        parts += [_importer_digest(i) for i in (importers_index(root).get(os.path.realpath(path), ()) if root else ())]
     return "\n".join(parts)
+
+
+@lru_cache(maxsize=65536)
+def _importer_digest(importer: str) -> str:
+    """An importing module's content and its own imports' (one read per run: many files share
+    their importers). Cleared at the start of every run."""
+    try:
+        content = read_source_bytes(importer)
+    except (OSError, NotASourceFile):
+        return importer + "\0missing"
+    return importer + "\0" + hashlib.sha256(content).hexdigest() + dependency_digest(importer, content)
 
 
 def check_source(path: str, data: bytes, rule_ids: Collection[str],

@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
@@ -441,10 +442,15 @@ def dependency_digest(path: str, data: bytes) -> str:
 
     digest = hashlib.sha256()
     for module in imported_modules(path, data):
-        content = _read_module(module)
-        digest.update(module.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(hashlib.sha256(content).digest() if content is not None else b"missing")
+        digest.update(module.encode("utf-8", "surrogateescape") + b"\0" + module_digest(module))
     return digest.hexdigest()
+
+
+@lru_cache(maxsize=65536)
+def module_digest(path: str) -> bytes:
+    """A module file's content hash; one read per run (`forget_digests` at a run's start)."""
+    content = _read_module(path)
+    return hashlib.sha256(content).digest() if content is not None else b"missing"
 
 
 def _content_key(data: bytes, dependencies: str = "") -> str:
