@@ -60,9 +60,11 @@ class Sparkpar:
         if not self.settings.determinism:
             return _as_rows(sequential)
         mismatch = checker.search(datasets, sequential, seed)
+        if mismatch is None and self.settings.faults and not streaming:
+            mismatch = checker.fault_search(datasets, sequential, seed)
         if mismatch is None:
             return _as_rows(sequential)
-        if self.settings.shrink_seconds > 0:
+        if self.settings.shrink_seconds > 0 and mismatch.fault is None:
             mismatch = checker.coarse(datasets, mismatch, seed)
             mismatch = checker.shrink(mismatch.inputs, seed) or mismatch
         sizes = {n: len(d.rows) for n, d in datasets.items()}

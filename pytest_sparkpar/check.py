@@ -26,6 +26,8 @@ class Mismatch:
     sequential: Output
     permuted: Output
     differing: list[Any]
+    fault: str | None = None  # --sparkpar-faults: what was killed when the output changed
+    error: str | None = None  # ... or the job's error when it did not survive the loss
 
 
 @dataclass
@@ -37,6 +39,7 @@ class Settings:
     nodeid: str
     replay: str
     shrink_seconds: float = 30.0
+    faults: int = 0  # runs with an executor killed mid-stage (pytest_sparkpar.faults)
 
 
 def derive_seed(seed: int, nodeid: str, call: int) -> int:
@@ -142,6 +145,41 @@ class Checker:
             for future in pending:
                 future.cancel()
         return found[min(found)] if found else None
+
+    def fault_search(self, inputs: dict[str, Dataset], seq: Output, seed: int) -> Mismatch | None:
+        """`settings.faults` runs, one at a time, each of a permuted interleaving (adaptive
+        execution off, so stages keep their tasks) with an executor killed mid-stage. A changed
+        output is confirmed by the same interleaving without the fault; a job that fails when an
+        executor is lost is a finding too."""
+        __tracebackhide__ = True
+        from pytest_sparkpar import faults
+
+        rng = random.Random(seed ^ 0x5EED)
+        executors = faults.executor_count(self.settings.master)
+        for _ in range(self.settings.faults):
+            drawn = il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming)
+            variant = il.Interleaving(drawn.placements, max(2, drawn.shuffle_partitions), False, label="fault-injected")
+            faults.wait_for_executors(self.pool.spark, executors)
+            killer = faults.ExecutorKiller(self.pool.spark, random.Random(rng.getrandbits(32)))
+            killer.start()
+            try:
+                out = self.run(inputs, variant)
+            except Exception as error:  # noqa: BLE001 - reported: the job did not survive the loss
+                fault = killer.stop()
+                if fault is None:
+                    raise
+                text = str(error).strip().splitlines()
+                return Mismatch(inputs, variant, seq, seq, [], fault=fault.describe(),
+                                error=f"{type(error).__name__}: {text[0][:300] if text else ''}")
+            fault = killer.stop()
+            mismatch = self.compare(inputs, variant, seq, out)
+            if mismatch is not None and fault is not None:
+                if self.compare(inputs, variant, seq, self.run(inputs, variant)) is None:
+                    mismatch.fault = fault.describe()
+                return mismatch
+            if mismatch is not None:
+                return mismatch  # no executor was killed: a plain permutation bug after all
+        return None
 
     def coarse(self, inputs: dict[str, Dataset], found: Mismatch, seed: int) -> Mismatch:
         """Cheap first cut before hypothesis: the shortest prefix of the inputs (1/16, 1/8, …)

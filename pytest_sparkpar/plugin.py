@@ -10,6 +10,9 @@ Options (each with an ini key of the same name, dashes as underscores, `sparkpar
   --sparkpar-runs N        interleavings per check (default 20)
   --sparkpar-seed S        seed for the interleaving choices (default: random, printed in the header)
   --sparkpar-shrink-seconds T  time spent shrinking a failure (default 30; 0 = no shrinking)
+  --sparkpar-faults        also runs per check with an executor of the local-cluster killed
+                           mid-stage, so Spark retries tasks and stages (pytest_sparkpar.faults)
+  --sparkpar-fault-runs N  how many such runs per check (default 4)
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
 """
@@ -24,7 +27,8 @@ import pytest
 from pytest_sparkpar import extras
 
 DEFAULT_RUNS = 20
-OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master")
+DEFAULT_FAULT_RUNS = 4
+OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs")
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
 
@@ -43,11 +47,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sparkpar-master", default=None, metavar="URL",
                     help="Spark master (default local[2]; local-cluster[2,1,1024] with "
                          "--sparkpar-determinism); an sc:// URL uses Spark Connect")
+    group.addoption("--sparkpar-faults", action="store_true", default=None,
+                    help="retry safety: more runs per check, each killing an executor JVM of the local-cluster "
+                         "mid-stage; fails when the answer changes (implies --sparkpar-determinism; needs a "
+                         "local-cluster master)")
+    group.addoption("--sparkpar-fault-runs", type=int, default=None, metavar="N",
+                    help=f"runs with an executor killed, per check (default {DEFAULT_FAULT_RUNS})")
     parser.addini("sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False)
     parser.addini("sparkpar_runs", f"permuted interleavings per check (default {DEFAULT_RUNS})", default=str(DEFAULT_RUNS))
     parser.addini("sparkpar_seed", "seed of the interleaving choices (default random)", default="")
     parser.addini("sparkpar_shrink_seconds", "shrinking budget in seconds (default 30)", default="30")
     parser.addini("sparkpar_master", "Spark master URL (see --sparkpar-master)", default="")
+    parser.addini("sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False)
+    parser.addini("sparkpar_fault_runs", f"fault-injected runs per check (default {DEFAULT_FAULT_RUNS})", default=str(DEFAULT_FAULT_RUNS))
 
 
 def _option(config: pytest.Config, name: str):
@@ -56,7 +68,12 @@ def _option(config: pytest.Config, name: str):
 
 
 def determinism(config: pytest.Config) -> bool:
-    return bool(_option(config, "determinism"))
+    return bool(_option(config, "determinism")) or fault_runs(config) > 0
+
+
+def fault_runs(config: pytest.Config) -> int:
+    """Runs with an executor killed, per check; 0 without --sparkpar-faults."""
+    return int(_option(config, "fault_runs") or DEFAULT_FAULT_RUNS) if _option(config, "faults") else 0
 
 
 def runs(config: pytest.Config) -> int:
@@ -84,12 +101,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if given and absent:
         option = "--sparkpar-" + given[0].replace("_", "-")
         raise pytest.UsageError(extras.message(option, absent))
+    if fault_runs(config):
+        from pytest_sparkpar.faults import supported
+
+        if not supported(master(config)):
+            raise pytest.UsageError(f"--sparkpar-faults kills executor processes of a local-cluster master on this "
+                                    f"machine (Linux); the master is {master(config)}")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if extras.missing():
         return None  # dormant: a core install of sparkpar that happens to share pytest's venv
     mode = f"on, {runs(config)} runs per check" if determinism(config) else "off (sequential runs only)"
+    if fault_runs(config):
+        mode += f" + {fault_runs(config)} with an executor killed mid-stage"
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
 
@@ -97,6 +122,8 @@ def replay_command(config: pytest.Config, nodeid: str) -> str:
     args = ["pytest", nodeid, "--sparkpar-determinism", f"--sparkpar-seed={config.stash[SEED_KEY]}"]
     if runs(config) != DEFAULT_RUNS:
         args.append(f"--sparkpar-runs={runs(config)}")
+    if fault_runs(config):
+        args += ["--sparkpar-faults", f"--sparkpar-fault-runs={fault_runs(config)}"]
     if _option(config, "master"):
         args.append(f"--sparkpar-master={_option(config, 'master')}")
     return shlex.join(args)
@@ -138,7 +165,7 @@ def sparkpar(request: pytest.FixtureRequest):
         determinism=determinism(config), runs=runs(config), seed=config.stash[SEED_KEY],
         master=master(config), nodeid=request.node.nodeid,
         shrink_seconds=float(_option(config, "shrink_seconds")),
-        replay=replay_command(config, request.node.nodeid),
+        replay=replay_command(config, request.node.nodeid), faults=fault_runs(config),
     )
     return Sparkpar(settings, lambda: request.getfixturevalue("spark"),
                     runs_override=marker.kwargs.get("runs") if marker else None)

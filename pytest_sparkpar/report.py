@@ -71,6 +71,8 @@ def describe_interleaving(mismatch, master: str) -> str:
     lines.append(", ".join(f"{k}={v}" for k, v in variant.confs().items()))
     if mismatch.permuted.batches is not None:
         lines.append(f"micro-batch outputs (batch id: rows): {mismatch.permuted.batches}")
+    if getattr(mismatch, "fault", None):
+        lines.append(f"fault: {mismatch.fault}")
     lines.append(f"master: {master}")
     return "\n".join(lines)
 
@@ -112,10 +114,19 @@ def lint_findings(paths: list[str]) -> str | None:
 
 def failure_report(job, mismatch, output: OrderType, tolerance, settings, original_sizes, shrunk: bool) -> str:
     name = getattr(job, "__qualname__", repr(job))
+    if mismatch.error is not None:
+        headline = (f"sparkpar: `{name}` does not survive a lost executor: it failed when an executor was "
+                    f"killed mid-stage (--sparkpar-faults).\n")
+        compared = section("the job's error under the fault", mismatch.error)
+    else:
+        cause = ("an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed "
+                 "rows differently; the same interleaving without the fault gives the sequential output"
+                 if mismatch.fault else "a permuted interleaving changed its output")
+        headline = f"sparkpar: `{name}` is not deterministic: {cause} (outputs compared as {output.describe()}).\n"
+        compared = section("sequential output vs permuted output", side_by_side(mismatch, output, tolerance))
     parts = [
-        f"sparkpar: `{name}` is not deterministic: a permuted interleaving changed its output"
-        f" (outputs compared as {output.describe()}).\n",
-        section("sequential output vs permuted output", side_by_side(mismatch, output, tolerance)),
+        headline,
+        compared,
         section("interleaving", describe_interleaving(mismatch, settings.master)),
         section("input" + (" (minimal, shrunk by hypothesis)" if shrunk else ""), describe_inputs(mismatch, original_sizes)),
         section("reproduce", f"seed: {settings.seed}\n{settings.replay}"),

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 
@@ -77,3 +79,17 @@ def test_check_combiner_in_process(pytester):
     assert "combiner `test_sub.<locals>.<lambda>` breaks" in text
     assert "pytest test_check_combiner_in_process.py::test_sub --sparkpar-determinism --sparkpar-seed=5" in text
     assert "pyspark" not in text.lower()
+
+
+def test_faults_need_a_local_cluster_master(pytester):
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--sparkpar-faults", "--sparkpar-master=local[2]")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--sparkpar-faults kills executor processes of a local-cluster master*the master is local[[]2]"])
+
+
+def test_faults_option_in_the_header(pytester):
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--sparkpar-faults", "--sparkpar-fault-runs=2", "--sparkpar-runs=3", "--sparkpar-seed=1")
+    result.stdout.fnmatch_lines(["sparkpar: determinism on, 3 runs per check + 2 with an executor killed mid-stage, "
+                                 "seed 1, master local-cluster[[]2,1,1024]"])
