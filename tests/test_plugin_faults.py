@@ -25,7 +25,7 @@ def test_salt_from_the_row(sparkpar):
     assert sorted((r.shop, r.rows) for r in rows) == [(shop, 100) for shop in range(20)]
 """
 
-FAULT_RUNS = 6
+FAULT_RUNS = 10
 
 
 @pytest.fixture(scope="module")
