@@ -150,7 +150,11 @@ def pages(df):
     )
     return (
         ordered.groupBy("user")
-        .agg(F.array_sort(F.collect_list(F.struct("ts", "page"))).getField("page").alias("pages"))
+        .agg(
+            F.array_compact(
+                F.array_sort(F.collect_list(F.struct("ts", "page"))).getField("page"),
+            ).alias("pages"),
+        )
     )
 '''
 
@@ -206,8 +210,8 @@ def test_names_imported_bare_when_they_shadow_nothing():
         '    return df.orderBy("ts").groupBy("user").agg(collect_list("page"))\n'
     )
     fixed = fix_source("job.py", code, {"SPX101"}).fixed
-    assert fixed.splitlines()[0] == "from pyspark.sql.functions import array_sort, struct, collect_list"
-    assert 'array_sort(collect_list(struct("ts", "page"))).getField("page")' in fixed
+    assert fixed.splitlines()[0] == "from pyspark.sql.functions import array_compact, array_sort, struct, collect_list"
+    assert 'array_compact(array_sort(collect_list(struct("ts", "page"))).getField("page"))' in fixed
 
 
 def test_a_free_alias_is_chosen_when_f_is_taken():

@@ -144,7 +144,7 @@ class OrderDependentAggregate(Rule):
                 '    .groupBy("user")\n'
                 '    .agg(\n'
                 '        F.sum("secs").alias("total"),\n'
-                '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "secs"))).getField("secs").alias("secs"),\n'
+                '        F.array_compact(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "secs"))).getField("secs")).alias("secs"),\n'
                 '    )\n'
                 ')\n'
                 'days.withColumn("f", share_udf("secs", "total")).drop("secs").write.parquet("o")\n'
@@ -171,7 +171,7 @@ class OrderDependentAggregate(Rule):
                 '    .groupBy("basket")\n'
                 '    .agg(\n'
                 '        F.sort_array(F.collect_list("item")).alias("items"),\n'
-                '        F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "price"))).getField("price").alias("prices"),\n'
+                '        F.array_compact(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "price"))).getField("price")).alias("prices"),\n'
                 '    )\n'
                 ')\n'
                 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
@@ -191,7 +191,11 @@ class OrderDependentAggregate(Rule):
                 '    spark.read.parquet("v")\n'
                 '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 '    .groupBy("user")\n'
-                '    .agg(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page").alias("pages"))\n'
+                '    .agg(\n'
+                '        F.array_compact(\n'
+                '            F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page"),\n'
+                '        ).alias("pages"),\n'
+                '    )\n'
                 ')\n'
                 'firsts.select("user", F.array_contains(F.slice("pages", 1, 3), "home").alias("early")).write.parquet("o")\n'
             ),
@@ -252,9 +256,9 @@ class OrderDependentAggregate(Rule):
                 + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 + '    .groupBy("session")\n'
                 + "    .agg(\n"
-                + "        F.array_sort(\n"
-                + '            F.collect_list(F.struct("_sparkpar_seq", "page")),\n'
-                + '        ).getField("page").alias("pages"),\n'
+                + "        F.array_compact(\n"
+                + '            F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page"),\n'
+                + '        ).alias("pages"),\n'
                 + "    )\n"
                 + ")\n"
                 + 'sessions.withColumn("path", F.concat_ws(" > ", "pages")).drop("pages").write.parquet("o")\n'
@@ -343,12 +347,16 @@ class OrderDependentAggregate(Rule):
             column=39,
             related_lines=(3, 4),
             expected_fix=(
-                "from pyspark.sql.functions import array_sort, struct, collect_list\n"
+                "from pyspark.sql.functions import array_compact, array_sort, struct, collect_list\n"
                 "def pages(df):\n"
                 "    ordered = df\n"
                 "    return (\n"
                 '        ordered.groupBy("user")\n'
-                '        .agg(array_sort(collect_list(struct("ts", "page"))).getField("page").alias("pages"))\n'
+                '        .agg(\n'
+                '            array_compact(\n'
+                '                array_sort(collect_list(struct("ts", "page"))).getField("page"),\n'
+                '            ).alias("pages"),\n'
+                '        )\n'
                 "    )\n"
             ),
         ),
@@ -610,11 +618,11 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
     if call.function in _LISTS:
         collected, more = column_function(call.call, "collect_list", [struct])
         ordered, sort_imports = column_function(call.call, "array_sort", [collected])
-        replacement = cst.Call(
-            func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(name))]
-        )
-        what = f"`{call.function}` → `array_sort` of `struct({', '.join(keys)}, {name})`"
-        return replacement, imports + more + sort_imports, what
+        values = cst.Call(func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(name))])
+        # The struct is never null, so a null value would be kept where collect_list skips it.
+        replacement, compact_imports = column_function(call.call, "array_compact", [values])
+        what = f"`{call.function}` → `array_sort` of `struct({', '.join(keys)}, {name})`, nulls left out as before"
+        return replacement, imports + more + sort_imports + compact_imports, what
     return None
 
 
