@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import fields
 
@@ -26,9 +27,9 @@ from libcst.metadata.position_provider import (
 # How LibCST's position codegen counts lines.
 _NEWLINE = re.compile(r"\r\n?|\n")
 _LAST_NEWLINE = re.compile(r"(?:\r\n?|\n)\Z")
-# Statements whose code is generated on their own. The small statements of `if x: a; b` belong
-# to their compound statement, since they do not start a line.
-_UNIT = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# Statements whose code is generated on their own (_UNIT below): statement lines and compound
+# statements. The small statements of `if x: a; b` belong to their compound statement, since they
+# do not start a line.
 
 
 class Positions(Mapping):
@@ -47,6 +48,7 @@ class Positions(Mapping):
         self._line_offsets: list[int] | None = None
         self._whole = False
         self._by_type: dict[type, list] | None = None
+        self._trivia_indexed = False
 
     # ----------------------------------------------------------------- Mapping
 
@@ -92,34 +94,50 @@ class Positions(Mapping):
             for _ in self._walk:
                 if key in self._unit_of:
                     break
+            else:
+                if not self._trivia_indexed:
+                    # Whitespace, commas and brackets are skipped by the first walk: nobody asks
+                    # where they are, except the odd caller that gets this second, full walk.
+                    self._trivia_indexed = True
+                    for _ in self._statements(trivia=True):
+                        pass
         return self._unit_of.get(key)
 
-    def _statements(self) -> Iterator[None]:
+    def _statements(self, trivia: bool = False) -> Iterator[None]:
         """Walk the module in file order, noting each node's innermost statement; pauses at each
-        statement, so a lookup walks only as far as its node."""
+        statement, so a lookup walks only as far as its node. Without `trivia`, the subtrees of
+        whitespace, comment, bracket and punctuation fields are passed over."""
         count = 0  # statements so far, counted as `ast` counts them
+        units = 0
         stack: list[tuple[cst.CSTNode, int, tuple[str, ...]]] = [(self._module, -1, ())]
         unit_of = self._unit_of
         default_indent = self._module.default_indent
         elifs: set[int] = set()
         while stack:
             node, unit, indents = stack.pop()
-            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
-                elifs.add(id(node.orelse))
-            if id(node) in elifs:
-                count += 1  # an `elif` is generated only as part of its `if` (alone it says `if`)
-            elif isinstance(node, _UNIT):
-                unit = len(self._units)
-                self._units.append((node, indents, count))
-                count += len(node.body) if isinstance(node, cst.SimpleStatementLine) else 1
-                yield
-            elif isinstance(node, cst.SimpleStatementSuite):
-                count += len(node.body)
+            code_fields, all_fields, role = _kind(type(node))
+            if role:
+                if role & _IF and type(node.orelse) is cst.If:
+                    elifs.add(id(node.orelse))
+                if id(node) in elifs:
+                    count += 1  # an `elif` is generated only as part of its `if` (alone it says `if`)
+                elif role & _UNIT:
+                    unit, units = units, units + 1
+                    if not trivia:
+                        self._units.append((node, indents, count))
+                    count += len(node.body) if role & _LINE else 1
+                    yield
+                elif role & _SUITE:
+                    count += len(node.body)
+                if role & _INDENTS:
+                    indents = (*indents, default_indent if node.indent is None else node.indent)
             unit_of[id(node)] = unit
-            if isinstance(node, (cst.IndentedBlock, cst.Match)):
-                indents = (*indents, default_indent if node.indent is None else node.indent)
-            children = _children(node)
-            stack.extend((child, unit, indents) for child in reversed(children))
+            for name in reversed(all_fields if trivia else code_fields):
+                value = getattr(node, name)
+                if type(value) in _SEQUENCES:
+                    stack.extend((child, unit, indents) for child in reversed(value) if _is_node(child))
+                elif _is_node(value):
+                    stack.append((value, unit, indents))
 
     # -------------------------------------------------------------- generating
 
@@ -198,28 +216,78 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(_children(current)))
+        for name in reversed(_kind(type(current))[1]):
+            value = getattr(current, name)
+            if type(value) in _SEQUENCES:
+                stack.extend(child for child in reversed(value) if _is_node(child))
+            elif _is_node(value):
+                stack.append(value)
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    children = []
-    for name in _field_names(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            children.append(value)
-        elif isinstance(value, (list, tuple)):
-            children.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return children
+# What a walk needs to know of each node type, worked out once per type (isinstance against
+# LibCST's abstract classes is slow enough to matter over a million nodes).
+_UNIT, _LINE, _SUITE, _INDENTS, _IF = 1, 2, 4, 8, 16
+_SEQUENCES = (list, tuple)
+# Fields holding only these never hold an expression or a statement.
+_TRIVIA = (
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Colon,
+    cst.Semicolon,
+    cst.Dot,
+    cst.AssignEqual,
+    cst.MaybeSentinel,
+)
+_KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], int]] = {}
+_NODE_TYPES: dict[type, bool] = {}
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+def _is_node(value: object) -> bool:
+    kind = type(value)
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
 
 
-def _field_names(kind: type) -> tuple[str, ...]:
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(f.name for f in fields(kind))
-    return names
+def _kind(kind: type) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """(fields that may hold code, all fields, role flags) of a node type."""
+    found = _KINDS.get(kind)
+    if found is None:
+        every = tuple(f.name for f in fields(kind))
+        code = tuple(f.name for f in fields(kind) if _may_hold_code(f.type))
+        role = 0
+        if issubclass(kind, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            role |= _UNIT | (_LINE if kind is cst.SimpleStatementLine else 0) | (_IF if kind is cst.If else 0)
+        if kind is cst.SimpleStatementSuite:
+            role |= _SUITE
+        if kind in (cst.IndentedBlock, cst.Match):
+            role |= _INDENTS
+        found = _KINDS[kind] = (code, every, role)
+    return found
+
+
+def _may_hold_code(annotation: object) -> bool:
+    if typing.get_origin(annotation) is typing.Literal:
+        return False
+    parts = typing.get_args(annotation)
+    if parts:
+        return any(_may_hold_code(part) for part in parts)
+    if annotation in (str, bool, int, type(None)):
+        return False
+    if isinstance(annotation, type):
+        return not issubclass(annotation, _TRIVIA)
+    return True  # a forward reference, or anything unforeseen: walk it
 
 
 def _ast_statements(body: list) -> Iterator[ast.stmt]:
