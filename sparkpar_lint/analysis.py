@@ -10,7 +10,7 @@ import libcst as cst
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import StageGraph
 from sparkpar_lint.model import Finding
-from sparkpar_lint.parsing import TooDeeplyNested, parse_module, with_deep_stack
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module, tree_kept_out_of_collection, with_deep_stack
 from sparkpar_lint.project.findings import at_imported_calls
 from sparkpar_lint.project.summary import ProjectIndex
 from sparkpar_lint.rules import all_rules
@@ -36,7 +36,8 @@ def _analyze(path: str, source: str, rule_ids: Collection[str] | None, settings:
         return [too_deep_finding(path, error)]
     except cst.ParserSyntaxError as error:
         return [unparsable_finding(path, source, error)]
-    return analyze_module(path, source, module, rule_ids, settings)
+    with tree_kept_out_of_collection():
+        return analyze_module(path, source, module, rule_ids, settings)
 
 
 def analyze_module(

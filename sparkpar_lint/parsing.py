@@ -9,12 +9,14 @@ large stack and a raised recursion limit.
 
 from __future__ import annotations
 
+import gc
 import io
 import re
 import sys
 import threading
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import libcst as cst
@@ -97,7 +99,30 @@ def _surely_shallow(source: str) -> bool:
 def parse_module(source: str) -> cst.Module:
     """`libcst.parse_module` behind the nesting check (raises TooDeeplyNested or ParserSyntaxError)."""
     check_nesting(source)
-    return cst.parse_module(source)
+    # The parse makes a million objects for a large file and no garbage cycles; the collector's
+    # passes over them cost about a fifth of the parse (pyspark sources: 2.5 s of 11 s CPU).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return cst.parse_module(source)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def tree_kept_out_of_collection() -> Iterator[None]:
+    """While one parsed tree is analysed, the collector leaves the objects that exist now (the
+    tree) alone instead of walking them again on every full pass; they are handed back after.
+    Does nothing when objects are frozen already (a nested analysis, or a caller's own freeze)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def with_deep_stack(function: Callable[..., T], *args, **kwargs) -> T:

@@ -85,3 +85,20 @@ def test_ordinary_code_is_cleared_without_the_tokenizer():
     source = 'doc = """ ((( \\""" """\n' + line * 100
     assert parsing._surely_shallow(source)
     assert not parsing._surely_shallow("x = " + "(" * 201 + ")" * 201 + "\n")
+
+
+def test_parse_and_analysis_leave_the_collector_as_they_found_it():
+    import gc
+
+    from sparkpar_lint.analysis import analyze
+
+    source = "from pyspark.sql import functions as F\ndf.groupBy('k').agg(F.first('v'))\n"
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert [f.rule_id for f in analyze("job.py", source)] == ["SPX101"]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        parsing.parse_module(source)
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
