@@ -42,7 +42,8 @@ class Positions(Mapping):
         # id(node) -> index into _units (-1: outside every statement), for the nodes walked so far
         self._unit_of: dict[int, int] = {}
         self._units: list[tuple[cst.CSTNode, tuple[str, ...], int]] = []  # statement, indents, ast index
-        self._generated: set[int] = set()
+        self._unit_ranges: dict[int, tuple[dict, int]] = {}  # unit -> its nodes' ranges, lines to add
+        self._failed: set[int] = set()
         self._walk = self._statements()
         self._starts: list[int] | None = None  # ast statements' first lines, in file order
         self._line_offsets: list[int] | None = None
@@ -58,9 +59,16 @@ class Positions(Mapping):
             unit = self._find_unit(node)
             if unit is None:
                 raise KeyError(node)  # a node of another tree
-            if unit < 0 or not self._generate(unit):
+            if unit >= 0 and self._generate(unit):
+                ranges, shift = self._unit_ranges[unit]
+                found = ranges.get(node)
+                if found is not None and shift:
+                    found = _moved(found, shift)
+            else:
                 self._generate_whole()  # the module, its header or footer, or a doubtful place
-            found = self._ranges.get(node)
+                found = self._ranges.get(node)
+            if found is not None:
+                self._ranges[node] = found
         if found is None:
             raise KeyError(node)
         return found
@@ -143,9 +151,11 @@ class Positions(Mapping):
 
     def _generate(self, unit: int) -> bool:
         """Positions of every node in one statement; False if they cannot be placed for sure."""
-        if unit in self._generated:
+        if unit in self._unit_ranges:
             return True
-        self._generated.add(unit)
+        if unit in self._failed:
+            return False
+        self._failed.add(unit)  # until it is placed below
         statement, indents, index = self._units[unit]
         starts = self._statement_starts()
         if starts is None or index >= len(starts):
@@ -162,10 +172,9 @@ class Positions(Mapping):
         shift = starts[index] - ranges[statement].start.line
         if not self._matches_source("".join(state.tokens), 1 + shift):
             return False
-        if shift:
-            ranges = {node: _moved(where, shift) for node, where in ranges.items()}
-        for node, where in ranges.items():
-            self._ranges.setdefault(node, where)
+        # Moved to the statement's real lines one node at a time, as they are asked for.
+        self._unit_ranges[unit] = (ranges, shift)
+        self._failed.discard(unit)
         return True
 
     def _generate_whole(self) -> None:
