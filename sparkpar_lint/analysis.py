@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def analyze_module(
     # Most files report nothing: only a finding inside a top-level function makes the callers in
     # other modules worth reading (their summaries cost a parse each), and then it is analysed
     # again with its parameters bound to what those callers pass.
-    wanted = _functions_holding(graph, module, findings) if project is not None else frozenset()
+    wanted = _functions_holding(graph, source, module, findings) if project is not None else frozenset()
     if wanted:
         # The same module: the positions already resolved serve the second graph too.
         graph, findings = _run_rules(path, source, module, rule_ids, settings, project, wanted, graph.positions)
@@ -77,11 +78,24 @@ def _run_rules(path, source, module, rule_ids, settings, project, callers_of, po
     return graph, list(findings.values())
 
 
-def _functions_holding(graph: StageGraph, module: cst.Module, findings: list[Finding]) -> frozenset[str]:
+def _functions_holding(graph: StageGraph, source: str, module: cst.Module, findings: list[Finding]) -> frozenset[str]:
     """Top-level functions with parameters whose body holds a finding."""
     if not findings:
         return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
     names = set()
+    if tree is not None:
+        # Line ranges from `ast` (the C parser): placing every function with LibCST's positions
+        # generated nearly the whole module again. A top-level def owns all of its lines.
+        for statement in tree.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.args.args:
+                first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
+                if any(first <= f.span.line and f.span.end_line <= statement.end_lineno for f in findings):
+                    names.add(statement.name)
+        return frozenset(names)
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and statement.params.params:
             where = graph.span_of(statement)
