@@ -35,6 +35,7 @@ def corpus_files(root: Path, cases: Path) -> list[Path]:
 
 def shadowed_builtins(original: str, fixed: str) -> list[str]:
     """Builtin names the fix imported from pyspark.sql.functions that the original did not."""
+
     def imported(code: str) -> set[str]:
         return {n for m in _BY_NAME.finditer(code) for n in re.split(r"[,\s]+", m.group(1)) if n}
 
@@ -71,7 +72,9 @@ def main() -> None:
             if rule is not None and rule.fix_safety:
                 offered[finding.rule_id] += 1
                 rejected = (finding.rule_id, finding.span.line, finding.span.column) in outcome.rejected
-                left.append(f"{path}:{finding.span.line}: {finding.rule_id} {why_unfixed(finding, rule, True, rejected)}")
+                left.append(
+                    f"{path}:{finding.span.line}: {finding.rule_id} {why_unfixed(finding, rule, True, rejected)}"
+                )
         if not outcome.changed:
             continue
         try:
@@ -86,8 +89,11 @@ def main() -> None:
     for rule_id in sorted(offered):
         print(f"  {rule_id}: {fixed[rule_id]}/{offered[rule_id]}")
     print(f"fixed: {total_fixed}/{total} = {total_fixed / total:.0%}" if total else "fixed: no fixable finding")
-    for title, items in (("no longer parse", broken), ("not idempotent", not_idempotent),
-                         ("builtins shadowed", shadowed)):
+    for title, items in (
+        ("no longer parse", broken),
+        ("not idempotent", not_idempotent),
+        ("builtins shadowed", shadowed),
+    ):
         print(f"{title}: {len(items)}")
         for item in items:
             print(f"  {item}")

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ORIGINAL = '''\
+ORIGINAL = """\
 from pyspark.sql import functions as F
 
 
@@ -30,11 +30,11 @@ def pipeline(events, campaigns):
         F.count("*").alias("views"),
         F.last("ad_id").alias("last_ad"),
     )
-'''
+"""
 
 # What a person writes: max_by on the sort column. Ties on event_time stay arbitrary, which the
 # sparkpar fix does not allow; HAND_WRITTEN_TIES breaks them the same way sparkpar does.
-HAND_WRITTEN = '''\
+HAND_WRITTEN = """\
 from pyspark.sql import functions as F
 
 
@@ -44,7 +44,7 @@ def pipeline(events, campaigns):
         F.count("*").alias("views"),
         F.max_by("ad_id", "event_time").alias("last_ad"),
     )
-'''
+"""
 
 
 HAND_WRITTEN_TIES = HAND_WRITTEN.replace(
@@ -118,12 +118,16 @@ def main() -> None:
             throughput[name] = args.rows / statistics.median(seconds)
             print(f"{name:26s} median {statistics.median(seconds):6.2f} s  {throughput[name]:12,.0f} rows/s")
     spark.stop()
-    print(f"sparkpar fix / hand-written fix throughput: {throughput['sparkpar fix'] / throughput['hand-written fix']:.3f}")
+    print(
+        f"sparkpar fix / hand-written fix throughput: {throughput['sparkpar fix'] / throughput['hand-written fix']:.3f}"
+    )
     print(
         "sparkpar fix / hand-written fix with ties broken: "
         f"{throughput['sparkpar fix'] / throughput['hand-written, ties broken']:.3f}"
     )
-    print(f"sparkpar fix / unsafe original throughput:  {throughput['sparkpar fix'] / throughput['original (unsafe)']:.3f}")
+    print(
+        f"sparkpar fix / unsafe original throughput:  {throughput['sparkpar fix'] / throughput['original (unsafe)']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -15,13 +15,13 @@ import sys
 import tempfile
 import time
 
-TEMPLATE = '''
+TEMPLATE = """
 def job_{i}(spark):
     df = spark.read.parquet("in_{i}")
     df = df.withColumn("a", F.col("x") + {i}).filter(F.col("a") > 0)
     out = df.{order}groupBy("k").agg(F.{agg}("v").alias("m"))
     return out
-'''
+"""
 
 
 def write_job(path: str, lines: int) -> int:

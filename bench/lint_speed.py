@@ -91,12 +91,16 @@ def main() -> int:
     print(f"load average: {os.getloadavg()[0]:.1f}")
     print(f"parse-only:  {parse_time:7.2f} s wall {parse_cpu:7.2f} s CPU  ({parsed} files parsed)")
     print(f"parse-only, collector paused: {paused_time:7.2f} s wall {paused_cpu:7.2f} s CPU")
-    print(f"lint cold:   {cold_time:7.2f} s wall {cold_cpu:7.2f} s CPU  ({len(cold.findings)} findings, "
-          f"{len(cold.all_errors)} errors)")
+    print(
+        f"lint cold:   {cold_time:7.2f} s wall {cold_cpu:7.2f} s CPU  ({len(cold.findings)} findings, "
+        f"{len(cold.all_errors)} errors)"
+    )
     print(f"lint warm:   {warm_time:7.2f} s wall {warm_cpu:7.2f} s CPU  ({warm.cache_hits} cache hits)")
     print(f"cold / parse-only: {cold_time / parse_time:.2f} wall {cold_cpu / parse_cpu:.2f} CPU  (target <= 1.5)")
-    print(f"cold / parse-only with the collector paused: {cold_time / paused_time:.2f} wall "
-          f"{cold_cpu / paused_cpu:.2f} CPU")
+    print(
+        f"cold / parse-only with the collector paused: {cold_time / paused_time:.2f} wall "
+        f"{cold_cpu / paused_cpu:.2f} CPU"
+    )
     print(f"warm / cold:       {warm_time / cold_time:.3f} wall {warm_cpu / cold_cpu:.3f} CPU (target <= 0.1)")
     return 0
 

@@ -39,10 +39,8 @@ def random_model(rng: random.Random, n: int, cores: int | None = None) -> PlanMo
     for i in range(n):
         kind = rng.choices(["stateless", "stateful", "partitioned"], [0.4, 0.4, 0.2])[0]
         key = tuple(sorted(rng.sample("abc", rng.randint(1, 2)))) if kind == "partitioned" else ()
-        ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)),
-                            max(0.05, rng.gauss(0.8, 0.4))))
-    return PlanModel(tuple(ops), cores=cores or rng.randint(1, 12), thread_switch_cost=1.0,
-                     replication_cost=50.0)
+        ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)), max(0.05, rng.gauss(0.8, 0.4))))
+    return PlanModel(tuple(ops), cores=cores or rng.randint(1, 12), thread_switch_cost=1.0, replication_cost=50.0)
 
 
 def quality(chains: int, seed: int) -> None:
@@ -57,19 +55,25 @@ def quality(chains: int, seed: int) -> None:
         ratios.append(heuristic / exact)
     ratios.sort()
     q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]  # noqa: E731
-    print(f"== quality: heuristic / brute force, {chains} random chains of 1-8 operators "
-          f"(seed {seed})")
-    print(f"   min {ratios[0]:.4f}  p5 {q(0.05):.4f}  p10 {q(0.10):.4f}  median "
-          f"{statistics.median(ratios):.4f}  mean {statistics.fmean(ratios):.4f}  "
-          f"max {ratios[-1]:.4f}")
+    print(f"== quality: heuristic / brute force, {chains} random chains of 1-8 operators (seed {seed})")
+    print(
+        f"   min {ratios[0]:.4f}  p5 {q(0.05):.4f}  p10 {q(0.10):.4f}  median "
+        f"{statistics.median(ratios):.4f}  mean {statistics.fmean(ratios):.4f}  "
+        f"max {ratios[-1]:.4f}"
+    )
     buckets = [(0, 0.95), (0.95, 0.98), (0.98, 0.99), (0.99, 0.999), (0.999, 1.001), (1.001, 9)]
-    print("   distribution: " + "  ".join(
-        f"[{lo:g},{hi:g}): {sum(lo <= r < hi for r in ratios)}" for lo, hi in buckets))
+    print(
+        "   distribution: " + "  ".join(f"[{lo:g},{hi:g}): {sum(lo <= r < hi for r in ratios)}" for lo, hi in buckets)
+    )
     above = sum(r > 1 + 1e-9 for r in ratios)
-    print(f"   max exactly {ratios[-1]:.9f}; chains where the heuristic beat the exhaustive search: "
-          f"{above} (both search configurations of at most 2 x cores threads, so 0 is required)")
-    print(f"   brute force time per chain: median {statistics.median(brute_times) * 1e3:.2f} ms, "
-          f"max {max(brute_times) * 1e3:.1f} ms")
+    print(
+        f"   max exactly {ratios[-1]:.9f}; chains where the heuristic beat the exhaustive search: "
+        f"{above} (both search configurations of at most 2 x cores threads, so 0 is required)"
+    )
+    print(
+        f"   brute force time per chain: median {statistics.median(brute_times) * 1e3:.2f} ms, "
+        f"max {max(brute_times) * 1e3:.1f} ms"
+    )
 
 
 def random_graph(rng: random.Random) -> PlanModel:
@@ -77,12 +81,20 @@ def random_graph(rng: random.Random) -> PlanModel:
     ops, inputs = [], []
     for i in range(rng.randint(2, 7)):
         kind = rng.choices(["stateless", "stateful", "partitioned"], [0.5, 0.2, 0.3])[0]
-        ops.append(Operator(f"o{i}", kind, ("k",) if kind == "partitioned" else (),
-                            max(1.0, rng.gauss(200, 100)), max(0.05, rng.gauss(0.8, 0.4))))
+        ops.append(
+            Operator(
+                f"o{i}",
+                kind,
+                ("k",) if kind == "partitioned" else (),
+                max(1.0, rng.gauss(200, 100)),
+                max(0.05, rng.gauss(0.8, 0.4)),
+            )
+        )
         earlier = [f"o{j}" for j in range(i)]
         inputs.append(tuple(rng.sample(earlier, min(i, rng.choice([0, 1, 1, 1, 2])))))
-    return PlanModel(tuple(ops), cores=rng.randint(1, 4), thread_switch_cost=1.0,
-                     replication_cost=50.0, inputs=tuple(inputs))
+    return PlanModel(
+        tuple(ops), cores=rng.randint(1, 4), thread_switch_cost=1.0, replication_cost=50.0, inputs=tuple(inputs)
+    )
 
 
 def graph_quality(graphs: int, seed: int) -> None:
@@ -93,11 +105,15 @@ def graph_quality(graphs: int, seed: int) -> None:
         heuristic = graph.evaluate(heuristic_graph(graph)).throughput
         ratios.append(heuristic / graph.evaluate(brute_force_graph(graph)).throughput)
     ratios.sort()
-    print(f"== graph quality: heuristic / brute force, {graphs} random graphs of 2-7 operators "
-          f"(joins, unions, fan-out; 1-4 cores; seed {seed})")
-    print(f"   min {ratios[0]:.4f}  p10 {ratios[len(ratios) // 10]:.4f}  median "
-          f"{statistics.median(ratios):.4f}  max {ratios[-1]:.9f}; above 1: "
-          f"{sum(r > 1 + 1e-9 for r in ratios)}")
+    print(
+        f"== graph quality: heuristic / brute force, {graphs} random graphs of 2-7 operators "
+        f"(joins, unions, fan-out; 1-4 cores; seed {seed})"
+    )
+    print(
+        f"   min {ratios[0]:.4f}  p10 {ratios[len(ratios) // 10]:.4f}  median "
+        f"{statistics.median(ratios):.4f}  max {ratios[-1]:.9f}; above 1: "
+        f"{sum(r > 1 + 1e-9 for r in ratios)}"
+    )
 
 
 def speed(seed: int) -> None:
@@ -110,8 +126,7 @@ def speed(seed: int) -> None:
             started = time.perf_counter()
             pipelined_fission(ChainModel(model))
             times.append(time.perf_counter() - started)
-        print(f"   {n:>3} operators: median {statistics.median(times) * 1e3:6.1f} ms, "
-              f"max {max(times) * 1e3:6.1f} ms")
+        print(f"   {n:>3} operators: median {statistics.median(times) * 1e3:6.1f} ms, max {max(times) * 1e3:6.1f} ms")
 
 
 # --- reality check ------------------------------------------------------------------------
@@ -124,9 +139,14 @@ def _source(spark, partitions: int):
     from pyspark.sql import functions as F
 
     ids = spark.range(ROWS, numPartitions=partitions)
-    return ids.select(F.concat_ws(",", (F.col("id") % USERS).cast("string"),
-                                  ((F.col("id") * 7919) % 1000).cast("string"),
-                                  F.lit("payload-padding")).alias("line"))
+    return ids.select(
+        F.concat_ws(
+            ",",
+            (F.col("id") % USERS).cast("string"),
+            ((F.col("id") * 7919) % 1000).cast("string"),
+            F.lit("payload-padding"),
+        ).alias("line")
+    )
 
 
 def _parse(df):
@@ -166,52 +186,75 @@ def reality() -> None:
     from sparkpar_lint.plan.profile import record_profile
 
     cores = 2
-    spark = (SparkSession.builder.master(f"local[{cores}]").appName("sparkpar-plan-bench")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName("sparkpar-plan-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
-    print(f"== reality: parse -> filter -> groupBy(user).agg over {ROWS:,} rows, "
-          f"{USERS:,} users, local[{cores}], Spark {spark.version}")
+    print(
+        f"== reality: parse -> filter -> groupBy(user).agg over {ROWS:,} rows, "
+        f"{USERS:,} users, local[{cores}], Spark {spark.version}"
+    )
     # The sequential semantics for the profile: one input partition, one shuffle partition.
     spark.conf.set("spark.sql.shuffle.partitions", "1")
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     _timed(spark, 1, {}, repeats=2)  # warm the JVM
-    profile = record_profile(lambda: _source(spark, 1),
-                             [("parse", _parse), ("filter", _filter), ("aggregate", _aggregate)])
+    profile = record_profile(
+        lambda: _source(spark, 1), [("parse", _parse), ("filter", _filter), ("aggregate", _aggregate)]
+    )
     kinds = {"aggregate": ("partitioned", ("user",))}
     operators = tuple(
-        Operator(row.name, *kinds.get(row.name, ("stateless", ())),
-                 cost=max(row.cost, 1e-12), selectivity=max(row.selectivity, 1e-9),
-                 forwarded=None)
-        for row in profile.rows)
+        Operator(
+            row.name,
+            *kinds.get(row.name, ("stateless", ())),
+            cost=max(row.cost, 1e-12),
+            selectivity=max(row.selectivity, 1e-9),
+            forwarded=None,
+        )
+        for row in profile.rows
+    )
     for row in profile.rows:
-        print(f"   profile {row.name:<10} rows {row.rows_in:>8,} -> {row.rows_out:>8,}  "
-              f"{row.seconds * 1e3:7.1f} ms  ({row.cost * 1e9:6.1f} ns/row)")
+        print(
+            f"   profile {row.name:<10} rows {row.rows_in:>8,} -> {row.rows_out:>8,}  "
+            f"{row.seconds * 1e3:7.1f} ms  ({row.cost * 1e9:6.1f} ns/row)"
+        )
     mean = sum(op.cost for op in operators) / len(operators)
     model = PlanModel(operators, cores, 0.05 * mean, 0.01 * mean)
     plan = plan_chain(model, pipelining=False)
     chain = ChainModel(model)
-    keyed = [rc for rc in plan.config.regions if chain.can_replicate(rc.start, rc.end)
-             and any(op.kind == "partitioned" for op in operators[rc.start:rc.end])]
+    keyed = [
+        rc
+        for rc in plan.config.regions
+        if chain.can_replicate(rc.start, rc.end)
+        and any(op.kind == "partitioned" for op in operators[rc.start : rc.end])
+    ]
     advised = max((rc.replicas for rc in keyed), default=cores)
-    default_config = Configuration(tuple(
-        RegionConfig(rc.start, rc.end, (), 200 if rc in keyed else rc.replicas)
-        for rc in plan.config.regions))
+    default_config = Configuration(
+        tuple(RegionConfig(rc.start, rc.end, (), 200 if rc in keyed else rc.replicas) for rc in plan.config.regions)
+    )
     predicted_default = chain.evaluate(default_config).throughput
     predicted = plan.estimate.throughput / predicted_default
-    print(f"   advice: {len(plan.config.regions)} region(s), replicas "
-          f"{[rc.replicas for rc in plan.config.regions]}, "
-          f"spark.sql.shuffle.partitions={advised}")
-    advised_time = _timed(spark, cores, {"spark.sql.shuffle.partitions": str(advised),
-                                         "spark.sql.adaptive.enabled": "false"})
-    default_aqe = _timed(spark, cores, {"spark.sql.shuffle.partitions": "200",
-                                        "spark.sql.adaptive.enabled": "true"})
-    default_plain = _timed(spark, cores, {"spark.sql.shuffle.partitions": "200",
-                                          "spark.sql.adaptive.enabled": "false"})
-    print(f"   measured (best of 3): advised {advised_time * 1e3:.0f} ms, default with AQE "
-          f"{default_aqe * 1e3:.0f} ms, default without AQE {default_plain * 1e3:.0f} ms")
-    print(f"   speed ratio advised/default: measured {default_aqe / advised_time:.2f}x (AQE on), "
-          f"{default_plain / advised_time:.2f}x (AQE off); predicted {predicted:.2f}x")
+    print(
+        f"   advice: {len(plan.config.regions)} region(s), replicas "
+        f"{[rc.replicas for rc in plan.config.regions]}, "
+        f"spark.sql.shuffle.partitions={advised}"
+    )
+    advised_time = _timed(
+        spark, cores, {"spark.sql.shuffle.partitions": str(advised), "spark.sql.adaptive.enabled": "false"}
+    )
+    default_aqe = _timed(spark, cores, {"spark.sql.shuffle.partitions": "200", "spark.sql.adaptive.enabled": "true"})
+    default_plain = _timed(spark, cores, {"spark.sql.shuffle.partitions": "200", "spark.sql.adaptive.enabled": "false"})
+    print(
+        f"   measured (best of 3): advised {advised_time * 1e3:.0f} ms, default with AQE "
+        f"{default_aqe * 1e3:.0f} ms, default without AQE {default_plain * 1e3:.0f} ms"
+    )
+    print(
+        f"   speed ratio advised/default: measured {default_aqe / advised_time:.2f}x (AQE on), "
+        f"{default_plain / advised_time:.2f}x (AQE off); predicted {predicted:.2f}x"
+    )
     spark.stop()
 
 

@@ -61,11 +61,16 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="sparkpar-plan-bench-"))
     logs = work / "spark-events"
     logs.mkdir()
-    spark = (SparkSession.builder.master(args.master).appName("sparkpar-plan-vs-spark")
-             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", logs.as_uri())
-             .config("spark.eventLog.compress", "false").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("sparkpar-plan-vs-spark")
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", logs.as_uri())
+        .config("spark.eventLog.compress", "false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     results = []
     try:
@@ -91,18 +96,24 @@ def main() -> int:
             report = _plan(path, profile_path, calibration)
             found = report["spark"]
             code = found["recommended"]["code"]
-            measured_default = min([profiled] + [_timed(spark, module, data, work, streaming, None)
-                                                 for _ in range(args.repeats - 1)])
-            measured_best = min(_timed(spark, module, data, work, streaming, code)
-                                for _ in range(args.repeats))
-            row = {"job": path.stem, "kind": "streaming" if streaming else "batch",
-                   "partitions": found["recommended"]["shuffle_partitions"],
-                   "predicted_default": found["default"]["seconds"],
-                   "predicted_best": found["recommended"]["seconds"],
-                   "predicted_speedup": found["speedup"],
-                   "measured_default": measured_default, "measured_best": measured_best,
-                   "measured_speedup": measured_default / measured_best, "load": load,
-                   "stages": found["stages"], "code": code}
+            measured_default = min(
+                [profiled] + [_timed(spark, module, data, work, streaming, None) for _ in range(args.repeats - 1)]
+            )
+            measured_best = min(_timed(spark, module, data, work, streaming, code) for _ in range(args.repeats))
+            row = {
+                "job": path.stem,
+                "kind": "streaming" if streaming else "batch",
+                "partitions": found["recommended"]["shuffle_partitions"],
+                "predicted_default": found["default"]["seconds"],
+                "predicted_best": found["recommended"]["seconds"],
+                "predicted_speedup": found["speedup"],
+                "measured_default": measured_default,
+                "measured_best": measured_best,
+                "measured_speedup": measured_default / measured_best,
+                "load": load,
+                "stages": found["stages"],
+                "code": code,
+            }
             results.append(row)
             _print_row(row)
     finally:
@@ -115,17 +126,24 @@ def main() -> int:
 def _make_data(spark, work: Path, rows: int) -> dict:
     from pyspark.sql import functions as F
 
-    base = (spark.range(0, rows, 1, 4)
-            .withColumn("user", (F.col("id") * 7919) % max(rows // 20, 1))
-            .withColumn("ad", (F.col("id") * 104729) % 200)
-            .withColumn("value", (F.col("id") * 31) % 100)
-            .withColumn("ts", (F.lit(1_700_000_000) + F.col("id") * 3).cast("timestamp")))
+    base = (
+        spark.range(0, rows, 1, 4)
+        .withColumn("user", (F.col("id") * 7919) % max(rows // 20, 1))
+        .withColumn("ad", (F.col("id") * 104729) % 200)
+        .withColumn("value", (F.col("id") * 31) % 100)
+        .withColumn("ts", (F.lit(1_700_000_000) + F.col("id") * 3).cast("timestamp"))
+    )
     data = {"schema": SCHEMA}
-    for name, frame in (("events", base),
-                        ("events_copy", base.withColumn("id", F.col("id") + rows)),
-                        ("clicks", base.filter(F.col("id") % 2 == 0)
-                         .withColumn("cost", (F.col("id") % 13).cast("double"))
-                         .select("id", "ad", "user", "cost"))):
+    for name, frame in (
+        ("events", base),
+        ("events_copy", base.withColumn("id", F.col("id") + rows)),
+        (
+            "clicks",
+            base.filter(F.col("id") % 2 == 0)
+            .withColumn("cost", (F.col("id") % 13).cast("double"))
+            .select("id", "ad", "user", "cost"),
+        ),
+    ):
         target = work / name
         frame.repartition(4).write.parquet(str(target))
         data[name] = str(target)
@@ -156,8 +174,13 @@ def _run(spark, module, data, work: Path, streaming: bool) -> float:
     started = time.perf_counter()
     if streaming:
         checkpoint = Path(tempfile.mkdtemp(dir=work, prefix="checkpoint-"))
-        query = (frame.writeStream.format("noop").outputMode("update")
-                 .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+        query = (
+            frame.writeStream.format("noop")
+            .outputMode("update")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
         query.awaitTermination()
     else:
         frame.write.format("noop").mode("overwrite").save()
@@ -177,11 +200,14 @@ def _plan(job: Path, profile: Path, calibration: Path) -> dict:
 
 def _print_row(row: dict) -> None:
     error = (row["predicted_speedup"] - row["measured_speedup"]) / row["measured_speedup"]
-    print(f"{row['job']:<22} {row['kind']:<9} P={row['partitions']:<3} "
-          f"predicted {row['predicted_default']:7.2f}s -> {row['predicted_best']:7.2f}s "
-          f"({row['predicted_speedup']:.2f}x) | measured {row['measured_default']:7.2f}s -> "
-          f"{row['measured_best']:7.2f}s ({row['measured_speedup']:.2f}x) | error {error:+.0%} "
-          f"| load {row['load']:.1f}", flush=True)
+    print(
+        f"{row['job']:<22} {row['kind']:<9} P={row['partitions']:<3} "
+        f"predicted {row['predicted_default']:7.2f}s -> {row['predicted_best']:7.2f}s "
+        f"({row['predicted_speedup']:.2f}x) | measured {row['measured_default']:7.2f}s -> "
+        f"{row['measured_best']:7.2f}s ({row['measured_speedup']:.2f}x) | error {error:+.0%} "
+        f"| load {row['load']:.1f}",
+        flush=True,
+    )
 
 
 def _summary(results: list[dict]) -> None:
@@ -190,9 +216,11 @@ def _summary(results: list[dict]) -> None:
     errors = [abs(r["predicted_speedup"] - r["measured_speedup"]) / r["measured_speedup"] for r in results]
     within = sum(e <= 0.25 for e in errors)
     slower = [r["job"] for r in results if r["measured_best"] > r["measured_default"]]
-    print(f"\n{within}/{len(results)} predictions within ±25% of the measured speed-up "
-          f"(max error {max(errors):.0%}); recommended slower than defaults: "
-          f"{', '.join(slower) or 'none'}")
+    print(
+        f"\n{within}/{len(results)} predictions within ±25% of the measured speed-up "
+        f"(max error {max(errors):.0%}); recommended slower than defaults: "
+        f"{', '.join(slower) or 'none'}"
+    )
     print(json.dumps(results))
 
 

@@ -48,10 +48,12 @@ def load(path: Path):
 
 def pairs() -> list[tuple[Path, Path | None]]:
     found = []
-    for bad in sorted((ROOT / "tests" / "plugin_jobs").glob("bad_*.py")) + sorted((ROOT / "fixtures").glob("**/bad_*.py")):
+    for bad in sorted((ROOT / "tests" / "plugin_jobs").glob("bad_*.py")) + sorted(
+        (ROOT / "fixtures").glob("**/bad_*.py")
+    ):
         if "FAULTS_ONLY = True" in bad.read_text(encoding="utf-8"):
             continue  # a retry-safety bug: only --sparkpar-faults can show it, not a permuted run
-        stem = bad.name[len("bad_"):]
+        stem = bad.name[len("bad_") :]
         twin = next((bad.with_name(p + stem) for p in ("fixed_", "good_") if bad.with_name(p + stem).exists()), None)
         found.append((bad, twin))
     return found
@@ -86,7 +88,8 @@ def sparkpar_job(module):
         return as_frame(session, module.job(session, **frames))
 
     job.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in module.INPUTS])
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in module.INPUTS]
+    )
     return job
 
 
@@ -100,8 +103,16 @@ def checker_for(spark, module, runs: int, seed: int) -> tuple[Checker, dict]:
     names = list(module.INPUTS)
     order = order_of(getattr(module, "INPUT_ORDER", None)) or bag()
     orders = order if isinstance(order, dict) else dict.fromkeys(names, order)
-    checker = Checker(spark, settings, sparkpar_job(module), orders, order_of(getattr(module, "OUTPUT", None)) or bag(),
-                      getattr(module, "STREAMING", False), getattr(module, "OUTPUT_MODE", "append"), None)
+    checker = Checker(
+        spark,
+        settings,
+        sparkpar_job(module),
+        orders,
+        order_of(getattr(module, "OUTPUT", None)) or bag(),
+        getattr(module, "STREAMING", False),
+        getattr(module, "OUTPUT_MODE", "append"),
+        None,
+    )
     schemas = getattr(module, "SCHEMA", None) or {}
     datasets = {n: normalise(spark, v, schemas.get(n)) for n, v in module.INPUTS.items()}
     return checker, datasets
@@ -124,7 +135,9 @@ def throughput(spark, variants: int) -> None:
         for key, value in variant.confs().items():
             spark.conf.set(key, value)
         placement = variant.placements["df"]
-        frame = spark.createDataFrame([data.rows[i] for i in placement.order], data.schema).repartition(placement.partitions)
+        frame = spark.createDataFrame([data.rows[i] for i in placement.order], data.schema).repartition(
+            placement.partitions
+        )
         module.job(frame).collect()
     naive = variants / (time.perf_counter() - start_time)
     spark.conf.set("spark.sql.shuffle.partitions", "4")
@@ -164,8 +177,11 @@ def detection(spark, seeds: int, twin_seeds: int, runs: int) -> None:
             began = time.perf_counter()
             caught = sum(checker.search(datasets, sequential, seed) is not None for seed in range(count))
             what = "caught" if expect_bug else "false alarms"
-            print(f"  {str(path.relative_to(ROOT)):48s} {what} {caught}/{count} = {caught / count:6.1%}"
-                  f"  ({time.perf_counter() - began:.0f} s)", flush=True)
+            print(
+                f"  {str(path.relative_to(ROOT)):48s} {what} {caught}/{count} = {caught / count:6.1%}"
+                f"  ({time.perf_counter() - began:.0f} s)",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -177,9 +193,14 @@ def main() -> None:
     parser.add_argument("--master", default=DETERMINISM_MASTER)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-detection", action="store_true")
-    parser.add_argument("--fresh-naive", type=int, default=0, metavar="N",
-                        help="also time N variants of the other naive loop: a new SparkSession "
-                             "(stop + start the SparkContext) per variant")
+    parser.add_argument(
+        "--fresh-naive",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N variants of the other naive loop: a new SparkSession "
+        "(stop + start the SparkContext) per variant",
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     spark = start(args.master)

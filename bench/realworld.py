@@ -67,10 +67,13 @@ def run_sparkpar(args: list[str], cwd: Path, files: list[str], config: Path) -> 
     """Run `sparkpar ARGS --config CONFIG FILES` in batches; (returncode, stdout, stderr) each."""
     results = []
     for start in range(0, len(files), BATCH):
-        batch = files[start:start + BATCH]
+        batch = files[start : start + BATCH]
         done = subprocess.run(
             [*sparkpar_command(), *args, "--config", str(config), "--", *batch],
-            cwd=cwd, capture_output=True, text=True, check=False,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
             env={**os.environ, "NO_COLOR": "1"},
         )
         results.append((done.returncode, done.stdout, done.stderr))
@@ -95,8 +98,7 @@ def lint(root: Path, by_repo: dict[str, list[str]], config: Path) -> Measured:
         measured.errors += [f"{repo}: {p}: not in the snapshot" for p in paths if p not in present]
         if not present:
             continue
-        for code, out, err in run_sparkpar(["lint", "--format", "json", "--no-cache"], base,
-                                           present, config):
+        for code, out, err in run_sparkpar(["lint", "--format", "json", "--no-cache"], base, present, config):
             measured.errors += [f"{repo}: {line}" for line in err.splitlines() if line.strip()]
             try:
                 findings = json.loads(out) if out.strip() else []
@@ -162,13 +164,17 @@ def score(cases: list[dict], findings: list[dict]) -> dict:
     for rule in sorted(rows, key=lambda r: (r == "ALL", r)):
         c = rows[rule]
         figures[rule] = {
-            "real": c["real"], "found": c["found"], "recall": ratio(c["found"], c["real"]),
-            "true": c["true"], "false": c["false"], "debatable": c["debatable"],
-            "precision": ratio(c["true"], c["true"] + c["false"]), "unjudged": c["unjudged"],
+            "real": c["real"],
+            "found": c["found"],
+            "recall": ratio(c["found"], c["real"]),
+            "true": c["true"],
+            "false": c["false"],
+            "debatable": c["debatable"],
+            "precision": ratio(c["true"], c["true"] + c["false"]),
+            "unjudged": c["unjudged"],
         }
     unjudged = [f for f in findings if id(f) not in judged_ids]
-    return {"rules": figures, "misses": misses, "false_positives": false_positives,
-            "unjudged": unjudged}
+    return {"rules": figures, "misses": misses, "false_positives": false_positives, "unjudged": unjudged}
 
 
 def where(item: dict) -> str:
@@ -183,25 +189,37 @@ def percent(value: float | None) -> str:
 def print_report(cases: list[dict], measured: Measured, result: dict) -> None:
     repos = {c["repo"] for c in cases}
     files = {(c["repo"], c["path"]) for c in cases}
-    print(f"cases: {len(cases)}  repos: {len(repos)}  files: {len(files)}  "
-          f"findings now: {len(measured.findings)}")
+    print(f"cases: {len(cases)}  repos: {len(repos)}  files: {len(files)}  findings now: {len(measured.findings)}")
     for repo in measured.missing:
         print(f"snapshot missing (its cases count as not found): {repo}")
     print()
-    header = ("rule", "real", "found", "recall", "true", "false", "debatable", "precision",
-              "unjudged")
+    header = ("rule", "real", "found", "recall", "true", "false", "debatable", "precision", "unjudged")
     print("{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>10}".format(*header))
     for rule, f in result["rules"].items():
-        print("{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>10}".format(
-            rule, f["real"], f["found"], percent(f["recall"]), f["true"], f["false"],
-            f["debatable"], percent(f["precision"]), f["unjudged"]))
-    print("\nreal = TP+FN cases expecting that rule; found = reported now; true/false/debatable ="
-          " judged cases reported now\nby that rule; precision = true / (true + false);"
-          " unjudged = findings now that no case judges.")
+        print(
+            "{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>10}".format(
+                rule,
+                f["real"],
+                f["found"],
+                percent(f["recall"]),
+                f["true"],
+                f["false"],
+                f["debatable"],
+                percent(f["precision"]),
+                f["unjudged"],
+            )
+        )
+    print(
+        "\nreal = TP+FN cases expecting that rule; found = reported now; true/false/debatable ="
+        " judged cases reported now\nby that rule; precision = true / (true + false);"
+        " unjudged = findings now that no case judges."
+    )
     print(f"\nMisses: real problems not reported now ({len(result['misses'])})")
     for case in result["misses"]:
-        print(f"  {where(case)}  {case.get('expected_rule') or case.get('rule')}  "
-              f"[{case.get('kind', '?')}] {case['reason']}")
+        print(
+            f"  {where(case)}  {case.get('expected_rule') or case.get('rule')}  "
+            f"[{case.get('kind', '?')}] {case['reason']}"
+        )
     print(f"\nFalse positives still reported ({len(result['false_positives'])})")
     for case in result["false_positives"]:
         print(f"  {where(case)}  {case['rule']}  {case['reason']}")
@@ -215,6 +233,7 @@ def print_report(cases: list[dict], measured: Measured, result: dict) -> None:
 
 
 # --- --fix ---------------------------------------------------------------------------------------
+
 
 def parseable(path: Path) -> frozenset | None:
     """What of PATH Python can parse: {0} for a whole .py file, the code cells of a notebook.
@@ -251,9 +270,15 @@ def parseable(path: Path) -> frozenset | None:
 
 
 def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: Measured) -> dict:
-    report = {"changed": [], "broken": [], "not_idempotent": [], "errors": [],
-              "before": Counter(f["rule"] for f in before.findings), "after": Counter(),
-              "fixable_left": []}
+    report = {
+        "changed": [],
+        "broken": [],
+        "not_idempotent": [],
+        "errors": [],
+        "before": Counter(f["rule"] for f in before.findings),
+        "after": Counter(),
+        "fixable_left": [],
+    }
     with tempfile.TemporaryDirectory(prefix="realworld-fix-") as tmp:
         for repo, paths in by_repo.items():
             source, copy = snapshot_dir(root, repo), snapshot_dir(Path(tmp), repo)
@@ -265,8 +290,9 @@ def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: 
                 shutil.copyfile(source / p, copy / p)
             fix_args = ["fix", "--unsafe-fixes"]
             for _code, _out, err in run_sparkpar(fix_args, copy, paths, config):
-                report["errors"] += [f"{repo}: {line}" for line in err.splitlines()
-                                     if line.startswith("sparkpar: error")]
+                report["errors"] += [
+                    f"{repo}: {line}" for line in err.splitlines() if line.startswith("sparkpar: error")
+                ]
             once = {p: (copy / p).read_bytes() for p in paths}
             for p in paths:
                 if once[p] == (source / p).read_bytes():
@@ -276,10 +302,10 @@ def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: 
                 if was and (now is None or not was <= now):
                     report["broken"].append(f"{repo} {p}")
             for _code, _out, err in run_sparkpar(fix_args, copy, paths, config):
-                report["errors"] += [f"{repo}: second run: {line}" for line in err.splitlines()
-                                     if line.startswith("sparkpar: error")]
-            report["not_idempotent"] += [f"{repo} {p}" for p in paths
-                                         if (copy / p).read_bytes() != once[p]]
+                report["errors"] += [
+                    f"{repo}: second run: {line}" for line in err.splitlines() if line.startswith("sparkpar: error")
+                ]
+            report["not_idempotent"] += [f"{repo} {p}" for p in paths if (copy / p).read_bytes() != once[p]]
             after = lint(Path(tmp), {repo: paths}, config)
             report["errors"] += after.errors
             for finding in after.findings:
@@ -292,9 +318,10 @@ def fix_report(root: Path, by_repo: dict[str, list[str]], config: Path, before: 
 def print_fix_report(report: dict) -> None:
     print("\n--- sparkpar fix --unsafe-fixes on a copy ---")
     print(f"files changed: {len(report['changed'])}")
-    for title, key in (("files that no longer parse", "broken"),
-                       ("fixes that are not idempotent (a second run changed the file)",
-                        "not_idempotent")):
+    for title, key in (
+        ("files that no longer parse", "broken"),
+        ("fixes that are not idempotent (a second run changed the file)", "not_idempotent"),
+    ):
         print(f"{title}: {len(report[key])}")
         for item in report[key]:
             print(f"  {item}")
@@ -308,8 +335,10 @@ def print_fix_report(report: dict) -> None:
     before = sum(n for rule, n in report["before"].items() if rule in offering)
     after = sum(n for rule, n in report["after"].items() if rule in offering)
     if before:
-        print(f"findings of rules that offer a fix: {before} -> {after}, "
-              f"fixed {before - after} ({(before - after) / before:.0%})")
+        print(
+            f"findings of rules that offer a fix: {before} -> {after}, "
+            f"fixed {before - after} ({(before - after) / before:.0%})"
+        )
     print(f"findings left that carry a fix: {len(report['fixable_left'])}")
     for finding in report["fixable_left"]:
         print(f"  {where(finding)}  {finding['rule']} ({finding['fix']})")
@@ -320,6 +349,7 @@ def print_fix_report(report: dict) -> None:
 
 
 # --- main ----------------------------------------------------------------------------------------
+
 
 def load_list(path: Path) -> list[dict]:
     try:
@@ -352,8 +382,14 @@ def main(argv: list[str] | None = None) -> int:
         result = score(cases, measured.findings)
         fixed = fix_report(args.snapshots_dir, by_repo, config, measured) if args.fix else None
     if args.json:
-        out = {**result, "cases": len(cases), "repos": len(by_repo), "errors": measured.errors,
-               "missing_snapshots": measured.missing, "repos_without_commit": unknown}
+        out = {
+            **result,
+            "cases": len(cases),
+            "repos": len(by_repo),
+            "errors": measured.errors,
+            "missing_snapshots": measured.missing,
+            "repos_without_commit": unknown,
+        }
         if fixed is not None:
             out["fix"] = fixed
         print(json.dumps(out, indent=2, default=dict))

@@ -21,9 +21,18 @@ class Sparkpar:
         if runs_override:
             self.settings.runs = runs_override
 
-    def check(self, job: Callable, inputs: Any, input_order: OrderType | dict[str, OrderType] | None = None,
-              output: OrderType | None = None, streaming: bool = False, *, output_mode: str = "append",
-              tolerance: float | None = None, schema: Any = None) -> list:
+    def check(
+        self,
+        job: Callable,
+        inputs: Any,
+        input_order: OrderType | dict[str, OrderType] | None = None,
+        output: OrderType | None = None,
+        streaming: bool = False,
+        *,
+        output_mode: str = "append",
+        tolerance: float | None = None,
+        schema: Any = None,
+    ) -> list:
         """Run `job` under its sequential semantics and, with --sparkpar-determinism, under
         permuted interleavings; fail with a shrunk counterexample when outputs differ.
 
@@ -47,7 +56,9 @@ class Sparkpar:
         seed = derive_seed(self.settings.seed, self.settings.nodeid, self._calls)
         self._calls += 1
         spark = self._get_spark()
-        checker = Checker(spark, self.settings, job, order_of, output or orders.bag(), streaming, output_mode, tolerance)
+        checker = Checker(
+            spark, self.settings, job, order_of, output or orders.bag(), streaming, output_mode, tolerance
+        )
 
         strategies = {n: v for n, v in named.items() if is_strategy(v)}
         if strategies:
@@ -68,7 +79,9 @@ class Sparkpar:
             mismatch = checker.coarse(datasets, mismatch, seed)
             mismatch = checker.shrink(mismatch.inputs, seed) or mismatch
         sizes = {n: len(d.rows) for n, d in datasets.items()}
-        raise SparkparFailure(failure_report(job, mismatch, checker.output, tolerance, self.settings, sizes, mismatch.inputs != datasets))
+        raise SparkparFailure(
+            failure_report(job, mismatch, checker.output, tolerance, self.settings, sizes, mismatch.inputs != datasets)
+        )
 
     def _check_strategies(self, checker, strategies, schemas, spark, seed) -> list:
         __tracebackhide__ = True
@@ -95,10 +108,19 @@ class Sparkpar:
         mismatch = checker.strategy_search(strategies, schemas, spark, seed)
         if mismatch is None:
             return []
-        raise SparkparFailure(failure_report(checker.job, mismatch, checker.output, checker.tolerance, self.settings, {}, True))
+        raise SparkparFailure(
+            failure_report(checker.job, mismatch, checker.output, checker.tolerance, self.settings, {}, True)
+        )
 
-    def check_combiner(self, fn: Callable[[Any, Any], Any], values: Any, *, commutative: bool = True,
-                       tolerance: float | None = None, max_examples: int = 200) -> None:
+    def check_combiner(
+        self,
+        fn: Callable[[Any, Any], Any],
+        values: Any,
+        *,
+        commutative: bool = True,
+        tolerance: float | None = None,
+        max_examples: int = 200,
+    ) -> None:
         """Property-test that `fn` is associative (and commutative unless told otherwise), as a
         combine function run on partial aggregates must be; fails with a minimal counterexample."""
         __tracebackhide__ = True
@@ -118,13 +140,21 @@ class Sparkpar:
             pass
 
         @fix_seed(derive_seed(self.settings.seed, self.settings.nodeid, self._calls))
-        @settings(database=None, deadline=None, max_examples=max_examples, suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @settings(
+            database=None,
+            deadline=None,
+            max_examples=max_examples,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+        )
         @given(strategy, strategy, strategy)
         def law(a, b, c):
             left, right = fn(fn(a, b), c), fn(a, fn(b, c))
             if not values_equal(left, right, tolerance):
                 found["law"] = "associativity: fn(fn(a, b), c) == fn(a, fn(b, c))"
-                found["detail"] = f"a = {a!r}\nb = {b!r}\nc = {c!r}\nfn(fn(a, b), c) = {left!r}\nfn(a, fn(b, c)) = {right!r}"
+                found["detail"] = (
+                    f"a = {a!r}\nb = {b!r}\nc = {c!r}\nfn(fn(a, b), c) = {left!r}\nfn(a, fn(b, c)) = {right!r}"
+                )
                 raise NotAMonoid()
             if commutative:
                 ab, ba = fn(a, b), fn(b, a)
@@ -141,7 +171,8 @@ class Sparkpar:
                 f"sparkpar: combiner `{name}` breaks {found['law']}, so Spark's partial aggregation"
                 " can change the result with the partitioning.\n\n"
                 + section("minimal counterexample (shrunk by hypothesis)", found["detail"])
-                + "\n" + section("reproduce", f"seed: {self.settings.seed}\n{self.settings.replay}")
+                + "\n"
+                + section("reproduce", f"seed: {self.settings.seed}\n{self.settings.replay}")
             ) from None
 
 

@@ -98,8 +98,17 @@ def _inferred(spark, rows: list):
 class Checker:
     """One `check(...)` call: inputs normalised, job, orders and the run settings."""
 
-    def __init__(self, spark, settings: Settings, job: Callable, orders: dict[str, OrderType],
-                 output: OrderType, streaming: bool, output_mode: str, tolerance: float | None):
+    def __init__(
+        self,
+        spark,
+        settings: Settings,
+        job: Callable,
+        orders: dict[str, OrderType],
+        output: OrderType,
+        streaming: bool,
+        output_mode: str,
+        tolerance: float | None,
+    ):
         self.pool = SessionPool(spark)
         self.settings, self.job, self.orders, self.output = settings, job, orders, output
         self.streaming, self.output_mode, self.tolerance = streaming, output_mode, tolerance
@@ -130,7 +139,9 @@ class Checker:
     def search(self, inputs: dict[str, Dataset], seq: Output, seed: int) -> Mismatch | None:
         __tracebackhide__ = True
         rng = random.Random(seed)
-        variants = [il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming) for _ in range(self.settings.runs)]
+        variants = [
+            il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming) for _ in range(self.settings.runs)
+        ]
         found: dict[int, Mismatch] = {}
         threads = 1 if self.pool.shared else THREADS
         with ThreadPoolExecutor(threads, thread_name_prefix="sparkpar") as executor:
@@ -169,8 +180,15 @@ class Checker:
                 if fault is None:
                     raise
                 text = str(error).strip().splitlines()
-                return Mismatch(inputs, variant, seq, seq, [], fault=fault.describe(),
-                                error=f"{type(error).__name__}: {text[0][:300] if text else ''}")
+                return Mismatch(
+                    inputs,
+                    variant,
+                    seq,
+                    seq,
+                    [],
+                    fault=fault.describe(),
+                    error=f"{type(error).__name__}: {text[0][:300] if text else ''}",
+                )
             fault = killer.stop()
             mismatch = self.compare(inputs, variant, seq, out)
             if mismatch is not None and fault is not None:
@@ -262,11 +280,18 @@ class Checker:
                 state["best"] = mismatch
                 raise Differs("outputs differ")
 
-        test = fix_seed(seed)(settings(
-            database=None, deadline=None, max_examples=self.settings.runs,
-            phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
-            report_multiple_bugs=False, print_blob=False, verbosity=Verbosity.quiet,
-        )(given(st.data())(case)))
+        test = fix_seed(seed)(
+            settings(
+                database=None,
+                deadline=None,
+                max_examples=self.settings.runs,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+                report_multiple_bugs=False,
+                print_blob=False,
+                verbosity=Verbosity.quiet,
+            )(given(st.data())(case))
+        )
         try:
             test()
         except (Differs, OutOfTime):

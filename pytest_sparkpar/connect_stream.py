@@ -31,18 +31,24 @@ def _write_input(session, table: str, data, placement, file_schema) -> str:
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    tagged_schema = StructType(list(file_schema.fields) + [StructField(PART, IntegerType(), False),
-                                                           StructField(POS, IntegerType(), False)])
+    tagged_schema = StructType(
+        list(file_schema.fields) + [StructField(PART, IntegerType(), False), StructField(POS, IntegerType(), False)]
+    )
     for batch in range(placement.batches):
-        tagged = [data.rows[i] + (placement.partition_of[j], j)
-                  for j, i in enumerate(placement.order) if placement.batch_of[j] == batch]
+        tagged = [
+            data.rows[i] + (placement.partition_of[j], j)
+            for j, i in enumerate(placement.order)
+            if placement.batch_of[j] == batch
+        ]
         filled = {part for *_, part, _ in tagged}
         if tagged:
             frame = session.createDataFrame(tagged, tagged_schema)
             placed = frame.repartitionById(placement.partitions, F.col(PART)).sortWithinPartitions(POS)
             placed.drop(PART, POS).write.mode("append").format("parquet").saveAsTable(table)
         for _ in range(placement.partitions - len(filled)):
-            session.createDataFrame([], file_schema).coalesce(1).write.mode("append").format("parquet").saveAsTable(table)
+            session.createDataFrame([], file_schema).coalesce(1).write.mode("append").format("parquet").saveAsTable(
+                table
+            )
     return _table_location(session, table)
 
 
@@ -60,12 +66,20 @@ def run(session, job, inputs, variant, output_mode):
             tables.append(table)
             schema = _file_schema(data.schema)
             location = _write_input(session, table, data, variant.placements[name], schema)
-            stream = (session.readStream.schema(schema)
-                      .option("maxFilesPerTrigger", variant.placements[name].partitions).parquet(location))
+            stream = (
+                session.readStream.schema(schema)
+                .option("maxFilesPerTrigger", variant.placements[name].partitions)
+                .parquet(location)
+            )
             frames[name] = _as_read(stream, data.schema)
         result = call_job(job, frames)
-        query = (result.writeStream.format("memory").queryName(sink).outputMode(output_mode)
-                 .trigger(availableNow=True).start())
+        query = (
+            result.writeStream.format("memory")
+            .queryName(sink)
+            .outputMode(output_mode)
+            .trigger(availableNow=True)
+            .start()
+        )
         query.awaitTermination()
         batches = {p["batchId"]: int(p["sink"].get("numOutputRows") or 0) for p in query.recentProgress}
         return to_rows(session.table(sink)), list(result.columns), batches
@@ -78,4 +92,3 @@ def run(session, job, inputs, variant, output_mode):
         for table in tables:
             session.sql(f"DROP TABLE IF EXISTS {table}")
         session.catalog.dropTempView(sink)
-

@@ -36,11 +36,14 @@ class Perturbation:
 def perturbations(seed: int, runs: int) -> list[Perturbation]:
     rng = random.Random(seed)
     return [
-        Perturbation(i, {
-            "spark.sql.shuffle.partitions": str(rng.choice(SHUFFLE_PARTITIONS)),
-            "spark.sql.adaptive.enabled": rng.choice(("true", "false")),
-            "spark.sql.leafNodeDefaultParallelism": str(rng.randint(1, MAX_INPUT_PARTITIONS)),
-        })
+        Perturbation(
+            i,
+            {
+                "spark.sql.shuffle.partitions": str(rng.choice(SHUFFLE_PARTITIONS)),
+                "spark.sql.adaptive.enabled": rng.choice(("true", "false")),
+                "spark.sql.leafNodeDefaultParallelism": str(rng.randint(1, MAX_INPUT_PARTITIONS)),
+            },
+        )
         for i in range(runs)
     ]
 
@@ -148,8 +151,16 @@ def project_sources(item) -> list[str]:
     return paths
 
 
-def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: int, runs: int, replay: str,
-           own: dict[str, str | None], sources: list[str]) -> str:
+def report(
+    nodeid: str,
+    perturbation: Perturbation,
+    error: BaseException,
+    seed: int,
+    runs: int,
+    replay: str,
+    own: dict[str, str | None],
+    sources: list[str],
+) -> str:
     from pytest_sparkpar.report import lint_findings, section
 
     detail = f"{type(error).__name__}: {error}".rstrip()
@@ -157,10 +168,18 @@ def report(nodeid: str, perturbation: Perturbation, error: BaseException, seed: 
     return (
         f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
         f"partitions or schedules the same work differently (perturbation {perturbation.index + 1} of {runs}).\n\n"
-        + section("failing perturbation", perturbation.describe()
-                  + (f"\n(overrides the test's own session settings: {overridden})" if overridden else ""))
-        + "\n" + section("assertion diff / error under the perturbation", detail)
-        + "\n" + section("reproduce", f"seed: {seed}\n{replay}")
-        + ("\n" + section("likely cause (sparkpar lint on the test and the project modules it imports)", cause)
-           if (cause := lint_findings(sources)) else "")
+        + section(
+            "failing perturbation",
+            perturbation.describe()
+            + (f"\n(overrides the test's own session settings: {overridden})" if overridden else ""),
+        )
+        + "\n"
+        + section("assertion diff / error under the perturbation", detail)
+        + "\n"
+        + section("reproduce", f"seed: {seed}\n{replay}")
+        + (
+            "\n" + section("likely cause (sparkpar lint on the test and the project modules it imports)", cause)
+            if (cause := lint_findings(sources))
+            else ""
+        )
     )

@@ -39,8 +39,10 @@ class Fault:
     pid: int
 
     def describe(self) -> str:
-        return (f"executor process {self.pid} killed (SIGKILL) in stage {self.stage} after {self.finished} "
-                f"of its {self.tasks} tasks had finished; Spark re-ran the lost tasks and map outputs")
+        return (
+            f"executor process {self.pid} killed (SIGKILL) in stage {self.stage} after {self.finished} "
+            f"of its {self.tasks} tasks had finished; Spark re-ran the lost tasks and map outputs"
+        )
 
 
 def supported(master: str) -> bool:
@@ -49,7 +51,7 @@ def supported(master: str) -> bool:
 
 def executor_count(master: str) -> int:
     """N of `local-cluster[N, cores, memory]`."""
-    return int(master[len("local-cluster["):].split(",")[0])
+    return int(master[len("local-cluster[") :].split(",")[0])
 
 
 def executor_pids(app_id: str) -> list[int]:
@@ -75,8 +77,10 @@ def wait_for_executors(spark, count: int, timeout: float = RESTART_TIMEOUT) -> N
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         # getExecutorMemoryStatus has one entry per block manager: the driver's and each executor's.
-        if context._jsc.sc().getExecutorMemoryStatus().size() - 1 >= count and \
-                len(executor_pids(context.applicationId)) >= count:
+        if (
+            context._jsc.sc().getExecutorMemoryStatus().size() - 1 >= count
+            and len(executor_pids(context.applicationId)) >= count
+        ):
             return
         time.sleep(0.2)
 

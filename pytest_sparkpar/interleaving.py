@@ -65,9 +65,7 @@ class Interleaving:
 
 def sequential(sizes: dict[str, int]) -> Interleaving:
     """The sequential semantics: one partition, original order, one shuffle partition, one batch."""
-    placements = {
-        name: Placement(tuple(range(n)), 1, (0,) * n, (0,) * n) for name, n in sizes.items()
-    }
+    placements = {name: Placement(tuple(range(n)), 1, (0,) * n, (0,) * n) for name, n in sizes.items()}
     return Interleaving(placements, shuffle_partitions=1, adaptive=False, label="sequential")
 
 

@@ -123,6 +123,4 @@ def canonical(rows: list[tuple], columns: list[str], order: OrderType) -> Canoni
 def differing_groups(a: Canonical, b: Canonical, tolerance: float | None) -> list[Any]:
     """Keys whose rows differ (a bag or sequence has the one key None)."""
     keys = sorted(set(a.groups) | set(b.groups), key=repr)
-    return [
-        k for k in keys if not values_equal(a.groups.get(k, []), b.groups.get(k, []), tolerance)
-    ]
+    return [k for k in keys if not values_equal(a.groups.get(k, []), b.groups.get(k, []), tolerance)]

@@ -35,31 +35,73 @@ SESSION_KEY = pytest.StashKey[dict]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sparkpar", "sparkpar: determinism of PySpark jobs under parallelism")
-    group.addoption("--sparkpar-determinism", action="store_true", default=None,
-                    help="run permuted interleavings in sparkpar.check and fail when outputs differ")
-    group.addoption("--sparkpar-runs", type=int, default=None, metavar="N",
-                    help=f"permuted interleavings per check (default {DEFAULT_RUNS})")
-    group.addoption("--sparkpar-seed", type=int, default=None, metavar="S",
-                    help="seed of the interleaving choices (default: random, shown in the header)")
-    group.addoption("--sparkpar-shrink-seconds", type=float, default=None, metavar="T",
-                    help="wall-clock budget for shrinking a failure to a minimal one; 0 reports "
-                         "the first failing interleaving as found (default 30)")
-    group.addoption("--sparkpar-master", default=None, metavar="URL",
-                    help="Spark master (default local[2]; local-cluster[2,1,1024] with "
-                         "--sparkpar-determinism); an sc:// URL uses Spark Connect")
-    group.addoption("--sparkpar-faults", action="store_true", default=None,
-                    help="retry safety: more runs per check, each killing an executor JVM of the local-cluster "
-                         "mid-stage; fails when the answer changes (implies --sparkpar-determinism; needs a "
-                         "local-cluster master)")
-    group.addoption("--sparkpar-fault-runs", type=int, default=None, metavar="N",
-                    help=f"runs with an executor killed, per check (default {DEFAULT_FAULT_RUNS})")
-    parser.addini("sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False)
-    parser.addini("sparkpar_runs", f"permuted interleavings per check (default {DEFAULT_RUNS})", default=str(DEFAULT_RUNS))
+    group.addoption(
+        "--sparkpar-determinism",
+        action="store_true",
+        default=None,
+        help="run permuted interleavings in sparkpar.check and fail when outputs differ",
+    )
+    group.addoption(
+        "--sparkpar-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"permuted interleavings per check (default {DEFAULT_RUNS})",
+    )
+    group.addoption(
+        "--sparkpar-seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="seed of the interleaving choices (default: random, shown in the header)",
+    )
+    group.addoption(
+        "--sparkpar-shrink-seconds",
+        type=float,
+        default=None,
+        metavar="T",
+        help="wall-clock budget for shrinking a failure to a minimal one; 0 reports "
+        "the first failing interleaving as found (default 30)",
+    )
+    group.addoption(
+        "--sparkpar-master",
+        default=None,
+        metavar="URL",
+        help="Spark master (default local[2]; local-cluster[2,1,1024] with "
+        "--sparkpar-determinism); an sc:// URL uses Spark Connect",
+    )
+    group.addoption(
+        "--sparkpar-faults",
+        action="store_true",
+        default=None,
+        help="retry safety: more runs per check, each killing an executor JVM of the local-cluster "
+        "mid-stage; fails when the answer changes (implies --sparkpar-determinism; needs a "
+        "local-cluster master)",
+    )
+    group.addoption(
+        "--sparkpar-fault-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"runs with an executor killed, per check (default {DEFAULT_FAULT_RUNS})",
+    )
+    parser.addini(
+        "sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False
+    )
+    parser.addini(
+        "sparkpar_runs", f"permuted interleavings per check (default {DEFAULT_RUNS})", default=str(DEFAULT_RUNS)
+    )
     parser.addini("sparkpar_seed", "seed of the interleaving choices (default random)", default="")
     parser.addini("sparkpar_shrink_seconds", "shrinking budget in seconds (default 30)", default="30")
     parser.addini("sparkpar_master", "Spark master URL (see --sparkpar-master)", default="")
-    parser.addini("sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False)
-    parser.addini("sparkpar_fault_runs", f"fault-injected runs per check (default {DEFAULT_FAULT_RUNS})", default=str(DEFAULT_FAULT_RUNS))
+    parser.addini(
+        "sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False
+    )
+    parser.addini(
+        "sparkpar_fault_runs",
+        f"fault-injected runs per check (default {DEFAULT_FAULT_RUNS})",
+        default=str(DEFAULT_FAULT_RUNS),
+    )
 
 
 def _option(config: pytest.Config, name: str):
@@ -105,8 +147,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_sparkpar.faults import supported
 
         if not supported(master(config)):
-            raise pytest.UsageError(f"--sparkpar-faults kills executor processes of a local-cluster master on this "
-                                    f"machine (Linux); the master is {master(config)}")
+            raise pytest.UsageError(
+                f"--sparkpar-faults kills executor processes of a local-cluster master on this "
+                f"machine (Linux); the master is {master(config)}"
+            )
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -162,13 +206,18 @@ def sparkpar(request: pytest.FixtureRequest):
     config = request.config
     marker = request.node.get_closest_marker("sparkpar")
     settings = Settings(
-        determinism=determinism(config), runs=runs(config), seed=config.stash[SEED_KEY],
-        master=master(config), nodeid=request.node.nodeid,
+        determinism=determinism(config),
+        runs=runs(config),
+        seed=config.stash[SEED_KEY],
+        master=master(config),
+        nodeid=request.node.nodeid,
         shrink_seconds=float(_option(config, "shrink_seconds")),
-        replay=replay_command(config, request.node.nodeid), faults=fault_runs(config),
+        replay=replay_command(config, request.node.nodeid),
+        faults=fault_runs(config),
     )
-    return Sparkpar(settings, lambda: request.getfixturevalue("spark"),
-                    runs_override=marker.kwargs.get("runs") if marker else None)
+    return Sparkpar(
+        settings, lambda: request.getfixturevalue("spark"), runs_override=marker.kwargs.get("runs") if marker else None
+    )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -199,13 +248,27 @@ def pytest_runtest_call(item: pytest.Item):
     try:
         found = rerun(item, spark, seed, count)
     except NotRepeatable as why:
-        item.warn(pytest.PytestWarning(f"sparkpar: not audited for order dependence: the test fails when run "
-                                       f"again in place, without any perturbation ({why})"))
+        item.warn(
+            pytest.PytestWarning(
+                f"sparkpar: not audited for order dependence: the test fails when run "
+                f"again in place, without any perturbation ({why})"
+            )
+        )
         return result
     if found is not None:
         perturbation, error = found
-        raise SparkparFailure(report(item.nodeid, perturbation, error, item.config.stash[SEED_KEY], count,
-                                     replay_command(item.config, item.nodeid), own, project_sources(item)))
+        raise SparkparFailure(
+            report(
+                item.nodeid,
+                perturbation,
+                error,
+                item.config.stash[SEED_KEY],
+                count,
+                replay_command(item.config, item.nodeid),
+                own,
+                project_sources(item),
+            )
+        )
     return result
 
 

@@ -60,7 +60,10 @@ def side_by_side(mismatch, output: OrderType, tolerance) -> str:
             lines += 1
             if lines >= MAX_LINES:
                 table.add_row("…", "…", "…")
-                return render_table(table) + f"(showing the first {MAX_LINES} lines of {len(mismatch.differing)} differing group(s))\n"
+                return (
+                    render_table(table)
+                    + f"(showing the first {MAX_LINES} lines of {len(mismatch.differing)} differing group(s))\n"
+                )
     summary = f"sequential: {len(mismatch.sequential.rows)} rows; interleaving: {len(mismatch.permuted.rows)} rows"
     return render_table(table) + summary + "\n"
 
@@ -80,7 +83,11 @@ def describe_interleaving(mismatch, master: str) -> str:
 def describe_inputs(mismatch, original_sizes: dict[str, int], limit: int = 20) -> str:
     lines = []
     for name, data in mismatch.inputs.items():
-        shrunk = f" (shrunk from {original_sizes[name]})" if original_sizes.get(name, len(data.rows)) != len(data.rows) else ""
+        shrunk = (
+            f" (shrunk from {original_sizes[name]})"
+            if original_sizes.get(name, len(data.rows)) != len(data.rows)
+            else ""
+        )
         lines.append(f"input {name!r}: {len(data.rows)} rows{shrunk}, columns {data.columns}")
         lines += [f"  {row!r}" for row in data.rows[:limit]]
         if len(data.rows) > limit:
@@ -115,20 +122,27 @@ def lint_findings(paths: list[str]) -> str | None:
 def failure_report(job, mismatch, output: OrderType, tolerance, settings, original_sizes, shrunk: bool) -> str:
     name = getattr(job, "__qualname__", repr(job))
     if mismatch.error is not None:
-        headline = (f"sparkpar: `{name}` does not survive a lost executor: it failed when an executor was "
-                    f"killed mid-stage (--sparkpar-faults).\n")
+        headline = (
+            f"sparkpar: `{name}` does not survive a lost executor: it failed when an executor was "
+            f"killed mid-stage (--sparkpar-faults).\n"
+        )
         compared = section("the job's error under the fault", mismatch.error)
     else:
-        cause = ("an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed "
-                 "rows differently; the same interleaving without the fault gives the sequential output"
-                 if mismatch.fault else "a permuted interleaving changed its output")
+        cause = (
+            "an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed "
+            "rows differently; the same interleaving without the fault gives the sequential output"
+            if mismatch.fault
+            else "a permuted interleaving changed its output"
+        )
         headline = f"sparkpar: `{name}` is not deterministic: {cause} (outputs compared as {output.describe()}).\n"
         compared = section("sequential output vs permuted output", side_by_side(mismatch, output, tolerance))
     parts = [
         headline,
         compared,
         section("interleaving", describe_interleaving(mismatch, settings.master)),
-        section("input" + (" (minimal, shrunk by hypothesis)" if shrunk else ""), describe_inputs(mismatch, original_sizes)),
+        section(
+            "input" + (" (minimal, shrunk by hypothesis)" if shrunk else ""), describe_inputs(mismatch, original_sizes)
+        ),
         section("reproduce", f"seed: {settings.seed}\n{settings.replay}"),
     ]
     cause = likely_cause(job)

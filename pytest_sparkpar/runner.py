@@ -74,7 +74,8 @@ def _runtime_sql_confs(spark) -> dict[str, str]:
     """The SQL confs of `spark` that differ from a fresh session's and may be set at run time."""
     fresh = spark.newSession().conf.getAll
     return {
-        key: value for key, value in spark.conf.getAll.items()
+        key: value
+        for key, value in spark.conf.getAll.items()
         if key.startswith("spark.sql.") and fresh.get(key) != value and spark.conf.isModifiable(key)
     }
 
@@ -104,7 +105,9 @@ def _placed_frame(session, data: Dataset, placement):
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    tagged_schema = StructType(list(data.schema.fields) + [StructField(PART, IntegerType(), False), StructField(POS, IntegerType(), False)])
+    tagged_schema = StructType(
+        list(data.schema.fields) + [StructField(PART, IntegerType(), False), StructField(POS, IntegerType(), False)]
+    )
     tagged = [data.rows[i] + (placement.partition_of[j], j) for j, i in enumerate(placement.order)]
     frame = session.createDataFrame(tagged, tagged_schema)
     placed = frame.repartitionById(placement.partitions, F.col(PART)).sortWithinPartitions(POS)
@@ -133,9 +136,9 @@ def _file_schema(schema):
     (NullType) column is stored as a string column of nulls and turned back on read."""
     from pyspark.sql.types import NullType, StringType, StructField, StructType
 
-    return StructType([
-        StructField(f.name, StringType(), True) if isinstance(f.dataType, NullType) else f for f in schema.fields
-    ])
+    return StructType(
+        [StructField(f.name, StringType(), True) if isinstance(f.dataType, NullType) else f for f in schema.fields]
+    )
 
 
 def _arrow_value(value, data_type):
@@ -193,7 +196,9 @@ def _as_read(frame, schema):
     return frame.select(*[F.lit(None).alias(f.name) if f.name in voids else frame[f.name] for f in schema.fields])
 
 
-def run_streaming(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving, output_mode: str) -> Output:
+def run_streaming(
+    pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving, output_mode: str
+) -> Output:
     __tracebackhide__ = True
     if pool.shared:  # Spark Connect: inputs and outputs must live on the server
         from pytest_sparkpar import connect_stream

@@ -70,18 +70,25 @@ def start(master: str):
         if remote:
             return SparkSession.builder.remote(master).getOrCreate()
         builder = SparkSession.builder.master(master).appName("sparkpar")
-        confs = dict(BASE_CONFS, **{
-            "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="sparkpar-wh-"),
-            # Executor JVMs (local-cluster) must import the modules the job's functions live in,
-            # as this process does: cloudpickle pickles module-level functions by reference.
-            "spark.executorEnv.PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
-        })
+        confs = dict(
+            BASE_CONFS,
+            **{
+                "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="sparkpar-wh-"),
+                # Executor JVMs (local-cluster) must import the modules the job's functions live in,
+                # as this process does: cloudpickle pickles module-level functions by reference.
+                "spark.executorEnv.PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+            },
+        )
         for key, value in confs.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
     except Exception as error:  # noqa: BLE001 - any start failure gets the one clear message
-        raise SparkStartError(INSTALL_HINT.format(detail=f" ({type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''})")) from error
+        raise SparkStartError(
+            INSTALL_HINT.format(
+                detail=f" ({type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''})"
+            )
+        ) from error
     warm_python_workers(session)
     return session
 

@@ -30,7 +30,9 @@ def analyze(
     return with_deep_stack(_analyze, path, source, rule_ids, settings)
 
 
-def _analyze(path: str, source: str, rule_ids: Collection[str] | None, settings: AnalysisSettings | None) -> list[Finding]:
+def _analyze(
+    path: str, source: str, rule_ids: Collection[str] | None, settings: AnalysisSettings | None
+) -> list[Finding]:
     try:
         module = parse_module(source)
     except TooDeeplyNested as error:
@@ -50,7 +52,9 @@ def analyze_module(
 ) -> list[Finding]:
     """Findings on an already parsed module; their fixes replace nodes of this very module."""
     settings = settings or AnalysisSettings()
-    project = ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
+    project = (
+        ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
+    )
     graph, findings = _run_rules(path, source, module, rule_ids, settings, project, frozenset(), None)
     # Most files report nothing: only a finding inside a top-level function makes the callers in
     # other modules worth reading (their summaries cost a parse each), and then it is analysed
@@ -62,7 +66,9 @@ def analyze_module(
     return sorted(at_imported_calls(graph, findings), key=Finding.sort_key)
 
 
-def _run_rules(path, source, module, rule_ids, settings, project, callers_of, positions) -> tuple[StageGraph, list[Finding]]:
+def _run_rules(
+    path, source, module, rule_ids, settings, project, callers_of, positions
+) -> tuple[StageGraph, list[Finding]]:
     graph = build_graph(module, path, project, callers_of, source)
     if positions is not None:
         graph._positions = positions
@@ -99,7 +105,10 @@ def _functions_holding(graph: StageGraph, source: str, module: cst.Module, findi
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and statement.params.params:
             where = graph.span_of(statement)
-            if any((where.line, where.column) <= (f.span.line, f.span.column)
-                   and (f.span.end_line, f.span.end_column) <= (where.end_line, where.end_column) for f in findings):
+            if any(
+                (where.line, where.column) <= (f.span.line, f.span.column)
+                and (f.span.end_line, f.span.end_column) <= (where.end_line, where.end_column)
+                for f in findings
+            ):
                 names.add(statement.name.value)
     return frozenset(names)

@@ -59,8 +59,10 @@ class Cache:
             # Write then rename, so parallel runs never read half an entry.
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".entry-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"findings": [f.to_dict() for f in findings],
-                           "suppressed": [f.to_dict() for f in suppressed]}, handle)
+                json.dump(
+                    {"findings": [f.to_dict() for f in findings], "suppressed": [f.to_dict() for f in suppressed]},
+                    handle,
+                )
             os.replace(tmp, self._entry(key))
             tmp = None
         except OSError:

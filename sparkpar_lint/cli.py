@@ -21,9 +21,12 @@ from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
 
 # Commands other modules own; each is added only when its module is present.
-_OPTIONAL_COMMANDS = (("sparkpar_lint.plan.command", "plan"), ("sparkpar_lint.fixes.command", "fix"),
-                      ("sparkpar_lint.plan.profile_command", "profile"),
-                      ("sparkpar_lint.server.command", "server"))
+_OPTIONAL_COMMANDS = (
+    ("sparkpar_lint.plan.command", "plan"),
+    ("sparkpar_lint.fixes.command", "fix"),
+    ("sparkpar_lint.plan.profile_command", "profile"),
+    ("sparkpar_lint.server.command", "server"),
+)
 
 
 def _rule_classes():
@@ -45,16 +48,29 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True,
-              help="Output format; json, sarif and github are for programs.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="rich",
+    show_default=True,
+    help="Output format; json, sarif and github are for programs.",
+)
 @click.option("--select", callback=comma_list, help="Comma list of rule ids or prefixes (SPX1).")
 @click.option("--ignore", callback=comma_list, help="Comma list of rule ids or prefixes to skip.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).",
+)
 @click.option("--no-cache", is_flag=True, help=f"Do not read or write {CACHE_DIR_NAME}/.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help=f"Cache directory (default: {CACHE_DIR_NAME}/ beside the config, else here).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Cache directory (default: {CACHE_DIR_NAME}/ beside the config, else here).",
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 @file_timeout_option
@@ -108,13 +124,11 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["rich", "json"]), default="rich",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["rich", "json"]), default="rich", show_default=True)
 def rules(fmt):
     """List every rule: id, name, severity and whether `sparkpar fix` can fix it."""
     rows = [
-        {"id": r.id, "name": r.name, "severity": r.severity.value, "fix": r.fix_safety,
-         "summary": r.summary}
+        {"id": r.id, "name": r.name, "severity": r.severity.value, "fix": r.fix_safety, "summary": r.summary}
         for r in _rule_classes()
     ]
     if fmt == "json":
@@ -159,8 +173,9 @@ def explain(rule_id):
 
 @main.command()
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["rich", "mermaid", "dot", "json"]),
-              default="rich", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["rich", "mermaid", "dot", "json"]), default="rich", show_default=True
+)
 @file_timeout_option
 def graph(file, fmt, file_timeout):
     """Show the stage graph sparkpar builds for FILE."""
@@ -244,8 +259,12 @@ def _broken_command(name: str, module_name: str, error: Exception) -> click.Comm
     def callback(**_kwargs):
         _fail(f"`sparkpar {name}` failed to load from {module_name}: {type(error).__name__}: {error}")
 
-    return click.Command(name, callback=callback, context_settings={"ignore_unknown_options": True},
-                         params=[click.Argument(["args"], nargs=-1)])
+    return click.Command(
+        name,
+        callback=callback,
+        context_settings={"ignore_unknown_options": True},
+        params=[click.Argument(["args"], nargs=-1)],
+    )
 
 
 _add_optional_commands()

@@ -25,8 +25,12 @@ class InputError(Exception):
 
 
 file_timeout_option = click.option(
-    "--file-timeout", type=click.FloatRange(min=0), default=DEFAULT_FILE_TIMEOUT, show_default=True,
-    help="Seconds one file may take before it is reported as an error and skipped (0: no limit).")
+    "--file-timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_FILE_TIMEOUT,
+    show_default=True,
+    help="Seconds one file may take before it is reported as an error and skipped (0: no limit).",
+)
 
 
 def within_budget(function: Callable[[T], R], item: T, path: str, timeout: float | None, consequence: str) -> R:

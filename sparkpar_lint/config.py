@@ -83,8 +83,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
     if not isinstance(per_file, Mapping):
         raise fail("per-file-ignores", "expected a table of glob = [rule ids]")
     per_file_ignores = {
-        glob: _prefixes(per_file, glob, rule_ids, lambda k, p: fail(f"per-file-ignores.{k}", p))
-        for glob in per_file
+        glob: _prefixes(per_file, glob, rule_ids, lambda k, p: fail(f"per-file-ignores.{k}", p)) for glob in per_file
     }
     exclude = _strings(table, "exclude", fail)
     include = _strings(table, "include", fail)
@@ -98,7 +97,10 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
     unique_columns = _strings(table, "unique-columns", fail)
     for name in unique_columns:
         if not _UNIQUE_COLUMN.match(name):
-            raise fail("unique-columns", f"expected `column` or `table.column` (no spaces, at most one dot), got {_shown(name)}")
+            raise fail(
+                "unique-columns",
+                f"expected `column` or `table.column` (no spaces, at most one dot), got {_shown(name)}",
+            )
     return Config(
         select=select,
         ignore=ignore,
@@ -128,8 +130,7 @@ def selected_rules(rule_ids: Iterable[str], select: Iterable[str], ignore: Itera
     return {
         rule_id
         for rule_id in rule_ids
-        if any(p == "ALL" or rule_id.startswith(p) for p in select)
-        and not any(rule_id.startswith(p) for p in ignore)
+        if any(p == "ALL" or rule_id.startswith(p) for p in select) and not any(rule_id.startswith(p) for p in ignore)
     }
 
 
@@ -141,8 +142,9 @@ def matches(path: str | PurePath, globs: Iterable[str], root: Path) -> bool:
     except (ValueError, OSError):
         relative = pure.as_posix()
     candidates = (relative, pure.as_posix(), pure.name)
-    return any(fnmatch.fnmatch(c, g.rstrip("/")) or fnmatch.fnmatch(c, g.rstrip("/") + "/*")
-               for g in globs for c in candidates)
+    return any(
+        fnmatch.fnmatch(c, g.rstrip("/")) or fnmatch.fnmatch(c, g.rstrip("/") + "/*") for g in globs for c in candidates
+    )
 
 
 def _read_toml(path: Path) -> dict:

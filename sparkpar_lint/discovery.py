@@ -12,12 +12,26 @@ from sparkpar_lint.config import matches
 
 # Larger than any hand-written module (50,000 lines is ~2 MB); bigger files are generated data.
 MAX_FILE_BYTES = 16 * 1024 * 1024
-_KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
+_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
 
 SKIPPED_DIRS = frozenset(
-    {".venv", "venv", ".git", "node_modules", "__pycache__", ".sparkpar_cache", "build", "dist",
-     ".ipynb_checkpoints"}  # Jupyter's autosave copies of the notebooks beside them
+    {
+        ".venv",
+        "venv",
+        ".git",
+        "node_modules",
+        "__pycache__",
+        ".sparkpar_cache",
+        "build",
+        "dist",
+        ".ipynb_checkpoints",
+    }  # Jupyter's autosave copies of the notebooks beside them
 )
 
 

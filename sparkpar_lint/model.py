@@ -95,7 +95,9 @@ class Finding:
             severity=Severity(data["severity"]),
             path=data["path"],
             span=span(data),
-            related=tuple(RelatedLocation(span(r), r["message"], r.get("cell"), r.get("path")) for r in data["related"]),
+            related=tuple(
+                RelatedLocation(span(r), r["message"], r.get("cell"), r.get("path")) for r in data["related"]
+            ),
             fix_safety=data["fix"],
             cell=data.get("cell"),
         )

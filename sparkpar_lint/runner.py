@@ -131,8 +131,9 @@ def effective_rules(config: Config, all_ids: Iterable[str], select=None, ignore=
     return selected_rules(all_ids, select or config.select, (*config.ignore, *ignore))
 
 
-def check_text(path: str, data: bytes, config: Config, rule_ids: Collection[str],
-               cache: Cache | None = None) -> FileResult:
+def check_text(
+    path: str, data: bytes, config: Config, rule_ids: Collection[str], cache: Cache | None = None
+) -> FileResult:
     """One file's result from bytes in hand (an editor's unsaved buffer), as `run` reports it:
     the same per-file ignores, cache, suppressions and severity overrides."""
     forget_project_files()
@@ -184,8 +185,9 @@ def _importer_digest(importer: str) -> str:
     return importer + "\0" + hashlib.sha256(content).hexdigest() + dependency_digest(importer, content)
 
 
-def check_source(path: str, data: bytes, rule_ids: Collection[str],
-                 settings: AnalysisSettings | None = None) -> tuple[FileResult, dict[str, str]]:
+def check_source(
+    path: str, data: bytes, rule_ids: Collection[str], settings: AnalysisSettings | None = None
+) -> tuple[FileResult, dict[str, str]]:
     """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
     from sparkpar_lint.analysis import analyze
@@ -201,8 +203,9 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str],
         # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
         # A lint run reports fixes by their safety only; the rewrites themselves (closures over
         # CST nodes) stay in this process, since results may cross to the parent worker pool.
-        findings = [dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids, settings)
-                    if f.rule_id in rule_ids]
+        findings = [
+            dataclasses.replace(f, fix=None) for f in analyze(path, source, rule_ids, settings) if f.rule_id in rule_ids
+        ]
         kept, suppressed = split_suppressions(findings, source)
         return FileResult(path, kept, suppressed=suppressed), {path: source}
     except RecursionError:
@@ -213,8 +216,9 @@ def check_source(path: str, data: bytes, rule_ids: Collection[str],
         return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
 
 
-def _check_notebook(path: str, data: bytes, rule_ids: Collection[str],
-                    settings: AnalysisSettings | None) -> tuple[FileResult, dict[str, str]]:
+def _check_notebook(
+    path: str, data: bytes, rule_ids: Collection[str], settings: AnalysisSettings | None
+) -> tuple[FileResult, dict[str, str]]:
     from sparkpar_lint.sources.notebook import (
         NotebookError,
         lint_notebook,

@@ -30,6 +30,7 @@ latest = df.groupBy("k").agg(F.max_by("v", "ts"))
 
 # --- Planner helpers (test_plan_throughput, test_plan_bound) ---
 
+
 def random_plan_model(rng, n, cores=None):
     """The fission paper's Table 1 defaults: cost 200 +- 100, selectivity 0.8 +- 0.4,
     40% stateless, 40% stateful, 20% partitioned, delta 1, c_p 50."""
@@ -37,7 +38,5 @@ def random_plan_model(rng, n, cores=None):
     for i in range(n):
         kind = rng.choices(["stateless", "stateful", "partitioned"], [0.4, 0.4, 0.2])[0]
         key = tuple(sorted(rng.sample("abc", rng.randint(1, 2)))) if kind == "partitioned" else ()
-        ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)),
-                            max(0.05, rng.gauss(0.8, 0.4))))
-    return PlanModel(tuple(ops), cores=cores or rng.randint(1, 12), thread_switch_cost=1.0,
-                     replication_cost=50.0)
+        ops.append(Operator(f"o{i}", kind, key, max(1.0, rng.gauss(200, 100)), max(0.05, rng.gauss(0.8, 0.4))))
+    return PlanModel(tuple(ops), cores=cores or rng.randint(1, 12), thread_switch_cost=1.0, replication_cost=50.0)

@@ -49,15 +49,26 @@ class Servers:
     def __init__(self, directory: Path):
         self.directory = directory
         self.processes: list[tuple[subprocess.Popen, Path]] = []
-        self.env = dict(os.environ, SPARK_HOME=str(spark_home()), PYSPARK_PYTHON=sys.executable,
-                        SPARK_DAEMON_MEMORY="256m", SPARK_WORKER_DIR=str(directory / "work"),
-                        SPARK_LOCAL_IP="127.0.0.1")
+        self.env = dict(
+            os.environ,
+            SPARK_HOME=str(spark_home()),
+            PYSPARK_PYTHON=sys.executable,
+            SPARK_DAEMON_MEMORY="256m",
+            SPARK_WORKER_DIR=str(directory / "work"),
+            SPARK_LOCAL_IP="127.0.0.1",
+        )
 
     def launch(self, name: str, command: list[str], **env: str) -> Path:
         log = self.directory / f"{name}.log"
         with log.open("wb") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=dict(self.env, **env),
-                                       cwd=self.directory, preexec_fn=_die_with_parent)
+            process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=dict(self.env, **env),
+                cwd=self.directory,
+                preexec_fn=_die_with_parent,
+            )
         self.processes.append((process, log))
         return log
 
@@ -76,8 +87,10 @@ class Servers:
         errors = [line for line in lines if re.search(r"(Exception|Error)\b", line) and not line.startswith("\tat ")]
         tail = "\n".join(errors[:3] or lines[-10:])
         self.stop()
-        pytest.skip(f"the Spark server could not start here ({log.name}: no {pattern!r} within "
-                    f"{START_TIMEOUT} s, exit status {process.poll()}):\n{tail}")
+        pytest.skip(
+            f"the Spark server could not start here ({log.name}: no {pattern!r} within "
+            f"{START_TIMEOUT} s, exit status {process.poll()}):\n{tail}"
+        )
 
     def stop(self) -> None:
         for process, _ in reversed(self.processes):
@@ -101,15 +114,42 @@ def start_standalone(servers: Servers, workers: int = 2) -> str:
     properties = servers.directory / "standalone.conf"
     properties.write_text("spark.master.rest.enabled false\nspark.ui.enabled false\n")
     spark_class = str(spark_home() / "bin" / "spark-class")
-    master_log = servers.launch("master", [
-        spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-        "--webui-port", "0", "--properties-file", str(properties)])
+    master_log = servers.launch(
+        "master",
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            "0",
+            "--properties-file",
+            str(properties),
+        ],
+    )
     servers.wait_for(master_log, r"I have been elected leader")
     url = f"spark://127.0.0.1:{port}"
     for index in range(workers):
-        servers.launch(f"worker{index + 1}", [
-            spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-            "--memory", "1g", "--webui-port", "0", "--properties-file", str(properties), url])
+        servers.launch(
+            f"worker{index + 1}",
+            [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                "0",
+                "--properties-file",
+                str(properties),
+                url,
+            ],
+        )
     servers.wait_for(master_log, r"Registering worker", count=workers)
     return url
 
@@ -123,23 +163,49 @@ def private_tmp_prefix() -> list[str]:
             return []
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount -t tmpfs -o size=1g tmpfs /tmp && cd /tmp && exec "$@"', "sh"]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        'mount -t tmpfs -o size=1g tmpfs /tmp && cd /tmp && exec "$@"',
+        "sh",
+    ]
 
 
 def start_connect(servers: Servers, master: str, isolated: list[str]) -> str:
     """A Spark Connect server whose own driver runs on `master`; its sc:// URL."""
     port = free_port()
-    log = servers.launch("connect", [
-        *isolated, str(spark_home() / "bin" / "spark-submit"),
-        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", master,
-        "--driver-memory", "1g", "--conf", "spark.executor.memory=700m",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", f"spark.connect.grpc.binding.port={port}",
-        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-        # Inside the private /tmp when isolated: the client cannot see it, nor the server the client's.
-        "--conf", "spark.sql.warehouse.dir=" + ("/tmp/warehouse" if isolated else str(servers.directory / "warehouse")),
-        "--conf", f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
-    ], SPARK_DAEMON_MEMORY="1g")  # spark-submit sizes a Connect server's driver by the daemon memory
+    log = servers.launch(
+        "connect",
+        [
+            *isolated,
+            str(spark_home() / "bin" / "spark-submit"),
+            "--class",
+            "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--master",
+            master,
+            "--driver-memory",
+            "1g",
+            "--conf",
+            "spark.executor.memory=700m",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            f"spark.connect.grpc.binding.port={port}",
+            "--conf",
+            "spark.connect.grpc.binding.address=127.0.0.1",
+            # Inside the private /tmp when isolated: the client cannot see it, nor the server the client's.
+            "--conf",
+            "spark.sql.warehouse.dir=" + ("/tmp/warehouse" if isolated else str(servers.directory / "warehouse")),
+            "--conf",
+            f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
+        ],
+        SPARK_DAEMON_MEMORY="1g",
+    )  # spark-submit sizes a Connect server's driver by the daemon memory
     servers.wait_for(log, r"Spark Connect server started at")
     return f"sc://127.0.0.1:{port}"

@@ -80,7 +80,7 @@ def test_the_linter_never_imports_pyspark(tmp_path):
     code = (
         "import sys\n"
         "from sparkpar_lint.analysis import analyze\n"
-        "src = 'import pyspark.sql.functions as F\\nspark.read.parquet(\"p\").groupBy(\"k\").agg(F.first(\"v\"))\\n'\n"
+        'src = \'import pyspark.sql.functions as F\\nspark.read.parquet("p").groupBy("k").agg(F.first("v"))\\n\'\n'
         "assert analyze('job.py', src)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pandas')))\n"
     )

@@ -52,9 +52,12 @@ def test_unknown_format_and_unknown_rule_are_usage_errors(pinned_cli, jobs):
 
 def test_select_and_ignore_work_by_prefix(pinned_cli, jobs):
     (jobs / "broken.py").write_text("import pyspark\nx = (\n")
+
     def rules_reported(*options):
-        return {line.split()[1] for line in pinned_cli("lint", "jobs", "--format", "concise",
-                                                      *options).stdout.splitlines()}
+        return {
+            line.split()[1] for line in pinned_cli("lint", "jobs", "--format", "concise", *options).stdout.splitlines()
+        }
+
     assert rules_reported() == {"SPX101", "SPX901"}
     family = rules_reported("--select", "SPX1")
     assert "SPX101" in family and all(code.startswith("SPX1") for code in family)

@@ -15,7 +15,9 @@ HOSTILE = [
     "lambda a, b: a + b + 1e-99999999",
     "lambda a, b: a + b * " + "1" * 5000,  # more digits than int() converts
     "lambda a, b: a + b * 0x" + "f" * 5000,
-    "def merge(a, b):\n" + "".join(f"    c{i + 1} = c{i} * c{i}\n" for i in range(40)).replace("c0", "a") + "    return c40 + b\n",
+    "def merge(a, b):\n"
+    + "".join(f"    c{i + 1} = c{i} * c{i}\n" for i in range(40)).replace("c0", "a")
+    + "    return c40 + b\n",
 ]
 
 
@@ -27,8 +29,12 @@ def test_hostile_arithmetic_is_unknown_not_a_stall(source):
 
 @pytest.mark.parametrize(
     ("source", "expected"),
-    [("lambda a, b: a * 2 ** 10 + b", UNSAFE), ("lambda a, b: a - b + 0x10", UNSAFE), ("lambda a, b: a + b", SAFE),
-     ("lambda a, b: a * b * 1e300", SAFE)],
+    [
+        ("lambda a, b: a * 2 ** 10 + b", UNSAFE),
+        ("lambda a, b: a - b + 0x10", UNSAFE),
+        ("lambda a, b: a + b", SAFE),
+        ("lambda a, b: a * b * 1e300", SAFE),
+    ],
 )
 def test_ordinary_arithmetic_is_still_proved(source, expected):
     assert classify(cst.parse_expression(source), MERGE).kind == expected

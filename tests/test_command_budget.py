@@ -25,8 +25,7 @@ def sparkpar(*args, cwd: Path, memory: int | None = None) -> subprocess.Complete
         if memory is not None:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    return subprocess.run([SPARKPAR, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          preexec_fn=limit)
+    return subprocess.run([SPARKPAR, *args], cwd=cwd, capture_output=True, text=True, timeout=300, preexec_fn=limit)
 
 
 @pytest.fixture

@@ -51,9 +51,12 @@ def test_undecodable_and_missing_files(sparkpar_cli, tmp_path):
     results = errors_of(sparkpar_cli, "binary.py")
     assert {code for code, _ in results.values()} == {2}
     assert len(set(results.values())) == 1
-    assert results["graph"][1].startswith("sparkpar: error: binary.py: cannot decode: 'utf-8' codec can't decode byte 0xff")
+    assert results["graph"][1].startswith(
+        "sparkpar: error: binary.py: cannot decode: 'utf-8' codec can't decode byte 0xff"
+    )
     assert errors_of(sparkpar_cli, "absent.py") == dict.fromkeys(
-        COMMANDS, (2, "sparkpar: error: absent.py: no such file\n"))
+        COMMANDS, (2, "sparkpar: error: absent.py: no such file\n")
+    )
 
 
 @pytest.mark.parametrize("name", ["x\n::error::owned.py", "x\x1b[31mred.py"])

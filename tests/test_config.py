@@ -21,13 +21,16 @@ def write_pyproject(directory: Path, body: str) -> Path:
 
 
 def test_every_key_is_read(tmp_path):
-    path = write_pyproject(tmp_path, """
+    path = write_pyproject(
+        tmp_path,
+        """
 select = ["SPX1"]
 ignore = ["SPX102"]
 exclude = ["legacy/*"]
 per-file-ignores = {"tests/*" = ["SPX101"]}
 severity = {SPX101 = "warning"}
-""")
+""",
+    )
     config = load_config(path, RULES)
     assert config.select == ("SPX1",) and config.ignore == ("SPX102",)
     assert config.exclude == ("legacy/*",)
@@ -96,11 +99,14 @@ def test_per_file_ignores_severity_and_exclude_apply(pinned_cli, tmp_path):
     for name in ("jobs/a.py", "tests/test_a.py", "legacy/old.py"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(BAD_JOB)
-    write_pyproject(tmp_path, """
+    write_pyproject(
+        tmp_path,
+        """
 exclude = ["legacy"]
 per-file-ignores = {"tests/*" = ["SPX1"]}
 severity = {SPX101 = "info"}
-""")
+""",
+    )
     data = json.loads(pinned_cli("lint", ".", "--format", "json").stdout)
     assert [(d["path"], d["severity"]) for d in data] == [("jobs/a.py", "info")]
 

@@ -12,14 +12,32 @@ from samples import BAD_JOB
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[[tool.sparkpar]]\nselect = ['SPX1']\n", "pyproject.toml: [tool.sparkpar]: expected a table, got [{'select': ['SPX1']}]"),
+        (
+            "[[tool.sparkpar]]\nselect = ['SPX1']\n",
+            "pyproject.toml: [tool.sparkpar]: expected a table, got [{'select': ['SPX1']}]",
+        ),
         ("[tool]\nsparkpar = 5\n", "pyproject.toml: [tool.sparkpar]: expected a table, got 5"),
         ("[tool.sparkpar]\nextra-operators = [1, 2]\n", "pyproject.toml: [tool.sparkpar] extra-operators: unknown key"),
-        ("[tool.sparkpar]\nselect = [1, 2]\n", "pyproject.toml: [tool.sparkpar] select: expected a list of strings, got [1, 2]"),
-        ("[tool.sparkpar]\nper-file-ignores = 3\n", "pyproject.toml: [tool.sparkpar] per-file-ignores: expected a table"),
-        ("[tool.sparkpar.per-file-ignores]\n'*.py' = 3\n", "[tool.sparkpar] per-file-ignores.*.py: expected a list of strings, got 3"),
-        ("[tool.sparkpar.severity]\nSPX101 = 3\n", "[tool.sparkpar] severity.SPX101: expected error, warning or info, got 3"),
-        ("[tool.sparkpar]\nexclude = [" + "'x', " * 10_000 + "1]\n", "exclude: expected a list of strings, got ['x', 'x', 'x', 'x', 'x', 'x', ...]"),
+        (
+            "[tool.sparkpar]\nselect = [1, 2]\n",
+            "pyproject.toml: [tool.sparkpar] select: expected a list of strings, got [1, 2]",
+        ),
+        (
+            "[tool.sparkpar]\nper-file-ignores = 3\n",
+            "pyproject.toml: [tool.sparkpar] per-file-ignores: expected a table",
+        ),
+        (
+            "[tool.sparkpar.per-file-ignores]\n'*.py' = 3\n",
+            "[tool.sparkpar] per-file-ignores.*.py: expected a list of strings, got 3",
+        ),
+        (
+            "[tool.sparkpar.severity]\nSPX101 = 3\n",
+            "[tool.sparkpar] severity.SPX101: expected error, warning or info, got 3",
+        ),
+        (
+            "[tool.sparkpar]\nexclude = [" + "'x', " * 10_000 + "1]\n",
+            "exclude: expected a list of strings, got ['x', 'x', 'x', 'x', 'x', 'x', ...]",
+        ),
     ],
 )
 def test_config_shape_is_a_clear_error(sparkpar_cli, tmp_path, toml, message):

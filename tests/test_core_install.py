@@ -24,13 +24,21 @@ HEAVY = ("pyspark", "pandas", "pyarrow", "hypothesis", "numpy", "py4j")
 @pytest.fixture(scope="module")
 def core_venv(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("core-install")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root), str(REPO)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (wheel,) = root.glob("sparkpar-*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel), "pytest"],
-                               capture_output=True, text=True, timeout=600)
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel), "pytest"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert installed.returncode == 0, installed.stderr
     return venv
 
@@ -47,22 +55,28 @@ def test_core_install_has_no_spark_and_the_linter_works(core_venv, tmp_path):
     assert "sparkpar" in names and "libcst" in names
     assert not names & set(HEAVY), listed
 
-    linted = _run(core_venv, "sparkpar", "lint", "--no-cache", "--format", "concise", str(REPO / "fixtures"), cwd=tmp_path)
+    linted = _run(
+        core_venv, "sparkpar", "lint", "--no-cache", "--format", "concise", str(REPO / "fixtures"), cwd=tmp_path
+    )
     assert linted.returncode == 1, linted.stderr
     assert "SPX101" in linted.stdout and "Traceback" not in linted.stderr
 
     job = tmp_path / "job.py"
-    job.write_text('from pyspark.sql import functions as F\n\n'
-                   'def latest(df):\n    return df.orderBy("ts").groupBy("k").agg(F.first("v"))\n')
+    job.write_text(
+        "from pyspark.sql import functions as F\n\n"
+        'def latest(df):\n    return df.orderBy("ts").groupBy("k").agg(F.first("v"))\n'
+    )
     fixed = _run(core_venv, "sparkpar", "fix", "--diff", str(job), cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
-    assert "-    return df.orderBy(\"ts\")" in fixed.stdout
+    assert '-    return df.orderBy("ts")' in fixed.stdout
 
 
 def test_fixed_jobs_runtime_imports_without_test_dependencies(core_venv, tmp_path):
-    code = ("import sys, sparkpar_lint.runtime.pulses as p; "
-            "print(p.PULSE_STATE_SCHEMA); print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            f"{HEAVY!r} or m.split('.')[0] in ('pytest', 'pytest_sparkpar')))")
+    code = (
+        "import sys, sparkpar_lint.runtime.pulses as p; "
+        "print(p.PULSE_STATE_SCHEMA); print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{HEAVY!r} or m.split('.')[0] in ('pytest', 'pytest_sparkpar')))"
+    )
     out = _run(core_venv, "python", "-c", code, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["buffered string, inner string", "[]"]
@@ -81,14 +95,18 @@ def test_plugin_is_dormant_until_used(core_venv, tmp_path):
 
 
 def test_plugin_says_what_to_install_when_a_fixture_is_used(core_venv, tmp_path):
-    (tmp_path / "test_uses.py").write_text("def test_spark(spark):\n    pass\n\n"
-                                           "def test_sparkpar(sparkpar):\n    pass\n")
+    (tmp_path / "test_uses.py").write_text(
+        "def test_spark(spark):\n    pass\n\ndef test_sparkpar(sparkpar):\n    pass\n"
+    )
     used = _run(core_venv, "pytest", "-p", "no:cacheprovider", cwd=tmp_path)
     assert used.returncode == 1 and "2 errors" in used.stdout, used.stdout
-    assert ("sparkpar: the `spark` fixture needs pyspark, pandas, pyarrow, not installed here: "
-            "pip install 'sparkpar[pytest]'") in used.stdout
-    assert ("sparkpar: the `sparkpar` fixture needs hypothesis, not installed here: "
-            "pip install 'sparkpar[pytest]'") in used.stdout
+    assert (
+        "sparkpar: the `spark` fixture needs pyspark, pandas, pyarrow, not installed here: "
+        "pip install 'sparkpar[pytest]'"
+    ) in used.stdout
+    assert (
+        "sparkpar: the `sparkpar` fixture needs hypothesis, not installed here: pip install 'sparkpar[pytest]'"
+    ) in used.stdout
     assert "Traceback" not in used.stdout
 
 
@@ -96,8 +114,10 @@ def test_plugin_says_what_to_install_when_an_option_is_used(core_venv, tmp_path)
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n")
     used = _run(core_venv, "pytest", "--sparkpar-determinism", cwd=tmp_path)
     assert used.returncode == 4, used.stdout + used.stderr  # pytest's usage-error status
-    assert ("sparkpar: --sparkpar-determinism needs hypothesis, pyspark, pandas, pyarrow, not "
-            "installed here: pip install 'sparkpar[pytest]'") in used.stderr
+    assert (
+        "sparkpar: --sparkpar-determinism needs hypothesis, pyspark, pandas, pyarrow, not "
+        "installed here: pip install 'sparkpar[pytest]'"
+    ) in used.stderr
 
 
 def test_profile_says_what_to_install(core_venv, tmp_path):
@@ -105,5 +125,7 @@ def test_profile_says_what_to_install(core_venv, tmp_path):
     job.write_text("INPUTS = {'df': [{'k': 1}]}\n\ndef job(spark, df):\n    return df.select('k')\n")
     out = _run(core_venv, "sparkpar", "profile", str(job), cwd=tmp_path)
     assert out.returncode == 2
-    assert out.stderr.strip() == ("sparkpar: error: sparkpar profile runs the job on Spark, and PySpark is "
-                                  "not installed here: pip install 'sparkpar[pytest]'")
+    assert out.stderr.strip() == (
+        "sparkpar: error: sparkpar profile runs the job on Spark, and PySpark is "
+        "not installed here: pip install 'sparkpar[pytest]'"
+    )

@@ -91,7 +91,9 @@ def test_call_site_finding_names_the_helper_in_its_file_and_has_no_fix(sparkpar_
     # The related location's code frame is the helper's own line, from its own file.
     assert "::: pkg/helpers.py:8:5: `merge_counts` is defined here" in text
     assert "8 | def merge_counts(pairs, combine):" in text
-    sarif = json.loads(sparkpar_cli("lint", "--no-cache", "pkg/job.py", "--select", "SPX108", "--format", "sarif").stdout)
+    sarif = json.loads(
+        sparkpar_cli("lint", "--no-cache", "pkg/job.py", "--select", "SPX108", "--format", "sarif").stdout
+    )
     related = sarif["runs"][0]["results"][0]["relatedLocations"][0]["physicalLocation"]
     assert related["artifactLocation"]["uri"] == "pkg/helpers.py"
     assert related["region"]["startLine"] == 8
@@ -141,7 +143,9 @@ def test_a_module_is_summarised_once_for_all_its_importers(project, monkeypatch)
 
     computed = []
     original = summary._compute
-    monkeypatch.setattr(summary, "_compute", lambda path, data, project=None: computed.append(path) or original(path, data, project))
+    monkeypatch.setattr(
+        summary, "_compute", lambda path, data, project=None: computed.append(path) or original(path, data, project)
+    )
     monkeypatch.setattr(summary.ProjectIndex, "_memo", {})
     for name in ("a", "b", "c"):
         path = project / "pkg" / f"{name}.py"
@@ -205,9 +209,12 @@ def test_without_callers_the_helper_is_judged_alone(sparkpar_cli, callers):
 
 def test_a_caller_whose_lookup_repeats_keys_keeps_the_finding(sparkpar_cli, callers):
     # Rows read from storage are not a lookup keyed by issue_type: several severities per type.
-    (callers / "pkg" / "other.py").write_text(PIPELINE.replace(
-        'spark.createDataFrame([("missing", "error"), ("late", "warning")], ["issue_type", "severity"])',
-        'spark.read.parquet("issue_kinds").select("issue_type", "severity")'))
+    (callers / "pkg" / "other.py").write_text(
+        PIPELINE.replace(
+            'spark.createDataFrame([("missing", "error"), ("late", "warning")], ["issue_type", "severity"])',
+            'spark.read.parquet("issue_kinds").select("issue_type", "severity")',
+        )
+    )
     assert _spx101(sparkpar_cli, "--no-cache") == [5]
 
 

@@ -58,9 +58,24 @@ def unpack(archive: Path, into: Path) -> None:
 
 def download(pin: str, into: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-         "--no-deps", "--no-binary", ":all:", "-d", str(into), pin],
-        check=False, capture_output=True, text=True, timeout=CLI_TIMEOUT,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "-d",
+            str(into),
+            pin,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
     )
     assert proc.returncode == 0, f"pip download {pin} failed (PyPI unreachable?):\n{proc.stderr[-3000:]}"
 
@@ -71,8 +86,9 @@ def sources(tmp_path_factory) -> Path:
     downloads = tmp_path_factory.mktemp("sdists")
     # pip prepares each sdist's metadata in its own build environment: mostly waiting, so in parallel.
     with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(lambda pin: download(pin, downloads),
-                      [f"{name}=={version}" for name, version in PACKAGES.items()]))
+        list(
+            pool.map(lambda pin: download(pin, downloads), [f"{name}=={version}" for name, version in PACKAGES.items()])
+        )
     root = tmp_path_factory.mktemp("unpacked")
     for name, version in PACKAGES.items():
         # sdist file names spell the project with '_' or '-': compare both normalised
@@ -84,8 +100,9 @@ def sources(tmp_path_factory) -> Path:
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*sparkpar_command(), *args], check=False, capture_output=True, text=True,
-                          cwd=cwd, timeout=CLI_TIMEOUT)
+    proc = subprocess.run(
+        [*sparkpar_command(), *args], check=False, capture_output=True, text=True, cwd=cwd, timeout=CLI_TIMEOUT
+    )
     context = f"sparkpar {' '.join(args)} exited {proc.returncode}\nstderr:\n{proc.stderr[-3000:]}"
     assert proc.returncode in (0, 1), context
     assert "Traceback" not in proc.stderr, context

@@ -16,9 +16,9 @@ BAD = (
     "from pyspark.sql import functions as F  # the usual alias\n"
     "\n"
     "def latest(orders):\n"
-    "    ordered = orders.orderBy(\"ts\")\n"
-    "    return ordered.groupBy(\"order\").agg(\n"
-    "        F.last(\"status\"),  # keep this comment\n"
+    '    ordered = orders.orderBy("ts")\n'
+    '    return ordered.groupBy("order").agg(\n'
+    '        F.last("status"),  # keep this comment\n'
     "    )\n"
 )
 # The sort goes too: once the aggregate reads "ts", the shuffle would only throw the sort's work away.
@@ -98,8 +98,11 @@ def test_summary_is_markdown_for_a_pull_request(job: Path, tmp_path: Path):
     # Each hunk: one sentence on why, then the hunk itself.
     sentence = "SPX101, line 8: `last` → `max` of `struct(ts, status)`, because an aggregate whose result depends"
     assert sentence in text
-    hunk = text[text.index(sentence):]
-    assert "```diff\n@@ " in hunk and '+        F.max(F.struct("ts", "status")).getField("status"),  # keep this comment' in hunk
+    hunk = text[text.index(sentence) :]
+    assert (
+        "```diff\n@@ " in hunk
+        and '+        F.max(F.struct("ts", "status")).getField("status"),  # keep this comment' in hunk
+    )
 
 
 def test_bad_inputs_are_reported_and_the_rest_still_fixed(job: Path, tmp_path: Path):

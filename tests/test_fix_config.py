@@ -93,7 +93,10 @@ def test_show_unfixed_names_the_reason_of_this_finding(tmp_path: Path):
         "    return counts.take(5)\n"
     )
     result = run("fix", "--show-unfixed", str(job))
-    assert f"{job}:3:19: SPX106 not fixed: no automatic fix here: `take` on an RDD: `takeOrdered` needs a key" in result.output
+    assert (
+        f"{job}:3:19: SPX106 not fixed: no automatic fix here: `take` on an RDD: `takeOrdered` needs a key"
+        in result.output
+    )
 
 
 def test_show_unfixed_points_to_unsafe_fixes(tmp_path: Path):

@@ -87,7 +87,7 @@ CASES = {
         "    return out\n"
         "\n"
         "def steps(runs):\n"
-        '    return runs.rdd.map(lambda r: (r.run, r)).groupByKey().mapValues(chain)\n',
+        "    return runs.rdd.map(lambda r: (r.run, r)).groupByKey().mapValues(chain)\n",
         "    rows = sorted(rows, key=repr)\n",
     ),
 }

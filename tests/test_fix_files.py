@@ -65,7 +65,10 @@ def test_symlink_out_of_the_tree_is_skipped_with_a_warning(tree, tmp_path):
     assert result.exit_code == 0, result.output
     assert (outside / "shared.py").read_text() == BAD  # used to be rewritten
     assert (tree / "link.py").is_symlink()
-    assert f"sparkpar: warning: link.py: symlink to {outside / 'shared.py'}, outside the checked tree; not fixed" in result.stderr
+    assert (
+        f"sparkpar: warning: link.py: symlink to {outside / 'shared.py'}, outside the checked tree; not fixed"
+        in result.stderr
+    )
     assert "linked_dir/other.py: symlink to" in result.stderr
     assert (outside / "sub" / "other.py").read_text() == BAD
     assert (tree / "job.py").read_text() != BAD
@@ -106,7 +109,9 @@ def test_read_only_file_is_refused(tree):
 def test_summary_into_a_missing_directory_fails_before_anything_is_rewritten(tree):
     result = fix(".", "--summary", "no/such/dir/summary.md")
     assert result.exit_code == 2
-    assert result.stderr == "sparkpar: error: no/such/dir/summary.md: cannot write the summary: no directory no/such/dir\n"
+    assert (
+        result.stderr == "sparkpar: error: no/such/dir/summary.md: cannot write the summary: no directory no/such/dir\n"
+    )
     assert (tree / "job.py").read_text() == BAD
 
 
@@ -132,7 +137,8 @@ def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path):
     for delay in (0.8, 1.2, 1.6, 2.0, 2.5):
         process = subprocess.Popen(
             [str(Path(sys.executable).parent / "sparkpar"), "fix", "--unsafe-fixes", str(root)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         time.sleep(delay)
         process.send_signal(signal.SIGTERM)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from sparkpar_lint.cli import main
 from sparkpar_lint.fixes.engine import fix_source
 
-PARENTHESISED = '''\
+PARENTHESISED = """\
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import first, lit
 
@@ -37,9 +37,9 @@ def landing_pages(events):
             first("page").alias("landing"),  # where they came in
         )
     )
-'''
+"""
 
-PARENTHESISED_FIXED = '''\
+PARENTHESISED_FIXED = """\
 from pyspark.sql import functions as F, SparkSession
 from pyspark.sql.functions import lit
 
@@ -59,9 +59,9 @@ def landing_pages(events):
             F.min(F.struct("ts", "page")).getField("page").alias("landing"),  # where they came in
         )
     )
-'''
+"""
 
-BACKSLASHED = '''\
+BACKSLASHED = """\
 import pyspark.sql.functions as sf
 from pyspark.sql import SparkSession
 
@@ -71,9 +71,9 @@ latest = clicks \\
     .orderBy(sf.col("ts").desc()) \\
     .dropDuplicates(["user"])  # one click per user
 latest.write.parquet("out")
-'''
+"""
 
-BACKSLASHED_FIXED = '''\
+BACKSLASHED_FIXED = """\
 import pyspark.sql.functions as sf
 from pyspark.sql import Window, SparkSession
 
@@ -90,9 +90,9 @@ latest = clicks \\
     .filter(sf.col("_sparkpar_rn") == 1) \\
     .drop("_sparkpar_rn")  # one click per user
 latest.write.parquet("out")
-'''
+"""
 
-INSERTED = '''\
+INSERTED = """\
 from pyspark.sql import SparkSession, functions as F
 
 spark = SparkSession.builder.getOrCreate()
@@ -104,9 +104,9 @@ sample = (
     .limit(10)
     .collect()
 )
-'''
+"""
 
-INSERTED_FIXED = '''\
+INSERTED_FIXED = """\
 from pyspark.sql import SparkSession, functions as F
 
 spark = SparkSession.builder.getOrCreate()
@@ -121,9 +121,9 @@ sample = (
     .limit(10)
     .collect()
 )
-'''
+"""
 
-BOUND_NAME = '''\
+BOUND_NAME = """\
 from pyspark.sql.functions import collect_list
 
 struct = {"kind": "record"}
@@ -135,9 +135,9 @@ def pages(df):
         .filter("page IS NOT NULL")
     )
     return ordered.groupBy("user").agg(collect_list("page").alias("pages"))
-'''
+"""
 
-BOUND_NAME_FIXED = '''\
+BOUND_NAME_FIXED = """\
 from pyspark.sql import functions as F
 
 struct = {"kind": "record"}
@@ -156,7 +156,7 @@ def pages(df):
             ).alias("pages"),
         )
     )
-'''
+"""
 
 
 def comments(code: str) -> list[str]:
@@ -177,7 +177,9 @@ def test_parenthesised_chain_keeps_parentheses_comments_and_builtins():
     # `min`/`max` are not imported from pyspark.sql.functions: the builtins still work, and the
     # replaced `first` import is gone while the unrelated unused `lit` stays.
     namespace: dict = {}
-    exec(compile(outcome.fixed.replace("spark = SparkSession.builder.getOrCreate()\n", ""), "job.py", "exec"), namespace)
+    exec(
+        compile(outcome.fixed.replace("spark = SparkSession.builder.getOrCreate()\n", ""), "job.py", "exec"), namespace
+    )
     assert namespace["spread"]([3, 9, 4]) == 6
     assert "min" not in namespace and "max" not in namespace and "first" not in namespace
 

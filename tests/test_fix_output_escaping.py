@@ -39,8 +39,13 @@ def cli(sparkpar_cli, monkeypatch):
 
 def git_apply(directory, patch: str) -> None:
     subprocess.run(["git", "init", "-q"], cwd=directory, check=True)
-    subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=directory, input=patch.encode(),
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", "-"],
+        cwd=directory,
+        input=patch.encode(),
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_control_characters_in_code_are_shown_not_sent(cli, tmp_path):
@@ -48,7 +53,10 @@ def test_control_characters_in_code_are_shown_not_sent(cli, tmp_path):
     result = cli("fix", "--diff", "job.py")
     assert result.exit_code == 0
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", result.stdout)
-    assert '\n+latest = df.groupBy("k").agg(F.min(F.struct("ts", "v")).getField("v").alias("\u241b[2J\u241b[31mred"))' in result.stdout
+    assert (
+        '\n+latest = df.groupBy("k").agg(F.min(F.struct("ts", "v")).getField("v").alias("\u241b[2J\u241b[31mred"))'
+        in result.stdout
+    )
     assert result.stderr.splitlines()[0] == (
         "sparkpar: warning: job.py: the diff shows control characters of the code as visible symbols, "
         "so it will not apply as a patch"

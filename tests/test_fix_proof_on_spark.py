@@ -75,6 +75,9 @@ def _same_up_to_renaming(rows: list, expected: list, column: int) -> bool:
         return False
     forward, backward = {}, {}
     for a, b in zip(rows, expected):
-        if forward.setdefault(a[column], b[column]) != b[column] or backward.setdefault(b[column], a[column]) != a[column]:
+        if (
+            forward.setdefault(a[column], b[column]) != b[column]
+            or backward.setdefault(b[column], a[column]) != a[column]
+        ):
             return False
     return True

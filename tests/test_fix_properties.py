@@ -32,7 +32,9 @@ IMPORTS = st.sampled_from(
 @st.composite
 def spx101_jobs(draw) -> str:
     name, sort, value = draw(IDENTIFIERS), draw(COLUMNS), draw(VALUES)
-    function = draw(st.sampled_from(["first", "last", "first_value", "last_value", "any_value", "collect_list", "array_agg"]))
+    function = draw(
+        st.sampled_from(["first", "last", "first_value", "last_value", "any_value", "collect_list", "array_agg"])
+    )
     import_line, reference = draw(IMPORTS)
     call = (reference.format(function) if "{}" in reference else reference) + f'("{value}")'
     alias = draw(st.sampled_from(["", '.alias("picked")']))
@@ -65,8 +67,14 @@ def test_spx101_fix_parses_is_idempotent_and_silences_the_rule(code: str):
 # ---------------------------------------------------------------------- SPX103: sort at the top
 
 FRAME_OPERATIONS = st.sampled_from(
-    ['{f}["v"] = {f}["v"].ffill()', '{f}["v"] = {f}["v"].interpolate()', '{f}["d"] = {f}["v"].diff()',
-     '{f}["c"] = {f}["v"].cumsum()', '{f} = {f}.head(3)', '{f}["p"] = {f}["v"].shift(1)']
+    [
+        '{f}["v"] = {f}["v"].ffill()',
+        '{f}["v"] = {f}["v"].interpolate()',
+        '{f}["d"] = {f}["v"].diff()',
+        '{f}["c"] = {f}["v"].cumsum()',
+        "{f} = {f}.head(3)",
+        '{f}["p"] = {f}["v"].shift(1)',
+    ]
 )
 
 
@@ -94,7 +102,12 @@ def spx103_row_jobs(draw) -> str:
     name, rows, sort = draw(IDENTIFIERS), draw(st.sampled_from(["rows", "values", "it"])), draw(COLUMNS)
     item = draw(st.sampled_from(["r", "row", "x"]))
     runner = draw(
-        st.sampled_from([f"{name}.rdd.mapPartitions(deltas)", f"{name}.rdd.map(lambda e: (e.key, e)).groupByKey().mapValues(deltas)"])
+        st.sampled_from(
+            [
+                f"{name}.rdd.mapPartitions(deltas)",
+                f"{name}.rdd.map(lambda e: (e.key, e)).groupByKey().mapValues(deltas)",
+            ]
+        )
     )
     return (
         f"def deltas({rows}):\n    prev, out = None, []\n    for {item} in {rows}:\n"
@@ -147,9 +160,13 @@ def spx105_jobs(draw) -> str:
     name, key, other = draw(IDENTIFIERS), draw(KEYS), draw(VALUES)
     dedup = draw(
         st.sampled_from(
-            [f'.select("{key}").distinct()', f'.select("{key}", "{other}").distinct()',
-             f'.dropDuplicates(["{key}"])', f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))',
-             '.orderBy("ts", "seq")']
+            [
+                f'.select("{key}").distinct()',
+                f'.select("{key}", "{other}").distinct()',
+                f'.dropDuplicates(["{key}"])',
+                f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))',
+                '.orderBy("ts", "seq")',
+            ]
         )
     )
     between = draw(st.sampled_from(["", f'.filter(F.col("{key}").isNotNull())', '.withColumn("x", F.lit(1))']))
@@ -164,9 +181,13 @@ def spx105_jobs(draw) -> str:
 @st.composite
 def spx202_jobs(draw) -> str:
     name, key = draw(IDENTIFIERS), draw(KEYS)
-    before = draw(st.sampled_from(["", ".repartition(8)", '.repartition(4, "other")', '.filter("ts > 0")', '.orderBy("ts")']))
+    before = draw(
+        st.sampled_from(["", ".repartition(8)", '.repartition(4, "other")', '.filter("ts > 0")', '.orderBy("ts")'])
+    )
     runner = draw(
-        st.sampled_from([".rdd.mapPartitions(latest)", '.mapInPandas(per_key, "k string, n long")', ".rdd.mapPartitions(deltas)"])
+        st.sampled_from(
+            [".rdd.mapPartitions(latest)", '.mapInPandas(per_key, "k string, n long")', ".rdd.mapPartitions(deltas)"]
+        )
     )
     body = (
         f"def deltas(rows):\n    last = {{}}\n    for row in rows:\n        if row.{key} in last:\n"
@@ -183,14 +204,16 @@ def spx204_jobs(draw) -> str:
     name, key, time = draw(IDENTIFIERS), draw(KEYS), draw(st.sampled_from(["ts", "event_time", "created_ts"]))
     stateful = draw(
         st.sampled_from(
-            [f'.groupBy(F.window("{time}", "5 minutes"), "{key}").count()',
-             f'.groupBy("{key}", F.window(F.col("{time}"), "1 hour")).agg(F.sum("n"))',
-             f'.dropDuplicates(["{key}", "{time}"])']
+            [
+                f'.groupBy(F.window("{time}", "5 minutes"), "{key}").count()',
+                f'.groupBy("{key}", F.window(F.col("{time}"), "1 hour")).agg(F.sum("n"))',
+                f'.dropDuplicates(["{key}", "{time}"])',
+            ]
         )
     )
     between = draw(st.sampled_from(["", f'.select("{key}", "{time}", "n")', '.filter("n > 0")']))
     return (
-        SPARK_F + f"def job(spark):\n    {name} = spark.readStream.format(\"kafka\").load(){between}\n"
+        SPARK_F + f'def job(spark):\n    {name} = spark.readStream.format("kafka").load(){between}\n'
         f"    return {name}{stateful}\n"
     )
 
@@ -200,10 +223,12 @@ def spx301_jobs(draw) -> str:
     name = draw(IDENTIFIERS)
     mapper = draw(
         st.sampled_from(
-            ["map(lambda kv: (kv[1], kv[0]), preservesPartitioning=True)",
-             "map(lambda kv: (kv[0].lower(), kv[1]), True)",
-             "flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True)",
-             "mapPartitions(rekey, preservesPartitioning=True)"]
+            [
+                "map(lambda kv: (kv[1], kv[0]), preservesPartitioning=True)",
+                "map(lambda kv: (kv[0].lower(), kv[1]), True)",
+                "flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True)",
+                "mapPartitions(rekey, preservesPartitioning=True)",
+            ]
         )
     )
     consumer = draw(st.sampled_from([".reduceByKey(lambda a, b: a + b)", ".groupByKey()", ".lookup('a')"]))
@@ -222,9 +247,7 @@ def spx302_jobs(draw) -> str:
         st.sampled_from([f'.withColumn("{key}", F.lower("{key}"))', f'.withColumn("{key}", F.trim(F.col("{key}")))'])
     )
     shape = draw(st.sampled_from(["chain", "variables"]))
-    per_key = (
-        f'def per_key(batches):\n    for pdf in batches:\n        yield pdf.groupby("{key}", as_index=False)["n"].sum()\n\n\n'
-    )
+    per_key = f'def per_key(batches):\n    for pdf in batches:\n        yield pdf.groupby("{key}", as_index=False)["n"].sum()\n\n\n'
     if shape == "chain":
         body = f'    return {name}.{partition}{change}.mapInPandas(per_key, "k string, n long")\n'
     else:
@@ -323,7 +346,11 @@ ORDER_IMPORTS = st.sampled_from(
     ]
 )
 WINDOW_IMPORTS = st.sampled_from(
-    [("", "Window"), ("from pyspark.sql import Window\n", "Window"), ("from pyspark.sql.window import Window as W\n", "W")]
+    [
+        ("", "Window"),
+        ("from pyspark.sql import Window\n", "Window"),
+        ("from pyspark.sql.window import Window as W\n", "W"),
+    ]
 )
 
 
@@ -346,7 +373,9 @@ def spx102_jobs(draw) -> str:
         lines.append(f"    kept = ranked{dedup}")
         lines.append(f'    return kept.select({", ".join(repr(k).replace(chr(39), chr(34)) for k in keys)}, "{sort}")')
     else:
-        lines.append(f'    {name} = spark.read.parquet("p").select({", ".join(f"{chr(34)}{k}{chr(34)}" for k in keys)}, "v")')
+        lines.append(
+            f'    {name} = spark.read.parquet("p").select({", ".join(f"{chr(34)}{k}{chr(34)}" for k in keys)}, "v")'
+        )
         lines.append(f"    return {name}{dedup}")
     return "\n".join(lines) + "\n"
 
@@ -379,7 +408,9 @@ def spx106_jobs(draw) -> str:
     name, key, sort = draw(IDENTIFIERS), draw(KEYS), draw(COLUMNS)
     shuffle = draw(st.sampled_from([f'.repartition("{key}")', f'.dropDuplicates(["{key}"])', ".repartition(8)"]))
     pick = draw(st.sampled_from([".limit(10)", ".take(5)", ".first()", ".head(3)", ".collect()[0]", ".tail(2)"]))
-    between = draw(st.sampled_from(["", f'.filter({prefix}col("{key}").isNotNull())', f'.withColumn("x", {prefix}col("{sort}"))']))
+    between = draw(
+        st.sampled_from(["", f'.filter({prefix}col("{key}").isNotNull())', f'.withColumn("x", {prefix}col("{sort}"))'])
+    )
     lines = [functions, "", f"def job(spark, {name}):"]
     if draw(st.booleans()):
         lines.append(f"    ranked = {name}.orderBy({_sort_argument(draw, prefix, sort)})")

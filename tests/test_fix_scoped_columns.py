@@ -83,14 +83,16 @@ def test_a_grouping_other_statements_share_gets_no_sequence_fix():
     fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
     # No sequence on rows another statement counts: the fix falls back to `min`, which adds no column.
     assert "_sparkpar_seq" not in fixed
-    assert fixed.endswith('by_user = visits.groupBy("user")\ncounts = by_user.count()\nfirsts = by_user.agg(F.min("page"))\n')
+    assert fixed.endswith(
+        'by_user = visits.groupBy("user")\ncounts = by_user.count()\nfirsts = by_user.agg(F.min("page"))\n'
+    )
 
 
 def test_the_sequence_fix_raises_no_finding_of_another_rule():
     code = (
         HEADER
         + 'visits = spark.read.parquet("visits").filter("page IS NOT NULL").select("user", "page")\n'
-        + 'visits.show()\n'
+        + "visits.show()\n"
         + 'first_pages = visits.groupBy("user").agg(F.first("page"))\n'
     )
     before = {(f.rule_id) for f in analyze("job.py", code)}

@@ -28,7 +28,12 @@ def _function(source: str, role: str = "row") -> UserFunction:
         ("f = lambda kv: (kv[0].lower(), kv[1])", "row", False, CHANGED),
         ("f = lambda kv: swap(kv)", "row", False, UNKNOWN),
         ("def f(kv):\n    k, v = kv\n    return (k, v + 1)\n", "row", False, KEPT),
-        ("def f(kv):\n    key = kv[0]\n    if kv[1]:\n        return (key, 1)\n    return (kv[1], 0)\n", "row", False, CHANGED),
+        (
+            "def f(kv):\n    key = kv[0]\n    if kv[1]:\n        return (key, 1)\n    return (kv[1], 0)\n",
+            "row",
+            False,
+            CHANGED,
+        ),
         ("def f(part):\n    for k, v in part:\n        yield k, v * 2\n", "partition", False, KEPT),
         ("def f(part):\n    for kv in part:\n        yield kv\n", "partition", False, KEPT),
         ("def f(part):\n    return [(v, k) for k, v in part]\n", "partition", False, CHANGED),

@@ -79,7 +79,9 @@ def test_hostile_inputs_never_break_the_run(files, config, fmt):
     assert result.exit_code in (0, 1, 2)
     assert "\x1b" not in output and "\x07" not in output
     for line in output.splitlines():
-        assert not line.startswith("::") or (fmt == "github" and line.startswith(("::error ", "::warning ", "::notice ")))
+        assert not line.startswith("::") or (
+            fmt == "github" and line.startswith(("::error ", "::warning ", "::notice "))
+        )
     if config in (None, CONFIGS[1]):  # settings that keep SPX101 on anchor.py
         assert result.exit_code in (1, 2) and "anchor.py" in result.stdout, output
     elif result.exit_code == 2 and not result.stdout:

@@ -68,14 +68,18 @@ def test_data_trace_types_of_edges():
     assert only(graph, "DataFrame.groupBy").input_order.kind == "total"
     assert only(graph, "DataFrame.groupBy").output_order.kind == "unordered"
     per_key, within = [n for n in graph.nodes if n.method == "sortWithinPartitions"]
-    assert (per_key.output_order.kind, per_key.output_order.keys, per_key.output_order.by) == ("per-key", ("k",), ("ts",))
+    assert (per_key.output_order.kind, per_key.output_order.keys, per_key.output_order.by) == (
+        "per-key",
+        ("k",),
+        ("ts",),
+    )
     assert within.output_order.kind == "within-partition"
 
 
 @pytest.mark.parametrize(
     ("call", "kind", "keys"),
     [
-        ('repartition(8)', "round-robin", ()),
+        ("repartition(8)", "round-robin", ()),
         ('repartition(8, "k")', "hash", ("k",)),
         ('repartition("k", "j")', "hash", ("k", "j")),
         ("coalesce(1)", "single", ()),
@@ -135,8 +139,12 @@ def test_every_import_form_of_the_functions_module(head):
 
 
 def test_direct_aliased_and_star_imports():
-    aliased = graph_of('spark.read.parquet("p").groupBy("k").agg(f1("v"))\n', HEAD + "from pyspark.sql.functions import first as f1\n")
-    star = graph_of('spark.read.parquet("p").groupBy("k").agg(first("v"))\n', HEAD + "from pyspark.sql.functions import *\n")
+    aliased = graph_of(
+        'spark.read.parquet("p").groupBy("k").agg(f1("v"))\n', HEAD + "from pyspark.sql.functions import first as f1\n"
+    )
+    star = graph_of(
+        'spark.read.parquet("p").groupBy("k").agg(first("v"))\n', HEAD + "from pyspark.sql.functions import *\n"
+    )
     for graph in (aliased, star):
         call = only(graph, "GroupedData.agg").columns.calls[0]
         assert call.function == "first" and call.spec.order_sensitive
@@ -255,7 +263,12 @@ def test_render_formats(fmt):
     text = render_graph("job.py", source, fmt)
     if fmt == "json":
         nodes = json.loads(text)["nodes"]
-        assert [n["api"] for n in nodes] == ["Reader.parquet", "DataFrame.orderBy", "DataFrame.groupBy", "GroupedData.agg"]
+        assert [n["api"] for n in nodes] == [
+            "Reader.parquet",
+            "DataFrame.orderBy",
+            "DataFrame.groupBy",
+            "GroupedData.agg",
+        ]
         assert nodes[3]["order_requirement"] == "per-key" and nodes[2]["input_order"] == "total(by ts)"
     elif fmt == "mermaid":
         assert text.startswith("flowchart LR") and "n2 -->|unordered| n3" in text

@@ -42,8 +42,11 @@ def test_hostile_file_name_in_every_format(sparkpar_cli, tmp_path, fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_hostile_text_in_a_message_in_every_format(fmt):
     finding = Finding(
-        rule_id="SPX101", message="column `a\n::add-mask::b\x1b[31m` is read", severity=Severity.ERROR,
-        path="::warning::job.py", span=Span(1, 0, 1, 3),
+        rule_id="SPX101",
+        message="column `a\n::add-mask::b\x1b[31m` is read",
+        severity=Severity.ERROR,
+        path="::warning::job.py",
+        span=Span(1, 0, 1, 3),
     )
     text = renderer(fmt)([finding], sources={"::warning::job.py": "x\x1b[2J = 1\n"}, files_checked=1)
     assert_harmless(text, fmt)

@@ -55,9 +55,7 @@ def test_worker_killed_by_a_signal_costs_one_file(project, monkeypatch, jobs):
     (project / "crash.py").write_text(BAD_JOB)
     monkeypatch.setattr(analysis, "analyze", crashing)
     outcome = lint(jobs=jobs)
-    assert outcome.all_errors == [
-        "crash.py: the analyser crashed on this file (SIGSEGV); the file was not checked"
-    ]
+    assert outcome.all_errors == ["crash.py: the analyser crashed on this file (SIGSEGV); the file was not checked"]
     assert len(codes(outcome)) == 7 and ("bad.py", "SPX101", BAD_LINE) in codes(outcome)
 
 

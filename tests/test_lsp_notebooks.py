@@ -37,31 +37,63 @@ def test_a_synced_notebook_gets_diagnostics_on_its_cells(tmp_path):
 
     async def scenario():
         async with Session(tmp_path) as session:
-            session.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-                notebook_document=lsp.NotebookDocument(
-                    uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
-                    cells=[lsp.NotebookCell(kind=kinds[n], document=_cell_uri(notebook_uri, n)) for n in texts]),
-                cell_text_documents=[
-                    lsp.TextDocumentItem(uri=_cell_uri(notebook_uri, n), language_id="python" if n > 1 else "markdown",
-                                         version=1, text=texts[n]) for n in texts]))
+            session.client.notebook_document_did_open(
+                lsp.DidOpenNotebookDocumentParams(
+                    notebook_document=lsp.NotebookDocument(
+                        uri=notebook_uri,
+                        notebook_type="jupyter-notebook",
+                        version=1,
+                        cells=[lsp.NotebookCell(kind=kinds[n], document=_cell_uri(notebook_uri, n)) for n in texts],
+                    ),
+                    cell_text_documents=[
+                        lsp.TextDocumentItem(
+                            uri=_cell_uri(notebook_uri, n),
+                            language_id="python" if n > 1 else "markdown",
+                            version=1,
+                            text=texts[n],
+                        )
+                        for n in texts
+                    ],
+                )
+            )
             first = await _until(session, code)
             third = _cell_uri(notebook_uri, 3)
             (found,) = [d for d in first[third] if d.code == "SPX101"]
-            hover = await asyncio.wait_for(session.client.text_document_hover_async(lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=third), position=found.range.start)), TIMEOUT)
-            actions = await asyncio.wait_for(session.client.text_document_code_action_async(lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=third), range=found.range,
-                context=lsp.CodeActionContext(diagnostics=[found]))), TIMEOUT)
+            hover = await asyncio.wait_for(
+                session.client.text_document_hover_async(
+                    lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=third), position=found.range.start)
+                ),
+                TIMEOUT,
+            )
+            actions = await asyncio.wait_for(
+                session.client.text_document_code_action_async(
+                    lsp.CodeActionParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=third),
+                        range=found.range,
+                        context=lsp.CodeActionContext(diagnostics=[found]),
+                    )
+                ),
+                TIMEOUT,
+            )
             (quick,) = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix]
             assert quick.title == "Fix SPX101 in this notebook" and quick.is_preferred
             assert set(quick.edit.changes) == {third}  # only the cell that changes
             fixed = _apply(texts[3], quick.edit.changes[third])
-            session.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
-                notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=notebook_uri, version=2),
-                change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
-                    lsp.NotebookDocumentCellContentChanges(
-                        document=lsp.VersionedTextDocumentIdentifier(uri=third, version=2),
-                        changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+            session.client.notebook_document_did_change(
+                lsp.DidChangeNotebookDocumentParams(
+                    notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=notebook_uri, version=2),
+                    change=lsp.NotebookDocumentChangeEvent(
+                        cells=lsp.NotebookDocumentCellChanges(
+                            text_content=[
+                                lsp.NotebookDocumentCellContentChanges(
+                                    document=lsp.VersionedTextDocumentIdentifier(uri=third, version=2),
+                                    changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)],
+                                )
+                            ]
+                        )
+                    ),
+                )
+            )
             after = await _until(session, code)
             return first, found, hover, after, fixed
 
@@ -72,24 +104,37 @@ def test_a_synced_notebook_gets_diagnostics_on_its_cells(tmp_path):
     assert hover is not None and hover.contents.value.startswith("**SPX101**")
     assert not [d for d in after[_cell_uri(notebook_uri, 3)] if d.code == "SPX101"]
     assert fixed == texts[3].replace('F.first("v")', 'F.min(F.struct("ts", "v")).getField("v")').replace(
-        'df.orderBy("ts").groupBy', "df.groupBy")
+        'df.orderBy("ts").groupBy', "df.groupBy"
+    )
 
 
 def _notebook_json(*sources: str) -> str:
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-              "source": source.splitlines(keepends=True)} for source in sources]
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": source.splitlines(keepends=True),
+        }
+        for source in sources
+    ]
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
 
 
 def test_files_opened_as_text_ipynb_json_databricks_export_and_sql(tmp_path):
     notebook = _notebook_json(IMPORTS, 'x = "tab\\there"\n' + FIRST_AFTER_SORT)
-    databricks = f"# Databricks notebook source\n{IMPORTS}\n# COMMAND ----------\n\n%pip install x\n{FIRST_AFTER_SORT}\n"
+    databricks = (
+        f"# Databricks notebook source\n{IMPORTS}\n# COMMAND ----------\n\n%pip install x\n{FIRST_AFTER_SORT}\n"
+    )
     sql = "-- report\nCREATE TABLE top AS SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5\n"
 
     async def scenario():
         async with Session(tmp_path) as session:
-            uris = [session.open(tmp_path / name, text) for name, text in
-                    (("job.ipynb", notebook), ("export.py", databricks), ("report.sql", sql))]
+            uris = [
+                session.open(tmp_path / name, text)
+                for name, text in (("job.ipynb", notebook), ("export.py", databricks), ("report.sql", sql))
+            ]
             return [await session.diagnostics(uri) for uri in uris]
 
     on_json, on_export, on_sql = _run(scenario())
@@ -132,19 +177,37 @@ def test_a_cell_in_the_sql_language_is_analysed_and_fixed_as_sql(tmp_path):
 
     async def scenario():
         async with Session(tmp_path) as session:
-            session.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-                notebook_document=lsp.NotebookDocument(
-                    uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
-                    cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=_cell_uri(notebook_uri, n))
-                           for n in texts]),
-                cell_text_documents=[
-                    lsp.TextDocumentItem(uri=_cell_uri(notebook_uri, n), language_id=languages[n], version=1,
-                                         text=texts[n]) for n in texts]))
+            session.client.notebook_document_did_open(
+                lsp.DidOpenNotebookDocumentParams(
+                    notebook_document=lsp.NotebookDocument(
+                        uri=notebook_uri,
+                        notebook_type="jupyter-notebook",
+                        version=1,
+                        cells=[
+                            lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=_cell_uri(notebook_uri, n))
+                            for n in texts
+                        ],
+                    ),
+                    cell_text_documents=[
+                        lsp.TextDocumentItem(
+                            uri=_cell_uri(notebook_uri, n), language_id=languages[n], version=1, text=texts[n]
+                        )
+                        for n in texts
+                    ],
+                )
+            )
             published = await _until(session, {sql_cell})
             (found,) = [d for d in published[sql_cell] if d.code == "SPX101"]
-            actions = await asyncio.wait_for(session.client.text_document_code_action_async(lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=sql_cell), range=found.range,
-                context=lsp.CodeActionContext(diagnostics=[found]))), TIMEOUT)
+            actions = await asyncio.wait_for(
+                session.client.text_document_code_action_async(
+                    lsp.CodeActionParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=sql_cell),
+                        range=found.range,
+                        context=lsp.CodeActionContext(diagnostics=[found]),
+                    )
+                ),
+                TIMEOUT,
+            )
             return found, actions
 
     found, actions = _run(scenario())

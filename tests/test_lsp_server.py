@@ -13,13 +13,13 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-BAD_JOB = '''\
+BAD_JOB = """\
 from pyspark.sql import functions as F
 
 
 def latest(df):
     return df.orderBy("ts").groupBy("k").agg(F.first("v"))
-'''
+"""
 TIMEOUT = 60
 
 
@@ -36,14 +36,21 @@ class Session:
         self.options = options
         self.client = LanguageClient("sparkpar-tests", "1")
         self.published: asyncio.Queue[lsp.PublishDiagnosticsParams] = asyncio.Queue()
-        self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(
-            lambda params: self.published.put_nowait(params))
+        self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda params: self.published.put_nowait(params))
 
     async def __aenter__(self) -> Session:
         await self.client.start_io(*_server_command(), cwd=str(self.root))
-        await asyncio.wait_for(self.client.initialize_async(lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(), root_uri=self.root.as_uri(), process_id=None,
-            initialization_options=self.options)), TIMEOUT)
+        await asyncio.wait_for(
+            self.client.initialize_async(
+                lsp.InitializeParams(
+                    capabilities=lsp.ClientCapabilities(),
+                    root_uri=self.root.as_uri(),
+                    process_id=None,
+                    initialization_options=self.options,
+                )
+            ),
+            TIMEOUT,
+        )
         self.client.initialized(lsp.InitializedParams())
         return self
 
@@ -55,14 +62,20 @@ class Session:
     def open(self, path: Path, text: str) -> str:
         path.write_text(text)
         uri = path.as_uri()
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-            text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
         return uri
 
     def change(self, uri: str, version: int, text: str) -> None:
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     async def diagnostics(self, uri: str, version: int | None = None) -> list[lsp.Diagnostic]:
         while True:
@@ -81,7 +94,7 @@ def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
         return offsets[min(position.line, len(lines))] + position.character
 
     for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 
 
@@ -101,9 +114,16 @@ def test_open_diagnose_fix_and_the_diagnostic_goes(tmp_path):
             assert (found.range.start.line, found.range.start.character) == (4, 45)
             assert [r.message for r in found.related_information][-1] == "... but `groupBy` shuffles them"
 
-            actions = await asyncio.wait_for(session.client.text_document_code_action_async(lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri), range=found.range,
-                context=lsp.CodeActionContext(diagnostics=[found]))), TIMEOUT)
+            actions = await asyncio.wait_for(
+                session.client.text_document_code_action_async(
+                    lsp.CodeActionParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri),
+                        range=found.range,
+                        context=lsp.CodeActionContext(diagnostics=[found]),
+                    )
+                ),
+                TIMEOUT,
+            )
             quick = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix and a.title.startswith("Fix SPX101")]
             assert quick and quick[0].is_preferred, [a.title for a in actions]
             fixed = _apply(BAD_JOB, quick[0].edit.changes[uri])
@@ -115,7 +135,7 @@ def test_open_diagnose_fix_and_the_diagnostic_goes(tmp_path):
             return fixed
 
     fixed = _run(scenario())
-    assert 'orderBy' not in fixed
+    assert "orderBy" not in fixed
 
 
 def test_hover_shows_the_rule_doc_and_unsafe_fixes_are_labelled(tmp_path):
@@ -126,16 +146,33 @@ def test_hover_shows_the_rule_doc_and_unsafe_fixes_are_labelled(tmp_path):
         async with Session(tmp_path) as session:
             uri = session.open(tmp_path / "job.py", job)
             (found,) = [d for d in await session.diagnostics(uri) if d.code == "SPX101"]
-            hover = await asyncio.wait_for(session.client.text_document_hover_async(lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri), position=found.range.start)), TIMEOUT)
+            hover = await asyncio.wait_for(
+                session.client.text_document_hover_async(
+                    lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=found.range.start)
+                ),
+                TIMEOUT,
+            )
             assert hover is not None and "## Why is this bad?" in hover.contents.value
             assert hover.contents.value.startswith("**SPX101**")
-            nothing = await asyncio.wait_for(session.client.text_document_hover_async(lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=0))), TIMEOUT)
+            nothing = await asyncio.wait_for(
+                session.client.text_document_hover_async(
+                    lsp.HoverParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=0)
+                    )
+                ),
+                TIMEOUT,
+            )
             assert nothing is None
-            actions = await asyncio.wait_for(session.client.text_document_code_action_async(lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri), range=found.range,
-                context=lsp.CodeActionContext(diagnostics=[found]))), TIMEOUT)
+            actions = await asyncio.wait_for(
+                session.client.text_document_code_action_async(
+                    lsp.CodeActionParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri),
+                        range=found.range,
+                        context=lsp.CodeActionContext(diagnostics=[found]),
+                    )
+                ),
+                TIMEOUT,
+            )
             return found, actions
 
     found, actions = _run(scenario())
@@ -145,8 +182,9 @@ def test_hover_shows_the_rule_doc_and_unsafe_fixes_are_labelled(tmp_path):
 
 
 def test_project_configuration_is_honoured_and_changes_are_debounced(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nseverity = { SPX101 = "info" }\n'
-                                             'per-file-ignores = { "quiet_*.py" = ["SPX1"] }\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sparkpar]\nseverity = { SPX101 = "info" }\nper-file-ignores = { "quiet_*.py" = ["SPX1"] }\n'
+    )
 
     async def scenario():
         async with Session(tmp_path) as session:
@@ -196,9 +234,16 @@ def test_server_without_the_lsp_extra_says_what_to_install(missing, tmp_path):
     (blocker / "sitecustomize.py").write_text(
         "import sys\nclass _Block:\n    def find_spec(self, name, path=None, target=None):\n"
         f"        if name.split('.')[0] == {missing!r}:\n            raise ModuleNotFoundError(name, name=name)\n"
-        "sys.meta_path.insert(0, _Block())\n")
+        "sys.meta_path.insert(0, _Block())\n"
+    )
     env = {"PYTHONPATH": str(blocker), "PATH": str(Path(sys.executable).parent)}
-    out = subprocess.run([sys.executable, "-c", "from sparkpar_lint.cli import main; main()", "server"], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=TIMEOUT)
+    out = subprocess.run(
+        [sys.executable, "-c", "from sparkpar_lint.cli import main; main()", "server"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=TIMEOUT,
+    )
     assert out.returncode == 2
     assert out.stderr.strip() == f"sparkpar: error: sparkpar server needs {missing}: pip install 'sparkpar[lsp]'"

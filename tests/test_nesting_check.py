@@ -59,8 +59,29 @@ def test_unbalanced_code_is_left_to_the_tokenizer():
     assert verdict(source) == tokenizer_verdict(source, parsing.MAX_BRACKET_DEPTH) == (2, 205)
 
 
-PIECES = ["(", ")", "[", "]", "{", "}", "x", " ", "\n", "\\\n", "'('", "')'", '"(\\"("', "'''(\n'''",
-          '"""\n)"""', "# )(\n", "f'{('", "r'\\'('", "'", '"', "#"]
+PIECES = [
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "x",
+    " ",
+    "\n",
+    "\\\n",
+    "'('",
+    "')'",
+    '"(\\"("',
+    "'''(\n'''",
+    '"""\n)"""',
+    "# )(\n",
+    "f'{('",
+    "r'\\'('",
+    "'",
+    '"',
+    "#",
+]
 
 
 @settings(max_examples=300, deadline=None)

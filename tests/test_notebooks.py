@@ -19,14 +19,21 @@ def notebook(*cells: tuple[str, str], indent: int = 1) -> str:
         if kind == "code":
             cell |= {"execution_count": 7, "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok\n"]}]}
         raw.append(cell)
-    document = {"cells": raw, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
-                "nbformat": 4, "nbformat_minor": 5}
+    document = {
+        "cells": raw,
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
 
 
 JOB_CELLS = (
     ("markdown", "# Report"),
-    ("code", "%pip install tabulate\n!ls\nfiles = !ls /tmp\nfrom pyspark.sql import functions as F\ndf = spark.read.parquet('x')"),
+    (
+        "code",
+        "%pip install tabulate\n!ls\nfiles = !ls /tmp\nfrom pyspark.sql import functions as F\ndf = spark.read.parquet('x')",
+    ),
     ("code", f"%%time\n{FIRST_AFTER_SORT}\nout.show()"),
 )
 JOB = notebook(*JOB_CELLS)
@@ -78,8 +85,11 @@ def test_other_cell_magics_and_kernels_are_not_python(sparkpar_cli, tmp_path):
 
 @pytest.mark.parametrize(
     "content, message",
-    [("{not json", "not a valid notebook: invalid JSON at line 1"), ('{"metadata": {}}', "not a valid notebook: it has no cells"),
-     ("[1, 2]", "not a valid notebook: it has no cells")],
+    [
+        ("{not json", "not a valid notebook: invalid JSON at line 1"),
+        ('{"metadata": {}}', "not a valid notebook: it has no cells"),
+        ("[1, 2]", "not a valid notebook: it has no cells"),
+    ],
 )
 def test_a_broken_notebook_is_one_error_naming_it(sparkpar_cli, tmp_path, content, message):
     (tmp_path / "bad.ipynb").write_text(content)
@@ -122,11 +132,16 @@ def test_fix_rewrites_the_cell_in_place_and_keeps_everything_else(sparkpar_cli, 
 
 def test_fix_puts_a_needed_import_in_the_first_code_cell(sparkpar_cli, tmp_path):
     path = tmp_path / "job.ipynb"
-    path.write_text(notebook(
-        ("markdown", "intro"),
-        ("code", "!pip list\ndf = spark.read.parquet('x')"),
-        ("code", "import pyspark.sql.functions\nout = df.orderBy('ts').groupBy('k').agg(pyspark.sql.functions.first('v'))"),
-    ))
+    path.write_text(
+        notebook(
+            ("markdown", "intro"),
+            ("code", "!pip list\ndf = spark.read.parquet('x')"),
+            (
+                "code",
+                "import pyspark.sql.functions\nout = df.orderBy('ts').groupBy('k').agg(pyspark.sql.functions.first('v'))",
+            ),
+        )
+    )
     assert sparkpar_cli("fix", "--select", "SPX101", "job.ipynb").exit_code == 0
     cells = json.loads(path.read_text())["cells"]
     assert "".join(cells[1]["source"]).startswith("!pip list\n")  # the magic came back unchanged
@@ -178,11 +193,13 @@ SQL_LIMIT = "CREATE OR REPLACE TABLE top_pages AS\nSELECT page, count(*) AS n\nF
 
 @pytest.mark.parametrize("header", ["%%sql", "%sql"])
 def test_sql_cells_are_analysed_in_cell_coordinates(sparkpar_cli, tmp_path, header):
-    (tmp_path / "job.ipynb").write_text(notebook(
-        ("code", "spark.read.parquet('e').createOrReplaceTempView('events')"),
-        ("code", f"{header}\n{SQL_LIMIT}"),
-        ("code", "%%sql\nSELECT {broken template FROM"),  # does not parse: skipped, no error
-    ))
+    (tmp_path / "job.ipynb").write_text(
+        notebook(
+            ("code", "spark.read.parquet('e').createOrReplaceTempView('events')"),
+            ("code", f"{header}\n{SQL_LIMIT}"),
+            ("code", "%%sql\nSELECT {broken template FROM"),  # does not parse: skipped, no error
+        )
+    )
     result = sparkpar_cli("lint", "--select", "SPX106,SPX901", "--format", "concise", "job.ipynb")
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines() == [result.stdout.splitlines()[0]]
@@ -191,7 +208,9 @@ def test_sql_cells_are_analysed_in_cell_coordinates(sparkpar_cli, tmp_path, head
 
 def test_databricks_sql_cell_is_analysed_in_file_lines(sparkpar_cli, tmp_path):
     magic = "".join(f"# MAGIC {line}\n" for line in SQL_LIMIT.splitlines())
-    (tmp_path / "job.py").write_text(DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n# MAGIC %sql\n{magic}")
+    (tmp_path / "job.py").write_text(
+        DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n# MAGIC %sql\n{magic}"
+    )
     result = sparkpar_cli("lint", "--select", "SPX106", "--format", "concise", "job.py")
     assert result.stdout.startswith("job.py:24:9: SPX106 "), result.output
 
@@ -219,7 +238,9 @@ SQL_LAST_FIXED = SQL_LAST.replace("last(amount)", "max(struct(sold_at, amount)).
 
 def test_fix_rewrites_a_sql_cell_in_place(sparkpar_cli, tmp_path):
     path = tmp_path / "job.ipynb"
-    path.write_text(notebook(("code", "spark.table('s').createOrReplaceTempView('sales')"), ("code", f"%%sql\n{SQL_LAST}")))
+    path.write_text(
+        notebook(("code", "spark.table('s').createOrReplaceTempView('sales')"), ("code", f"%%sql\n{SQL_LAST}"))
+    )
     assert sparkpar_cli("fix", "--select", "SPX101", "job.ipynb").exit_code == 0
     cells = json.loads(path.read_text())["cells"]
     assert "".join(cells[1]["source"]) == f"%%sql\n{SQL_LAST_FIXED}"
@@ -287,8 +308,11 @@ def test_fabric_export_is_checked_cell_by_cell(sparkpar_cli, tmp_path):
     result = sparkpar_cli("lint", "--select", "SPX101,SPX106,SPX901", "--format", "concise", "notebook-content.py")
     lines = [line.split(" ", 2)[:2] for line in result.stdout.splitlines()]
     # The YAML cell alone is unparsable; the Python and %%sql cells are still checked.
-    assert lines == [["notebook-content.py:13:8:", "SPX901"], ["notebook-content.py:20:41:", "SPX101"],
-                     ["notebook-content.py:25:82:", "SPX106"]], result.output
+    assert lines == [
+        ["notebook-content.py:13:8:", "SPX901"],
+        ["notebook-content.py:20:41:", "SPX101"],
+        ["notebook-content.py:25:82:", "SPX106"],
+    ], result.output
 
 
 def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):
@@ -303,7 +327,9 @@ def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):
     mermaid = sparkpar_cli("graph", "--format", "mermaid", "job.ipynb").stdout
     assert "agg(k) cell 3:2<br/>" in mermaid
     # A Databricks export keeps its file lines; a one-line `# MAGIC %sql` keeps its own columns.
-    (tmp_path / "db.py").write_text(DATABRICKS.format(line="x = 1") + "\n# COMMAND ----------\n\n# MAGIC %sql SELECT * FROM t LIMIT 5\n")
+    (tmp_path / "db.py").write_text(
+        DATABRICKS.format(line="x = 1") + "\n# COMMAND ----------\n\n# MAGIC %sql SELECT * FROM t LIMIT 5\n"
+    )
     nodes = json.loads(sparkpar_cli("graph", "--format", "json", "db.py").stdout)["nodes"]
     assert [(n["api"], n["line"], n["column"]) for n in nodes if "cell" not in n][-1] == ("DataFrame.limit", 19, 29)
 
@@ -312,9 +338,15 @@ def test_graph_shows_notebook_nodes_at_cell_coordinates(sparkpar_cli, tmp_path):
 def test_cell_positions_map_each_source_character_to_the_json_text(indent, ascii_only):
     from sparkpar_lint.sources.ipynb import cell_positions
 
-    cells = [{"cell_type": "markdown", "metadata": {"x": ["source"]}, "source": "# Title"},
-             {"cell_type": "code", "metadata": {}, "outputs": [{"text": ["not source\n"]}],
-              "source": ['s = "é\\t\\u00e9"\n', "t = '\U0001F600' + s\n", "end"]}]
+    cells = [
+        {"cell_type": "markdown", "metadata": {"x": ["source"]}, "source": "# Title"},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [{"text": ["not source\n"]}],
+            "source": ['s = "é\\t\\u00e9"\n', "t = '\U0001f600' + s\n", "end"],
+        },
+    ]
     text = json.dumps({"cells": cells, "metadata": {"cells": []}}, indent=indent, ensure_ascii=ascii_only)
     positions = cell_positions(text)
     assert set(positions) == {1, 2}
@@ -323,4 +355,4 @@ def test_cell_positions_map_each_source_character_to_the_json_text(indent, ascii
         assert source == "".join(cell["source"]) and len(offsets) == len(source) + 1
         for index, char in enumerate(source):  # each character's JSON spelling starts at its offset
             spelled = json.dumps(char, ensure_ascii=ascii_only)[1:-1]
-            assert text[offsets[index]:].startswith(spelled) or text[offsets[index]:].startswith(char)
+            assert text[offsets[index] :].startswith(spelled) or text[offsets[index] :].startswith(char)

@@ -9,7 +9,11 @@ from sparkpar_lint.graph.order_sensitivity import find_order_dependence, paramet
 
 CASES = [
     ("def f(pdf):\n    pdf['v'] = pdf['v'].interpolate()\n    return pdf\n", "group", True),
-    ("def f(pdf):\n    pdf = pdf.sort_values('ts')\n    pdf['v'] = pdf['v'].interpolate()\n    return pdf\n", "group", False),
+    (
+        "def f(pdf):\n    pdf = pdf.sort_values('ts')\n    pdf['v'] = pdf['v'].interpolate()\n    return pdf\n",
+        "group",
+        False,
+    ),
     ("def f(pdf):\n    pdf.sort_values('ts', inplace=True)\n    return pdf['v'].ffill()\n", "group", False),
     ("def f(pdf):\n    d = pdf['device'].iloc[0]\n    return pdf.assign(n=len(pdf), d=d)\n", "group", False),
     ("def f(pdf):\n    return pdf.iloc[[0]]\n", "group", True),
@@ -17,17 +21,37 @@ CASES = [
     ("def f(key, pdf):\n    return pdf.assign(k=key[0])\n", "group", False),
     ("def f(pdf):\n    return pdf.drop_duplicates(subset=['user'])\n", "group", True),
     ("def f(pdf):\n    return pdf.drop_duplicates()\n", "group", False),
-    ("def f(rows):\n    prev = None\n    for r in rows:\n        if prev is not None:\n"
-     "            yield r.ts - prev\n        prev = r.ts\n", "partition", True),
-    ("def f(rows):\n    prev = None\n    for r in sorted(rows, key=lambda r: r.ts):\n        if prev is not None:\n"
-     "            yield r.ts - prev\n        prev = r.ts\n", "partition", False),
+    (
+        "def f(rows):\n    prev = None\n    for r in rows:\n        if prev is not None:\n"
+        "            yield r.ts - prev\n        prev = r.ts\n",
+        "partition",
+        True,
+    ),
+    (
+        "def f(rows):\n    prev = None\n    for r in sorted(rows, key=lambda r: r.ts):\n        if prev is not None:\n"
+        "            yield r.ts - prev\n        prev = r.ts\n",
+        "partition",
+        False,
+    ),
     ("def f(rows):\n    total = 0\n    for r in rows:\n        total += r.v\n    yield total\n", "partition", False),
     ("def f(rows):\n    total = 0\n    for r in rows:\n        total += r.v\n        yield total\n", "partition", True),
-    ("def f(rows):\n    best = None\n    for r in rows:\n        if best is None or r.ts > best.ts:\n"
-     "            best = r\n    return [best]\n", "partition", False),
+    (
+        "def f(rows):\n    best = None\n    for r in rows:\n        if best is None or r.ts > best.ts:\n"
+        "            best = r\n    return [best]\n",
+        "partition",
+        False,
+    ),
     ("def f(rows):\n    last = None\n    for r in rows:\n        last = r\n    return [last]\n", "partition", True),
-    ("def f(rows):\n    latest = {}\n    for r in rows:\n        latest[r.k] = r\n    return latest.values()\n", "partition", True),
-    ("def f(rows):\n    c = {}\n    for r in rows:\n        c[r.k] = c.get(r.k, 0) + 1\n    return c.items()\n", "partition", False),
+    (
+        "def f(rows):\n    latest = {}\n    for r in rows:\n        latest[r.k] = r\n    return latest.values()\n",
+        "partition",
+        True,
+    ),
+    (
+        "def f(rows):\n    c = {}\n    for r in rows:\n        c[r.k] = c.get(r.k, 0) + 1\n    return c.items()\n",
+        "partition",
+        False,
+    ),
     ("def f(it):\n    yield next(it)\n", "partition", True),
     ("def f(vals):\n    return list(vals)[0]\n", "value", True),
     ("def f(vals):\n    return sorted(vals)[0]\n", "value", False),

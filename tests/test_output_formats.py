@@ -19,10 +19,16 @@ latest = df.orderBy("ts").groupBy("k").agg(F.first("v"))
 ORDER_BY = Span(2, 9, 2, 25)
 FIRST = Span(2, 43, 2, 55)
 FINDINGS = [
-    Finding("SPX101", "F.first depends on row order lost by the shuffle", Severity.ERROR,
-            "jobs/latest.py", FIRST, (RelatedLocation(ORDER_BY, "order set here"),), "unsafe"),
-    Finding("SPX901", "cannot parse: '(' was never closed", Severity.WARNING, "jobs/broken.py",
-            Span(3, 4, 3, 4)),
+    Finding(
+        "SPX101",
+        "F.first depends on row order lost by the shuffle",
+        Severity.ERROR,
+        "jobs/latest.py",
+        FIRST,
+        (RelatedLocation(ORDER_BY, "order set here"),),
+        "unsafe",
+    ),
+    Finding("SPX901", "cannot parse: '(' was never closed", Severity.WARNING, "jobs/broken.py", Span(3, 4, 3, 4)),
 ]
 SARIF_SCHEMA = json.loads((Path(__file__).parent / "sarif-2.1.0-subset.schema.json").read_text())
 
@@ -58,7 +64,10 @@ def test_sarif_is_valid_and_carries_rule_metadata_and_related_locations():
     first, broken = run["results"]
     assert first["ruleId"] == "SPX101" and first["level"] == "error"
     assert first["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 2, "startColumn": 44, "endLine": 2, "endColumn": 56,
+        "startLine": 2,
+        "startColumn": 44,
+        "endLine": 2,
+        "endColumn": 56,
     }
     related = first["relatedLocations"][0]
     assert related["message"]["text"] == "order set here"
@@ -98,8 +107,7 @@ def test_github_annotations_use_severity_and_escape_special_characters():
     assert lines[1].startswith("::warning file=jobs/broken.py,line=3,col=5,")
     odd = Finding("SPX901", "50% done\nnext", Severity.INFO, "a,b:c.py", Span(1, 0, 1, 0))
     assert renderer("github")([odd]) == (
-        "::notice file=a%2Cb%3Ac.py,line=1,col=1,endLine=1,endColumn=1,title=SPX901"
-        "::50%25 done%0Anext\n"
+        "::notice file=a%2Cb%3Ac.py,line=1,col=1,endLine=1,endColumn=1,title=SPX901::50%25 done%0Anext\n"
     )
 
 
@@ -116,7 +124,10 @@ def test_rich_shows_code_frame_underline_related_location_and_summary():
     assert "  ::: jobs/latest.py:2:10: order set here" in lines
     carets = [line for line in lines if "^ order set here" in line][0]
     assert carets.index("^") == lines[code].index("df.orderBy")
-    assert lines[-2:] == ["Found 2 findings (1 error, 1 warning) in 2 files.", "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`."]
+    assert lines[-2:] == [
+        "Found 2 findings (1 error, 1 warning) in 2 files.",
+        "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`.",
+    ]
     assert "\x1b[" not in text
 
 

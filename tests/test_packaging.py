@@ -19,7 +19,9 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
-        check=True, capture_output=True, timeout=600,
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     (built,) = out.glob("sparkpar-*.whl")
     return zipfile.ZipFile(built)
@@ -61,16 +63,21 @@ def test_pre_commit_hook_declaration():
 
 def test_readme_gives_the_two_newcomer_commands_exactly():
     readme = (REPO / "README.md").read_text()
-    assert (
-        "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/"
-        in readme
-    )
-    assert (
-        "python -m venv .venv && . .venv/bin/activate && pip install '.[test]' && pytest" in readme
-    )
-    for section in ("## CLI", "## Output formats", "## Configuration", "## Suppressions",
-                    "## pre-commit", "## Cache", "## In the editor", "## Install", "## The pytest plugin", "## sparkpar fix",
-                    "## sparkpar plan"):
+    assert "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/" in readme
+    assert "python -m venv .venv && . .venv/bin/activate && pip install '.[test]' && pytest" in readme
+    for section in (
+        "## CLI",
+        "## Output formats",
+        "## Configuration",
+        "## Suppressions",
+        "## pre-commit",
+        "## Cache",
+        "## In the editor",
+        "## Install",
+        "## The pytest plugin",
+        "## sparkpar fix",
+        "## sparkpar plan",
+    ):
         assert f"\n{section}\n" in readme, section
 
 

@@ -60,8 +60,9 @@ def _job_names_and_columns(source: str) -> tuple[set[str], set[str]]:
             func = node.func
             callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if callee in functions:
-                not_columns |= {a.value for a in node.args[1:]
-                                if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+                not_columns |= {
+                    a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                }
     return names, strings - not_columns
 
 
@@ -106,7 +107,8 @@ def test_expression_key_is_written_as_the_job_wrote_it(tmp_path):
         "from pyspark.sql import SparkSession, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
         "df = spark.read.parquet('/data/clicks')\n"
-        "df.groupBy(F.window('ts', '10 minutes'), 'ad').count().write.parquet('/out')\n")
+        "df.groupBy(F.window('ts', '10 minutes'), 'ad').count().write.parquet('/out')\n"
+    )
     advice = _advice(job)
     snippets = [s for s in _snippets(advice) if s.startswith(".repartition(")]
     assert snippets, advice
@@ -124,10 +126,12 @@ def test_rdd_jobs_are_not_told_about_sql_shuffle_partitions():
 
 # Tiny inputs for jobs whose advice partitions by key: (fixture, DDL schema, one row).
 RUNNABLE = [
-    ("fixtures/clean/order_export_sorted_report.py", "account string, booked_at timestamp",
-     ("a1", "2024-03-05 10:00:00")),
-    ("fixtures/clean/order_latest_reading_max_by.py", "ts timestamp, sensor string",
-     ("2024-03-05 10:00:00", "s1")),
+    (
+        "fixtures/clean/order_export_sorted_report.py",
+        "account string, booked_at timestamp",
+        ("a1", "2024-03-05 10:00:00"),
+    ),
+    ("fixtures/clean/order_latest_reading_max_by.py", "ts timestamp, sensor string", ("2024-03-05 10:00:00", "s1")),
     ("fixtures/clean/basic_daily_totals.py", "shop string, day string", ("s1", "2024-03-05")),
 ]
 
@@ -142,8 +146,9 @@ def test_advice_runs_on_spark(cluster_spark, fixture, schema, row):
     advice = _advice(ROOT / fixture)
     snippets = _snippets(advice)
     assert any(s.startswith(".repartition(") for s in snippets), advice
-    values = tuple(datetime.datetime.fromisoformat(v) if "timestamp" in field else v
-                   for v, field in zip(row, schema.split(", ")))
+    values = tuple(
+        datetime.datetime.fromisoformat(v) if "timestamp" in field else v for v, field in zip(row, schema.split(", "))
+    )
     df = cluster_spark.createDataFrame([values], schema)
     namespace = {"df": df, "spark": cluster_spark, "F": functions, "fn": functions}
     before = cluster_spark.conf.get("spark.sql.shuffle.partitions")

@@ -14,12 +14,22 @@ def _model(rng: random.Random, n: int) -> PlanModel:
     for i in range(n):
         kind = rng.choice(["stateless", "stateless", "partitioned", "stateful"])
         key = tuple(sorted(rng.sample("abc", rng.randint(1, 2)))) if kind == "partitioned" else ()
-        ops.append(Operator(f"o{i}", kind, key, rng.uniform(0.5, 300.0),
-                            rng.choice([1.0, rng.uniform(0.05, 1.0), rng.uniform(1.0, 2.0)]),
-                            max_replicas=rng.choice([None, None, rng.randint(1, 4)])))
-    return PlanModel(tuple(ops), cores=rng.randint(1, 6),
-                     thread_switch_cost=rng.choice([0.0, 1.0, 10.0]),
-                     replication_cost=rng.choice([0.0, 5.0, 50.0]))
+        ops.append(
+            Operator(
+                f"o{i}",
+                kind,
+                key,
+                rng.uniform(0.5, 300.0),
+                rng.choice([1.0, rng.uniform(0.05, 1.0), rng.uniform(1.0, 2.0)]),
+                max_replicas=rng.choice([None, None, rng.randint(1, 4)]),
+            )
+        )
+    return PlanModel(
+        tuple(ops),
+        cores=rng.randint(1, 6),
+        thread_switch_cost=rng.choice([0.0, 1.0, 10.0]),
+        replication_cost=rng.choice([0.0, 5.0, 50.0]),
+    )
 
 
 def _random_config(rng, chain, budget):

@@ -13,25 +13,33 @@ from sparkpar_lint.plan.heuristic import plan_chain
 from sparkpar_lint.plan.operators import Operator, PlanModel, model_from_dict
 from sparkpar_lint.plan.throughput import Configuration, RegionConfig
 
-JOIN = {"cores": 3, "thread_switch_cost": 1, "replication_cost": 5, "operators": [
-    {"name": "orders", "cost": 10},
-    {"name": "parse", "cost": 100, "inputs": ["orders"]},
-    {"name": "users", "cost": 10},
-    {"name": "join", "kind": "partitioned", "key": ["user"], "cost": 80,
-     "inputs": ["parse", "users"]},
-    {"name": "agg", "kind": "partitioned", "key": ["user"], "cost": 40, "selectivity": 0.5,
-     "inputs": ["join"]},
-    {"name": "to_table", "cost": 5, "inputs": ["agg"]},
-    {"name": "to_log", "kind": "stateful", "cost": 5, "inputs": ["agg"]},
-]}
-UNION = {"cores": 2, "thread_switch_cost": 1, "replication_cost": 5, "operators": [
-    {"name": "eu", "cost": 20},
-    {"name": "us", "cost": 20},
-    {"name": "clean_us", "cost": 60, "selectivity": 0.5, "inputs": ["us"]},
-    {"name": "union", "cost": 1, "inputs": ["eu", "clean_us"]},
-    {"name": "enrich", "cost": 90, "inputs": ["union"]},
-    {"name": "write", "kind": "stateful", "cost": 10, "inputs": ["enrich"]},
-]}
+JOIN = {
+    "cores": 3,
+    "thread_switch_cost": 1,
+    "replication_cost": 5,
+    "operators": [
+        {"name": "orders", "cost": 10},
+        {"name": "parse", "cost": 100, "inputs": ["orders"]},
+        {"name": "users", "cost": 10},
+        {"name": "join", "kind": "partitioned", "key": ["user"], "cost": 80, "inputs": ["parse", "users"]},
+        {"name": "agg", "kind": "partitioned", "key": ["user"], "cost": 40, "selectivity": 0.5, "inputs": ["join"]},
+        {"name": "to_table", "cost": 5, "inputs": ["agg"]},
+        {"name": "to_log", "kind": "stateful", "cost": 5, "inputs": ["agg"]},
+    ],
+}
+UNION = {
+    "cores": 2,
+    "thread_switch_cost": 1,
+    "replication_cost": 5,
+    "operators": [
+        {"name": "eu", "cost": 20},
+        {"name": "us", "cost": 20},
+        {"name": "clean_us", "cost": 60, "selectivity": 0.5, "inputs": ["us"]},
+        {"name": "union", "cost": 1, "inputs": ["eu", "clean_us"]},
+        {"name": "enrich", "cost": 90, "inputs": ["union"]},
+        {"name": "write", "kind": "stateful", "cost": 10, "inputs": ["enrich"]},
+    ],
+}
 
 
 def _plan(tmp_path, model, *args):
@@ -70,24 +78,31 @@ def test_union_rates_add_and_fan_out_copies():
 def test_a_chain_written_with_inputs_plans_as_the_chain():
     ops = [{"name": f"o{i}", "cost": 10.0 * (i + 1), "kind": "stateless"} for i in range(4)]
     chain = model_from_dict({"cores": 4, "thread_switch_cost": 1, "operators": ops})
-    linked = model_from_dict({"cores": 4, "thread_switch_cost": 1, "operators": [
-        {**op, "inputs": [ops[i - 1]["name"]]} if i else op for i, op in enumerate(ops)]})
+    linked = model_from_dict(
+        {
+            "cores": 4,
+            "thread_switch_cost": 1,
+            "operators": [{**op, "inputs": [ops[i - 1]["name"]]} if i else op for i, op in enumerate(ops)],
+        }
+    )
     graph = GraphModel(linked)
     assert len(graph.segments) == 1 and graph.budget == chain.thread_budget
     exact_chain = plan_chain(chain, brute=True).estimate.throughput
     assert graph.evaluate(brute_force_graph(graph)).throughput == pytest.approx(exact_chain)
 
 
-@pytest.mark.parametrize(("inputs", "problem"), [
-    ({"b": ["nope"]}, "unknown operator 'nope'"),
-    ({"a": ["b"], "b": ["a"]}, "form a cycle"),
-    ({"b": ["a", "a"]}, "twice"),
-    ({"b": [3]}, "list of operator names"),
-    ({"b": "a"}, "list of operator names"),
-])
+@pytest.mark.parametrize(
+    ("inputs", "problem"),
+    [
+        ({"b": ["nope"]}, "unknown operator 'nope'"),
+        ({"a": ["b"], "b": ["a"]}, "form a cycle"),
+        ({"b": ["a", "a"]}, "twice"),
+        ({"b": [3]}, "list of operator names"),
+        ({"b": "a"}, "list of operator names"),
+    ],
+)
 def test_bad_inputs_are_one_clear_error(tmp_path, inputs, problem):
-    model = {"operators": [{"name": n, **({"inputs": inputs[n]} if n in inputs else {})}
-                           for n in ("a", "b")]}
+    model = {"operators": [{"name": n, **({"inputs": inputs[n]} if n in inputs else {})} for n in ("a", "b")]}
     result = _plan(tmp_path, model)
     assert result.exit_code == 2 and problem in result.output and "Traceback" not in result.output
 
@@ -96,13 +111,24 @@ def _random_graph(rng: random.Random) -> PlanModel:
     ops, inputs = [], []
     for i in range(rng.randint(2, 6)):
         kind = rng.choice(["stateless", "stateless", "partitioned", "stateful"])
-        ops.append(Operator(f"o{i}", kind, ("k",) if kind == "partitioned" else (),
-                            rng.uniform(1, 200), rng.choice([1.0, rng.uniform(0.1, 1.0)])))
+        ops.append(
+            Operator(
+                f"o{i}",
+                kind,
+                ("k",) if kind == "partitioned" else (),
+                rng.uniform(1, 200),
+                rng.choice([1.0, rng.uniform(0.1, 1.0)]),
+            )
+        )
         earlier = [f"o{j}" for j in range(i)]
-        inputs.append(tuple(rng.sample(earlier, min(len(earlier), rng.choice([0, 1, 1, 2]))))
-                      if earlier else ())
-    return PlanModel(tuple(ops), cores=rng.randint(1, 3), thread_switch_cost=rng.choice([0.0, 1.0]),
-                     replication_cost=rng.choice([0.0, 10.0]), inputs=tuple(inputs))
+        inputs.append(tuple(rng.sample(earlier, min(len(earlier), rng.choice([0, 1, 1, 2])))) if earlier else ())
+    return PlanModel(
+        tuple(ops),
+        cores=rng.randint(1, 3),
+        thread_switch_cost=rng.choice([0.0, 1.0]),
+        replication_cost=rng.choice([0.0, 10.0]),
+        inputs=tuple(inputs),
+    )
 
 
 def test_brute_force_bounds_the_heuristic_on_random_small_graphs():
@@ -118,9 +144,10 @@ def test_brute_force_bounds_the_heuristic_on_random_small_graphs():
         assert graph.evaluate(heuristic).throughput <= bound * (1 + 1e-9)
         # and no other configuration within the budget beats it: one region per segment
         for replicas in range(1, graph.budget + 1):
-            configs = [Configuration((RegionConfig(0, len(chain), (), replicas
-                                                   if chain.can_replicate(0, len(chain)) else 1),))
-                       for chain in graph.chains]
+            configs = [
+                Configuration((RegionConfig(0, len(chain), (), replicas if chain.can_replicate(0, len(chain)) else 1),))
+                for chain in graph.chains
+            ]
             if sum(c.threads for c in configs) <= graph.budget:
                 assert graph.evaluate(configs).throughput <= bound * (1 + 1e-9)
 
@@ -134,7 +161,8 @@ def test_a_job_with_a_join_and_two_sinks_is_planned_whole(tmp_path):
         "users = spark.read.parquet('/data/users')\n"
         "joined = orders.join(users, 'user_id')\n"
         "joined.groupBy('country').count().write.parquet('/out/by_country')\n"
-        "joined.write.parquet('/out/joined')\n")
+        "joined.write.parquet('/out/joined')\n"
+    )
     result = CliRunner().invoke(plan, [str(job), "--format", "json", "--cores", "4"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)

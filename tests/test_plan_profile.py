@@ -36,14 +36,12 @@ JOB = textwrap.dedent('''\
 HEAD = 'def job(spark, orders: DataFrame):\n    """Revenue per shop of the big orders."""\n'
 BIG = '    big = orders.filter(F.col("amount") > 6)\n'
 TAGGED = '    tagged = big.withColumn("double", F.col("amount") * 2)\n'
-PER_SHOP = ('    per_shop = (\n        tagged.groupBy("shop")\n'
-            '        .agg(F.sum("double").alias("revenue"))\n    )\n')
+PER_SHOP = '    per_shop = (\n        tagged.groupBy("shop")\n        .agg(F.sum("double").alias("revenue"))\n    )\n'
 
 
 def test_each_operator_is_the_job_cut_before_its_statement_returning_its_call():
     slices = slice_job(JOB, "job.py")
-    assert [p.name for p in slices.prefixes] == [
-        "filter:9", "withColumn:10", "groupBy:12", "agg:13", "orderBy:15"]
+    assert [p.name for p in slices.prefixes] == ["filter:9", "withColumn:10", "groupBy:12", "agg:13", "orderBy:15"]
     sources = [p.source for p in slices.prefixes]
     assert sources[0] == HEAD + '    return (orders.filter(F.col("amount") > 6))\n'
     assert sources[1] == HEAD + BIG + '    return (big.withColumn("double", F.col("amount") * 2))\n'
@@ -56,12 +54,13 @@ def test_each_operator_is_the_job_cut_before_its_statement_returning_its_call():
 
 
 def test_a_call_cut_out_of_a_multi_line_chain_is_bracketed_so_it_parses():
-    source = JOB.replace('        .agg(F.sum("double").alias("revenue"))\n',
-                         '        .agg(F.sum("double").alias("revenue"))\n        .filter("revenue > 0")\n')
+    source = JOB.replace(
+        '        .agg(F.sum("double").alias("revenue"))\n',
+        '        .agg(F.sum("double").alias("revenue"))\n        .filter("revenue > 0")\n',
+    )
     agg = slice_job(source, "job.py").prefixes[3]
     assert agg.name == "agg:13"
-    assert agg.source.endswith('    return (tagged.groupBy("shop")\n'
-                               '        .agg(F.sum("double").alias("revenue")))\n')
+    assert agg.source.endswith('    return (tagged.groupBy("shop")\n        .agg(F.sum("double").alias("revenue")))\n')
     compile(agg.source, "prefix", "exec")
 
 
@@ -72,12 +71,15 @@ def test_names_are_the_stage_graphs_method_and_line():
 
 
 def test_statements_joined_by_semicolons_are_cut_between():
-    source = JOB.replace(BIG + TAGGED, '    big = orders.filter(F.col("amount") > 6); '
-                         'tagged = big.withColumn("double", F.col("amount") * 2)\n')
+    source = JOB.replace(
+        BIG + TAGGED,
+        '    big = orders.filter(F.col("amount") > 6); tagged = big.withColumn("double", F.col("amount") * 2)\n',
+    )
     withcolumn = slice_job(source, "job.py").prefixes[1]
     assert withcolumn.source.splitlines()[2:] == [
         '    big = orders.filter(F.col("amount") > 6)',
-        '    return (big.withColumn("double", F.col("amount") * 2))']
+        '    return (big.withColumn("double", F.col("amount") * 2))',
+    ]
 
 
 def test_a_file_without_job_is_named_in_the_error():
@@ -85,11 +87,14 @@ def test_a_file_without_job_is_named_in_the_error():
         slice_job("import os\n", "jobs/x.py")
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("x = 1\n", "no top-level `def job"),
-    (JOB.replace("INPUTS = ", "ROWS = "), "no INPUTS"),
-    ("def job(:\n", "cannot parse"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("x = 1\n", "no top-level `def job"),
+        (JOB.replace("INPUTS = ", "ROWS = "), "no INPUTS"),
+        ("def job(:\n", "cannot parse"),
+    ],
+)
 def test_bad_job_files_exit_2_with_one_line_naming_the_file(tmp_path, text, problem):
     path = tmp_path / "bad_job.py"
     path.write_text(text)
@@ -100,13 +105,14 @@ def test_bad_job_files_exit_2_with_one_line_naming_the_file(tmp_path, text, prob
 
 
 def test_the_cli_and_the_slicer_never_import_pyspark(tmp_path):
-    code = ("import sys\nimport sparkpar_lint.cli\n"
-            "from sparkpar_lint.plan.profile_command import slice_job\n"
-            f"slice_job({JOB!r}, 'job.py')\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))\n")
+    code = (
+        "import sys\nimport sparkpar_lint.cli\n"
+        "from sparkpar_lint.plan.profile_command import slice_job\n"
+        f"slice_job({JOB!r}, 'job.py')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))\n"
+    )
     # From elsewhere: `python -c` puts its working directory (the checkout) first on sys.path.
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert result.stdout.strip() == "[]"
 
 
@@ -130,8 +136,7 @@ def test_a_recorded_profile_matches_the_graph_and_plans(cluster_spark, tmp_path)
     assert rows["groupBy:12"].seconds == 0.0  # GroupedData: measured with agg
     assert (rows["agg:13"].rows_in, rows["agg:13"].rows_out) == (big, 5)
 
-    planned = CliRunner().invoke(plan, [str(job), "--profile", str(out), "--cores", "2",
-                                        "--format", "json"])
+    planned = CliRunner().invoke(plan, [str(job), "--profile", str(out), "--cores", "2", "--format", "json"])
     assert planned.exit_code == 0, planned.output
     report = json.loads(planned.output)
     assert isinstance(report["throughput"], float) and report["throughput"] > 0

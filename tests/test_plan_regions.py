@@ -18,14 +18,12 @@ def _load(name):
 TABLE_1 = _load("table1.json")["cells"]
 
 
-@pytest.mark.parametrize(("state", "selectivity", "strategy"), TABLE_1,
-                         ids=[f"{s}-{c}" for s, c, _ in TABLE_1])
+@pytest.mark.parametrize(("state", "selectivity", "strategy"), TABLE_1, ids=[f"{s}-{c}" for s, c, _ in TABLE_1])
 def test_table_1_ordering_strategy(state, selectivity, strategy):
     assert ordering_strategy(state, selectivity) == strategy
 
 
-@pytest.mark.parametrize(("state", "selectivity", "strategy"), TABLE_1,
-                         ids=[f"{s}-{c}" for s, c, _ in TABLE_1])
+@pytest.mark.parametrize(("state", "selectivity", "strategy"), TABLE_1, ids=[f"{s}-{c}" for s, c, _ in TABLE_1])
 def test_table_1_through_region_formation(state, selectivity, strategy):
     value = {"exactly-one": 1.0, "at-most-one": 0.5, "any": 3.0}[selectivity]
     op = Operator("op", state, ("k",) if state == "partitioned" else (), 1.0, value)
@@ -39,9 +37,17 @@ def test_table_1_through_region_formation(state, selectivity, strategy):
 def test_figure_5_regions():
     data = _load("figure5.json")
     formation = form_regions(graph_from_dict(data))
-    got = [{"operators": list(r.operators), "state": r.state, "key": list(r.key),
-            "strategy": r.strategy, "first_joint": r.first_joint, "last_joint": r.last_joint}
-           for r in formation.regions]
+    got = [
+        {
+            "operators": list(r.operators),
+            "state": r.state,
+            "key": list(r.key),
+            "strategy": r.strategy,
+            "first_joint": r.first_joint,
+            "last_joint": r.last_joint,
+        }
+        for r in formation.regions
+    ]
     assert got == data["expected"]["regions"]
     assert sorted(s.name for s in formation.serial) == sorted(data["expected"]["serial"])
 
@@ -57,8 +63,7 @@ def test_figure_5_reasons_follow_the_prose():
 
 
 def test_unforwarded_key_ends_the_region():
-    ops = [Operator("src"), Operator("rekey", forwarded=frozenset({"v"})),
-           Operator("agg", "partitioned", ("k",))]
+    ops = [Operator("src"), Operator("rekey", forwarded=frozenset({"v"})), Operator("agg", "partitioned", ("k",))]
     formation = form_regions(OperatorGraph.chain(ops))
     assert [r.operators for r in formation.regions] == [("src", "rekey"), ("agg",)]
     assert "does not forward" in formation.regions[0].ended_because
@@ -68,7 +73,10 @@ def test_unforwarded_key_ends_the_region():
 
 
 def test_compatible_keys_narrow_to_their_intersection():
-    ops = [Operator("a", "partitioned", ("k", "l")), Operator("b", "partitioned", ("k",)),
-           Operator("c", "stateless", (), 1.0, 0.3)]
+    ops = [
+        Operator("a", "partitioned", ("k", "l")),
+        Operator("b", "partitioned", ("k",)),
+        Operator("c", "stateless", (), 1.0, 0.3),
+    ]
     (region,) = form_regions(OperatorGraph.chain(ops)).regions
     assert region.key == ("k",) and region.strategy == "seqno+pulses"

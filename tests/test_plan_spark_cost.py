@@ -40,8 +40,7 @@ SPARKPAR = [sys.executable, "-c", "from sparkpar_lint.cli import main; main()"]
 
 
 def sparkpar(*args, cwd=None):
-    return subprocess.run([*SPARKPAR, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          check=False)
+    return subprocess.run([*SPARKPAR, *map(str, args)], capture_output=True, text=True, cwd=cwd, check=False)
 
 
 def test_event_log_gives_each_stage_as_spark_measured_it():
@@ -51,12 +50,15 @@ def test_event_log_gives_each_stage_as_spark_measured_it():
     first, reduce = metrics.stages[0], metrics.stages[1]
     assert (first.tasks, first.input_rows, first.shuffle_write_rows) == (2, 200_000, 200)
     # Adaptive execution left one task of the 200 partitions; the setting and the mode are kept.
-    assert (reduce.tasks, reduce.shuffle_read_rows, reduce.shuffle_partitions, reduce.adaptive) == (
-        1, 200, 200, True)
+    assert (reduce.tasks, reduce.shuffle_read_rows, reduce.shuffle_partitions, reduce.adaptive) == (1, 200, 200, True)
     assert reduce.parents == (1,)
     stream = [s for s in metrics.stages if s.query is not None]
     assert [(s.stage_id, s.batch, s.stateful, s.tasks) for s in stream] == [
-        (4, 0, False, 2), (5, 0, True, 5), (6, 1, False, 2), (7, 1, True, 5)]
+        (4, 0, False, 2),
+        (5, 0, True, 5),
+        (6, 1, False, 2),
+        (7, 1, True, 5),
+    ]
     # Streaming queries run without adaptive execution, at the setting their checkpoint fixed.
     assert {(s.shuffle_partitions, s.adaptive) for s in stream} == {(5, False)}
     assert all(s.run_seconds > 0 for s in metrics.stages)
@@ -81,19 +83,25 @@ def test_event_log_compressed_rolled_and_cut_off(tmp_path):
     assert read_event_log(cut).stages == read_event_log(LOG).stages
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p / "missing", "no such event log"),
-    (lambda p: (p / "notes.txt").write_text("hello\n") and p / "notes.txt", "not a Spark event log"),
-    (lambda p: (p / "empty").mkdir(exist_ok=True) or p / "empty", "no events_* files"),
-    (lambda p: (p / "events_1_a.lz4").write_bytes(b"x") and p / "events_1_a.lz4", "not supported"),
-    (lambda p: (p / "other.json").write_text('{"Event": "SparkListenerLogStart"}\n') and p / "other.json",
-     "no Spark jobs"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p / "missing", "no such event log"),
+        (lambda p: (p / "notes.txt").write_text("hello\n") and p / "notes.txt", "not a Spark event log"),
+        (lambda p: (p / "empty").mkdir(exist_ok=True) or p / "empty", "no events_* files"),
+        (lambda p: (p / "events_1_a.lz4").write_bytes(b"x") and p / "events_1_a.lz4", "not supported"),
+        (
+            lambda p: (p / "other.json").write_text('{"Event": "SparkListenerLogStart"}\n') and p / "other.json",
+            "no Spark jobs",
+        ),
+    ],
+)
 def test_bad_event_logs_are_one_clear_error(tmp_path, make, message):
     with pytest.raises(EventLogError, match=re.escape(message)):
         read_event_log(make(tmp_path))
-    done = sparkpar("profile", "--event-log", make(tmp_path) if message != "no such event log"
-                    else tmp_path / "missing")
+    done = sparkpar(
+        "profile", "--event-log", make(tmp_path) if message != "no such event log" else tmp_path / "missing"
+    )
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
 
@@ -144,16 +152,22 @@ def test_prediction_charges_tasks_blocks_and_state_stores():
     # Without state or blocks to pay for, fewer partitions than cores only lose parallelism.
     batch = [replace(s, stateful=False) for s in stream]
     free = replace(costs, state_task=0.0, shuffle_block=0.0, task_overhead=0.0, task_run=0.0)
-    assert predict(batch, Settings(1, adaptive=False), free).seconds > predict(
-        batch, Settings(2, adaptive=False), free).seconds
+    assert (
+        predict(batch, Settings(1, adaptive=False), free).seconds
+        > predict(batch, Settings(2, adaptive=False), free).seconds
+    )
 
 
 def test_calibration_file_validation(tmp_path):
     good = costs_from_dict({"constants": {"cores": 4, "task_overhead": 0.5}}, "file")
     assert (good.cores, good.task_overhead, good.job_overhead) == (4, 0.5, SparkCosts().job_overhead)
-    for constants, message in (({"cores": 0}, "cores"), ({"task_overhead": -1}, ">= 0"),
-                               ({"speed": 1}, "unknown constant"), ({"cores": 1.5}, "whole number"),
-                               ({"state_task": "fast"}, ">= 0")):
+    for constants, message in (
+        ({"cores": 0}, "cores"),
+        ({"task_overhead": -1}, ">= 0"),
+        ({"speed": 1}, "unknown constant"),
+        ({"cores": 1.5}, "whole number"),
+        ({"state_task": "fast"}, ">= 0"),
+    ):
         with pytest.raises(ValueError, match=message):
             costs_from_dict({"constants": constants}, "file")
 
@@ -177,8 +191,9 @@ def test_plan_with_a_stage_profile_advises_the_cost_models_setting(tmp_path):
     job.write_text(JOB, encoding="utf-8")
     calibration = tmp_path / "calibration.json"
     calibration.write_text(json.dumps({"constants": {"cores": 2, "state_task": 0.5}}), encoding="utf-8")
-    done = sparkpar("plan", job, "--profile", _stream_only_profile(tmp_path), "--calibration",
-                    calibration, "--format", "json")
+    done = sparkpar(
+        "plan", job, "--profile", _stream_only_profile(tmp_path), "--calibration", calibration, "--format", "json"
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     spark = report["spark"]
@@ -217,8 +232,11 @@ def test_plan_reads_the_calibration_from_the_project_directory(tmp_path):
 
 def test_stage_rows_in_a_profile_are_validated(tmp_path):
     stage = read_event_log(LOG).stages[0].to_dict()
-    for change, message in (({"tasks": -1}, "tasks"), ({"run_seconds": "x"}, "run_seconds"),
-                            ({"run_seconds": float("inf")}, "run_seconds")):
+    for change, message in (
+        ({"tasks": -1}, "tasks"),
+        ({"run_seconds": "x"}, "run_seconds"),
+        ({"run_seconds": float("inf")}, "run_seconds"),
+    ):
         path = tmp_path / "p.json"
         path.write_text(json.dumps({"stages": [{**stage, **change}]}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):

@@ -39,7 +39,7 @@ def test_figure_3_threads_replicas_and_region_kinds():
     chain.validate(config)
     assert config.threads == extra["expected"]["threads"]
     assert config.operator_replicas == extra["expected"]["operator_replicas"]
-    kinds = [region_state(chain.ops[rc.start:rc.end]) for rc in config.regions]
+    kinds = [region_state(chain.ops[rc.start : rc.end]) for rc in config.regions]
     assert kinds == extra["expected"]["kinds"]
 
 
@@ -55,7 +55,7 @@ def _paper_throughput(model: PlanModel, config: Configuration) -> tuple[float, f
     regions = []
     for rc in config.regions:
         pipes = [list(ops[a:b]) for a, b in rc.pipelines]
-        regions.append((pipes, rc.replicas, list(ops[rc.start:rc.end])))
+        regions.append((pipes, rc.replicas, list(ops[rc.start : rc.end])))
 
     def sel(seq):
         return math.prod(o.selectivity for o in seq)
@@ -79,15 +79,18 @@ def _paper_throughput(model: PlanModel, config: Configuration) -> tuple[float, f
         hi = h(i, len(regions), s_region)
         region_plus.append(1.0 / (hi + 1.0 / r_star))  # Eq. 9
         region_sel.append(s_region)
-        inner = sum(math.prod(sel(p) for p in pipes[:j]) * (h(j, len(pipes), sel(pipe)) + cost(pipe))
-                    for j, pipe in enumerate(pipes))
+        inner = sum(
+            math.prod(sel(p) for p in pipes[:j]) * (h(j, len(pipes), sel(pipe)) + cost(pipe))
+            for j, pipe in enumerate(pipes)
+        )
         utilization_terms.append(cp * math.log2(r) + hi + inner)
     ri = math.inf  # Eq. 11
     for rp, s in zip(region_plus, region_sel):
         ri = s * (ri if ri < rp else rp)
     unbounded = ri / math.prod(region_sel)  # Eq. 12
-    utilization = unbounded * sum(math.prod(region_sel[:i]) * term
-                                  for i, term in enumerate(utilization_terms))  # Eq. 14
+    utilization = unbounded * sum(
+        math.prod(region_sel[:i]) * term for i, term in enumerate(utilization_terms)
+    )  # Eq. 14
     return unbounded, utilization
 
 
@@ -135,9 +138,11 @@ def test_heuristic_within_5_percent_of_brute_force(capsys):
         ratios.append(heuristic / exact)
     ratios.sort()
     with capsys.disabled():
-        print(f"\nheuristic/brute-force over {len(ratios)} random chains: min {ratios[0]:.4f} "
-              f"p10 {ratios[len(ratios) // 10]:.4f} median {statistics.median(ratios):.4f} "
-              f"max {ratios[-1]:.4f}")
+        print(
+            f"\nheuristic/brute-force over {len(ratios)} random chains: min {ratios[0]:.4f} "
+            f"p10 {ratios[len(ratios) // 10]:.4f} median {statistics.median(ratios):.4f} "
+            f"max {ratios[-1]:.4f}"
+        )
     assert ratios[0] >= 0.95
     assert statistics.median(ratios) >= 0.98
 
@@ -159,18 +164,21 @@ def test_more_cores_never_hurt_the_heuristic_much():
     assert all(b >= a * 0.95 for a, b in zip(values, values[1:]))
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("{", "not valid JSON"),
-    ("[]", "JSON object"),
-    ('{"operators": []}', "non-empty list"),
-    ('{"operators": [{"name": "a", "kind": "weird"}]}', "\"kind\" must be one of"),
-    ('{"operators": [{"name": "a", "kind": "partitioned"}]}', "needs a non-empty \"key\""),
-    ('{"operators": [{"name": "a", "cost": "x"}]}', "must be a number"),
-    ('{"operators": [{"name": "a", "selectivity": 0}]}', "must be > 0"),
-    ('{"cores": 0, "operators": [{"name": "a"}]}', "\"cores\" must be >= 1"),
-    ('{"operators": [{"name": "a"}, {"name": "a"}]}', "unique"),
-    ('{"operators": [{"name": "a"}], "coers": 3}', "unknown key"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{", "not valid JSON"),
+        ("[]", "JSON object"),
+        ('{"operators": []}', "non-empty list"),
+        ('{"operators": [{"name": "a", "kind": "weird"}]}', '"kind" must be one of'),
+        ('{"operators": [{"name": "a", "kind": "partitioned"}]}', 'needs a non-empty "key"'),
+        ('{"operators": [{"name": "a", "cost": "x"}]}', "must be a number"),
+        ('{"operators": [{"name": "a", "selectivity": 0}]}', "must be > 0"),
+        ('{"cores": 0, "operators": [{"name": "a"}]}', '"cores" must be >= 1'),
+        ('{"operators": [{"name": "a"}, {"name": "a"}]}', "unique"),
+        ('{"operators": [{"name": "a"}], "coers": 3}', "unknown key"),
+    ],
+)
 def test_bad_models_name_the_file_and_the_problem(tmp_path, text, problem):
     path = tmp_path / "m.json"
     path.write_text(text)
@@ -183,7 +191,9 @@ def test_fission_only_never_cuts_pipelines():
     rng = random.Random(13)
     for _ in range(30):
         chain = ChainModel(random_plan_model(rng, rng.randint(1, 10), cores=rng.randint(1, 16)))
-        for config in (pipelined_fission(chain, pipelining=False),
-                       brute_force(chain, pipelining=False) if len(chain) <= 6 else None):
+        for config in (
+            pipelined_fission(chain, pipelining=False),
+            brute_force(chain, pipelining=False) if len(chain) <= 6 else None,
+        ):
             if config is not None:
                 assert all(rc.cuts == () for rc in config.regions)

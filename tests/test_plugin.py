@@ -92,8 +92,9 @@ sys.path.insert(0, {str(ROOT)!r})
 
 def run_pytest(directory: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args]
-    return subprocess.run(command, cwd=directory, capture_output=True, text=True, timeout=1500,
-                          env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        command, cwd=directory, capture_output=True, text=True, timeout=1500, env=dict(os.environ, **(env or {}))
+    )
 
 
 def outcomes(stdout: str) -> dict[str, str]:
@@ -110,8 +111,13 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def with_determinism(project) -> subprocess.CompletedProcess:
-    return run_pytest(project, "--sparkpar-determinism", f"--sparkpar-seed={SEED}", f"--sparkpar-runs={RUNS}",
-                      "--sparkpar-shrink-seconds=10")
+    return run_pytest(
+        project,
+        "--sparkpar-determinism",
+        f"--sparkpar-seed={SEED}",
+        f"--sparkpar-runs={RUNS}",
+        "--sparkpar-shrink-seconds=10",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -121,29 +127,43 @@ def without_determinism(project) -> subprocess.CompletedProcess:
 
 def test_determinism_run_fails_exactly_the_bad_jobs(with_determinism):
     assert outcomes(with_determinism.stdout) == {
-        "test_bad_batch": "FAILED", "test_fixed_batch": "PASSED",
-        "test_bad_streaming": "FAILED", "test_fixed_streaming": "PASSED",
-        "test_strategy_input_fixed_job": "PASSED", "test_job_raises": "FAILED",
+        "test_bad_batch": "FAILED",
+        "test_fixed_batch": "PASSED",
+        "test_bad_streaming": "FAILED",
+        "test_fixed_streaming": "PASSED",
+        "test_strategy_input_fixed_job": "PASSED",
+        "test_job_raises": "FAILED",
         "test_spark_fixture": "PASSED",
-        "test_combiner_subtraction": "FAILED", "test_combiner_addition": "PASSED",
+        "test_combiner_subtraction": "FAILED",
+        "test_combiner_addition": "PASSED",
     }, with_determinism.stdout[-6000:] + with_determinism.stderr[-3000:]
 
 
 def test_header_shows_seed_and_master(with_determinism, without_determinism):
-    assert f"sparkpar: determinism on, {RUNS} runs per check, seed {SEED}, master local-cluster[2,1,1024]" in with_determinism.stdout
-    assert f"sparkpar: determinism off (sequential runs only), seed {SEED}, master local[2]" in without_determinism.stdout
+    assert (
+        f"sparkpar: determinism on, {RUNS} runs per check, seed {SEED}, master local-cluster[2,1,1024]"
+        in with_determinism.stdout
+    )
+    assert (
+        f"sparkpar: determinism off (sequential runs only), seed {SEED}, master local[2]" in without_determinism.stdout
+    )
 
 
 def failure_section(stdout: str, test: str) -> str:
     start = stdout.index(f"_ {test} _")
     end = stdout.find("\n___", start + 1)
-    return stdout[start:end if end != -1 else None]
+    return stdout[start : end if end != -1 else None]
 
 
 def test_report_has_outputs_interleaving_replay_and_cause(with_determinism):
     report = failure_section(with_determinism.stdout, "test_bad_batch")
-    for expected in ("sequential output vs permuted output", "── interleaving", "spark.sql.shuffle.partitions=",
-                     f"seed: {SEED}", f"pytest test_scenarios.py::test_bad_batch --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}"):
+    for expected in (
+        "sequential output vs permuted output",
+        "── interleaving",
+        "spark.sql.shuffle.partitions=",
+        f"seed: {SEED}",
+        f"pytest test_scenarios.py::test_bad_batch --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}",
+    ):
         assert expected in report, report
     # The plugin's own frames are not the story: no traceback into pytest_sparkpar.
     assert "pytest_sparkpar/check.py" not in report

@@ -60,8 +60,14 @@ def checked(server, tmp_path_factory):
     project = tmp_path_factory.mktemp("connect_project")
     (project / "conftest.py").write_text(CONFTEST)
     (project / "test_checks.py").write_text(textwrap.dedent(CHECKS))
-    result = run_pytest(project, "--sparkpar-determinism", f"--sparkpar-master={url}", "--sparkpar-seed=7",
-                        "--sparkpar-runs=5", "--sparkpar-shrink-seconds=0")
+    result = run_pytest(
+        project,
+        "--sparkpar-determinism",
+        f"--sparkpar-master={url}",
+        "--sparkpar-seed=7",
+        "--sparkpar-runs=5",
+        "--sparkpar-shrink-seconds=0",
+    )
     return url, isolated, result
 
 
@@ -70,13 +76,15 @@ def test_buggy_checks_fail_and_correct_ones_pass_through_connect(checked, record
     record_property("server_has_private_tmp", isolated)
     print(f"Connect server with its own /tmp (no file system shared with the client): {isolated}")
     assert outcomes(result.stdout) == {
-        "test_bad_batch": "FAILED", "test_fixed_batch": "PASSED",
-        "test_bad_streaming": "FAILED", "test_fixed_streaming": "PASSED",
+        "test_bad_batch": "FAILED",
+        "test_fixed_batch": "PASSED",
+        "test_bad_streaming": "FAILED",
+        "test_fixed_streaming": "PASSED",
     }, result.stdout[-5000:] + result.stderr[-3000:]
     assert f"master: {url}" in result.stdout
 
 
 def test_streaming_report_shows_the_servers_micro_batches(checked):
     _, _, result = checked
-    report = result.stdout[result.stdout.index("_ test_bad_streaming _"):]
+    report = result.stdout[result.stdout.index("_ test_bad_streaming _") :]
     assert "micro-batch outputs (batch id: rows): {0: " in report, report

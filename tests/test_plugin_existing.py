@@ -13,7 +13,7 @@ pytestmark = pytest.mark.spark
 SEED = 11
 RUNS = 8
 
-ORDINARY_TESTS = '''
+ORDINARY_TESTS = """
 from pathlib import Path
 
 LOG = Path(__file__).with_name("calls.log")
@@ -58,10 +58,10 @@ def test_never_spark():
     with LOG.open("a") as log:
         log.write("plain\\n")
     assert sum(range(5)) == 10
-'''
+"""
 
 # The project's own fixture with a hard-coded setting; the file runs after test_ordinary.py.
-OWN_FIXTURE_TESTS = '''
+OWN_FIXTURE_TESTS = """
 import pytest
 from pyspark.sql import SparkSession
 
@@ -77,7 +77,7 @@ def test_own_fixture_reorder_bug(session):
     df = session.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")
     # One shuffle partition happens to hand the groups back in key order.
     assert [r.k for r in df.groupBy("k").count().collect()] == [0, 1, 2, 3, 4]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -88,34 +88,57 @@ def runs(tmp_path_factory):
     plain = run_pytest(directory, "--sparkpar-master=local[2]")
     plain_log = (directory / "calls.log").read_text()
     (directory / "calls.log").unlink()
-    checked = run_pytest(directory, "--sparkpar-determinism", "--sparkpar-master=local[2]",
-                         f"--sparkpar-seed={SEED}", f"--sparkpar-runs={RUNS}")
+    checked = run_pytest(
+        directory,
+        "--sparkpar-determinism",
+        "--sparkpar-master=local[2]",
+        f"--sparkpar-seed={SEED}",
+        f"--sparkpar-runs={RUNS}",
+    )
     return plain, plain_log, checked, (directory / "calls.log").read_text()
 
 
 def test_ordinary_tests_pass_as_written(runs):
     plain, plain_log, _, _ = runs
-    assert outcomes(plain.stdout) == {"test_reorder_bug": "PASSED", "test_builder_in_body": "PASSED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
-                                      "test_own_fixture_reorder_bug": "PASSED"}, plain.stdout[-4000:]
+    assert outcomes(plain.stdout) == {
+        "test_reorder_bug": "PASSED",
+        "test_builder_in_body": "PASSED",
+        "test_correct": "PASSED",
+        "test_writes_once": "PASSED",
+        "test_never_spark": "PASSED",
+        "test_own_fixture_reorder_bug": "PASSED",
+    }, plain.stdout[-4000:]
     assert plain_log.split() == ["correct", "plain"]
 
 
 def test_reorder_bug_fails_under_determinism_and_the_correct_test_passes(runs):
     _, _, checked, _ = runs
-    assert outcomes(checked.stdout) == {"test_reorder_bug": "FAILED", "test_builder_in_body": "FAILED", "test_correct": "PASSED", "test_writes_once": "PASSED", "test_never_spark": "PASSED",
-                                        "test_own_fixture_reorder_bug": "FAILED"}, checked.stdout[-4000:]
+    assert outcomes(checked.stdout) == {
+        "test_reorder_bug": "FAILED",
+        "test_builder_in_body": "FAILED",
+        "test_correct": "PASSED",
+        "test_writes_once": "PASSED",
+        "test_never_spark": "PASSED",
+        "test_own_fixture_reorder_bug": "FAILED",
+    }, checked.stdout[-4000:]
     assert "sparkpar: not audited for order dependence: the test fails when run again in place" in checked.stdout
 
 
 def test_report_names_perturbation_seed_replay_and_diff(runs):
     _, _, checked, _ = runs
-    report = checked.stdout[checked.stdout.index("_ test_reorder_bug _"):]
+    report = checked.stdout[checked.stdout.index("_ test_reorder_bug _") :]
     assert "test_ordinary.py::test_reorder_bug is order-dependent" in report, report
-    assert re.search(r"── failing perturbation ─+\nspark.sql.shuffle.partitions=\d, spark.sql.adaptive.enabled=(true|false), "
-                     r"spark.sql.leafNodeDefaultParallelism=\d", report), report
+    assert re.search(
+        r"── failing perturbation ─+\nspark.sql.shuffle.partitions=\d, spark.sql.adaptive.enabled=(true|false), "
+        r"spark.sql.leafNodeDefaultParallelism=\d",
+        report,
+    ), report
     assert "assert [" in report and "== [2, 4, 0, 1, 3]" in report, report  # pytest's own assertion diff
     assert f"seed: {SEED}" in report
-    assert f"pytest test_ordinary.py::test_reorder_bug --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}" in report
+    assert (
+        f"pytest test_ordinary.py::test_reorder_bug --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}"
+        in report
+    )
     # the linter's findings on the test module (and project modules it imports) as the likely cause
     assert "── likely cause (sparkpar lint on the test and the project modules it imports)" in report, report
     assert "test_ordinary.py" in report.split("── likely cause")[1], report
@@ -131,6 +154,6 @@ def test_spark_tests_are_rerun_and_never_spark_tests_are_not(runs):
 
 def test_project_fixture_is_audited_and_its_hard_coded_setting_overridden(runs):
     _, _, checked, _ = runs
-    report = checked.stdout[checked.stdout.index("_ test_own_fixture_reorder_bug _"):]
+    report = checked.stdout[checked.stdout.index("_ test_own_fixture_reorder_bug _") :]
     assert "test_own_fixture.py::test_own_fixture_reorder_bug is order-dependent" in report, report
     assert "(overrides the test's own session settings: spark.sql.shuffle.partitions=1" in report, report

@@ -33,19 +33,24 @@ def checked(tmp_path_factory):
     project = tmp_path_factory.mktemp("faults")
     (project / "conftest.py").write_text(CONFTEST)
     (project / "test_salts.py").write_text(textwrap.dedent(CHECKS))
-    return run_pytest(project, "--sparkpar-faults", f"--sparkpar-fault-runs={FAULT_RUNS}", "--sparkpar-runs=2", "--sparkpar-seed=3")
+    return run_pytest(
+        project, "--sparkpar-faults", f"--sparkpar-fault-runs={FAULT_RUNS}", "--sparkpar-runs=2", "--sparkpar-seed=3"
+    )
 
 
 def test_fault_runs_catch_the_random_salt_and_pass_its_fix(checked):
-    assert outcomes(checked.stdout) == {"test_random_salt": "FAILED", "test_salt_from_the_row": "PASSED"}, \
+    assert outcomes(checked.stdout) == {"test_random_salt": "FAILED", "test_salt_from_the_row": "PASSED"}, (
         checked.stdout[-6000:] + checked.stderr[-3000:]
+    )
 
 
 def test_report_blames_the_lost_executor_not_the_interleaving(checked):
-    report = checked.stdout[checked.stdout.index("_ test_random_salt _"):]
+    report = checked.stdout[checked.stdout.index("_ test_random_salt _") :]
     # Reported only after the plain permuted runs all matched, and confirmed by the same
     # interleaving re-run without the fault.
-    assert ("an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed rows "
-            "differently; the same interleaving without the fault gives the sequential output") in report, report
+    assert (
+        "an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed rows "
+        "differently; the same interleaving without the fault gives the sequential output"
+    ) in report, report
     assert "fault: executor process " in report and "killed (SIGKILL) in stage " in report, report
     assert f"--sparkpar-faults --sparkpar-fault-runs={FAULT_RUNS}" in report  # the replay command keeps the mode

@@ -21,8 +21,16 @@ def test_options_and_ini_keys_are_in_one_group(pytester):
     result = pytester.runpytest("--help")
     text = result.stdout.str()
     assert "sparkpar: determinism of PySpark jobs under parallelism:" in text
-    for name in ("--sparkpar-determinism", "--sparkpar-runs=N", "--sparkpar-seed=S", "--sparkpar-master=URL",
-                 "sparkpar_determinism", "sparkpar_runs", "sparkpar_seed", "sparkpar_master"):
+    for name in (
+        "--sparkpar-determinism",
+        "--sparkpar-runs=N",
+        "--sparkpar-seed=S",
+        "--sparkpar-master=URL",
+        "sparkpar_determinism",
+        "sparkpar_runs",
+        "sparkpar_seed",
+        "sparkpar_master",
+    ):
         assert name in text
 
 
@@ -32,7 +40,9 @@ def test_marker_registered(pytester):
 
 
 def test_ini_keys_configure_the_run(pytester):
-    pytester.makeini("[pytest]\nsparkpar_determinism = true\nsparkpar_runs = 3\nsparkpar_seed = 99\nsparkpar_master = local[1]\n")
+    pytester.makeini(
+        "[pytest]\nsparkpar_determinism = true\nsparkpar_runs = 3\nsparkpar_seed = 99\nsparkpar_master = local[1]\n"
+    )
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     result.stdout.fnmatch_lines(["sparkpar: determinism on, 3 runs per check, seed 99, master local[1]"])
@@ -49,8 +59,14 @@ def test_disabled_with_p_no_sparkpar(pytester):
 def test_missing_java_gives_one_clear_message(pytester):
     pytester.makepyfile("def test_a(spark): pass\ndef test_b(spark): pass")
     env = dict(os.environ, PATH="/nonexistent", JAVA_HOME="/nonexistent")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(pytester.path)],
-                          cwd=pytester.path, capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(pytester.path)],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert "2 errors" in proc.stdout, proc.stdout
     assert "sparkpar: Spark could not start: no Java runtime found" in proc.stdout
     assert "install" in proc.stdout and "JAVA_HOME" in proc.stdout
@@ -85,11 +101,19 @@ def test_faults_need_a_local_cluster_master(pytester):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest("--sparkpar-faults", "--sparkpar-master=local[2]")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--sparkpar-faults kills executor processes of a local-cluster master*the master is local[[]2]"])
+    result.stderr.fnmatch_lines(
+        ["*--sparkpar-faults kills executor processes of a local-cluster master*the master is local[[]2]"]
+    )
 
 
 def test_faults_option_in_the_header(pytester):
     pytester.makepyfile("def test_nothing(): pass")
-    result = pytester.runpytest("--sparkpar-faults", "--sparkpar-fault-runs=2", "--sparkpar-runs=3", "--sparkpar-seed=1")
-    result.stdout.fnmatch_lines(["sparkpar: determinism on, 3 runs per check + 2 with an executor killed mid-stage, "
-                                 "seed 1, master local-cluster[[]2,1,1024]"])
+    result = pytester.runpytest(
+        "--sparkpar-faults", "--sparkpar-fault-runs=2", "--sparkpar-runs=3", "--sparkpar-seed=1"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "sparkpar: determinism on, 3 runs per check + 2 with an executor killed mid-stage, "
+            "seed 1, master local-cluster[[]2,1,1024]"
+        ]
+    )

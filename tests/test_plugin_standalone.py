@@ -42,21 +42,30 @@ def checked(cluster, tmp_path_factory):
     project = tmp_path_factory.mktemp("standalone_project")
     (project / "conftest.py").write_text(CONFTEST)
     (project / "test_checks.py").write_text(textwrap.dedent(CHECKS))
-    result = run_pytest(project, "--sparkpar-determinism", f"--sparkpar-master={url}", "--sparkpar-seed=7",
-                        "--sparkpar-runs=6", "--sparkpar-shrink-seconds=0")
+    result = run_pytest(
+        project,
+        "--sparkpar-determinism",
+        f"--sparkpar-master={url}",
+        "--sparkpar-seed=7",
+        "--sparkpar-runs=6",
+        "--sparkpar-shrink-seconds=0",
+    )
     return servers, url, result
 
 
 def test_buggy_check_fails_and_correct_one_passes_on_the_cluster(checked):
     _, url, result = checked
-    assert outcomes(result.stdout) == {"test_bad_batch": "FAILED", "test_fixed_batch": "PASSED"}, \
+    assert outcomes(result.stdout) == {"test_bad_batch": "FAILED", "test_fixed_batch": "PASSED"}, (
         result.stdout[-5000:] + result.stderr[-3000:]
+    )
     assert f"master {url}" in result.stdout  # the header
     assert f"master: {url}" in result.stdout  # the failure report
 
 
 def test_the_jobs_ran_on_both_workers(checked):
     servers, _, _ = checked
-    launched = [len(re.findall(r"Asked to launch executor app-", (servers.directory / f"worker{i}.log").read_text()))
-                for i in (1, 2)]
+    launched = [
+        len(re.findall(r"Asked to launch executor app-", (servers.directory / f"worker{i}.log").read_text()))
+        for i in (1, 2)
+    ]
     assert all(launched), launched

@@ -22,20 +22,27 @@ T0 = datetime.datetime(2024, 3, 10, 9, 30, 5, 250000)
 
 # name -> (DDL of the value column, four values, None included where the type allows it)
 TYPES = {
-    "timestamp": ("timestamp", [T0, T0 + datetime.timedelta(hours=20), None, datetime.datetime(1999, 12, 31, 23, 59, 59)]),
+    "timestamp": (
+        "timestamp",
+        [T0, T0 + datetime.timedelta(hours=20), None, datetime.datetime(1999, 12, 31, 23, 59, 59)],
+    ),
     "timestamp_ntz": ("timestamp_ntz", [T0, None, datetime.datetime(2030, 1, 1), T0 + datetime.timedelta(days=1)]),
     "date": ("date", [datetime.date(2024, 2, 29), None, datetime.date(1970, 1, 1), datetime.date(2100, 12, 31)]),
     "decimal": ("decimal(12,3)", [Decimal("1.250"), Decimal("-99999.999"), None, Decimal("0.000")]),
     "struct": ("struct<a:int,b:string,t:timestamp>", [(1, "x", T0), None, (2, None, None), (3, "z", T0)]),
-    "array": ("array<struct<a:int,d:date>>", [[(1, datetime.date(2024, 1, 1))], [], None, [(2, None), (3, datetime.date(2000, 5, 6))]]),
+    "array": (
+        "array<struct<a:int,d:date>>",
+        [[(1, datetime.date(2024, 1, 1))], [], None, [(2, None), (3, datetime.date(2000, 5, 6))]],
+    ),
     "map": ("map<string,array<int>>", [{"a": [1, 2]}, {}, None, {"b": None, "c": [3]}]),
     "null": ("void", [None, None, None, None]),
 }
 
 
 def make_sparkpar(spark, nodeid: str, runs: int = 3) -> Sparkpar:
-    settings = Settings(determinism=True, runs=runs, seed=7, master="local[2]", nodeid=nodeid,
-                        replay="pytest ...", shrink_seconds=0)
+    settings = Settings(
+        determinism=True, runs=runs, seed=7, master="local[2]", nodeid=nodeid, replay="pytest ...", shrink_seconds=0
+    )
     return Sparkpar(settings, lambda: spark)
 
 
@@ -72,13 +79,36 @@ def test_rows_with_datetime_values_and_no_schema(sparkpar_on, streaming):
     # Schema inferred by Spark: datetime -> timestamp, date -> date, Decimal -> decimal, dict ->
     # map, list -> array; the all-None column becomes void instead of an error.
     rows = [
-        {"k": 1, "ts": T0, "d": datetime.date(2024, 1, 2), "amount": Decimal("2.50"), "tags": ["a"], "attrs": {"x": 1}, "nothing": None},
-        {"k": 2, "ts": T0 + datetime.timedelta(minutes=7), "d": None, "amount": None, "tags": [], "attrs": {}, "nothing": None},
+        {
+            "k": 1,
+            "ts": T0,
+            "d": datetime.date(2024, 1, 2),
+            "amount": Decimal("2.50"),
+            "tags": ["a"],
+            "attrs": {"x": 1},
+            "nothing": None,
+        },
+        {
+            "k": 2,
+            "ts": T0 + datetime.timedelta(minutes=7),
+            "d": None,
+            "amount": None,
+            "tags": [],
+            "attrs": {},
+            "nothing": None,
+        },
     ]
     out = sparkpar_on.check(identity, {"df": rows}, streaming=streaming)
     assert {r.k: r.ts for r in out} == {1: T0, 2: T0 + datetime.timedelta(minutes=7)}
-    assert next(r for r in out if r.k == 1).asDict() == {"k": 1, "ts": T0, "d": datetime.date(2024, 1, 2), "amount": Decimal("2.50"),
-                                       "tags": ["a"], "attrs": {"x": 1}, "nothing": None}
+    assert next(r for r in out if r.k == 1).asDict() == {
+        "k": 1,
+        "ts": T0,
+        "d": datetime.date(2024, 1, 2),
+        "amount": Decimal("2.50"),
+        "tags": ["a"],
+        "attrs": {"x": 1},
+        "nothing": None,
+    }
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
@@ -120,8 +150,12 @@ def test_event_time_watermark_over_timestamps(sparkpar_on):
 
     rows = [(i % 3, T0 + datetime.timedelta(minutes=3 * i)) for i in range(24)]
     # Events that arrive in time order are never late: the same windows whatever the split...
-    out = sparkpar_on.check(per_window, {"events": rows}, input_order=sequence(), schema="k int, ts timestamp", streaming=True)
-    assert [r["count"] for r in sorted(out)] == [4, 3, 3, 4, 3] and all(isinstance(r.start, datetime.datetime) for r in out)
+    out = sparkpar_on.check(
+        per_window, {"events": rows}, input_order=sequence(), schema="k int, ts timestamp", streaming=True
+    )
+    assert [r["count"] for r in sorted(out)] == [4, 3, 3, 4, 3] and all(
+        isinstance(r.start, datetime.datetime) for r in out
+    )
     # ...while out-of-order arrival drops rows behind the watermark: a real difference, reported.
     with pytest.raises(SparkparFailure, match="micro-batch"):
         sparkpar_on.check(per_window, {"events": rows}, schema="k int, ts timestamp", streaming=True)
@@ -133,7 +167,9 @@ def test_order_bug_over_timestamps_is_still_found(spark):
     rows = [(i % 4, T0 + datetime.timedelta(seconds=i)) for i in range(40)]
     checker = make_sparkpar(spark, "types::bad", runs=8)
     with pytest.raises(SparkparFailure, match="micro-batch"):
-        checker.check(lambda events: events.dropDuplicates(["k"]), {"events": rows}, schema="k int, ts timestamp", streaming=True)
+        checker.check(
+            lambda events: events.dropDuplicates(["k"]), {"events": rows}, schema="k int, ts timestamp", streaming=True
+        )
 
 
 @pytest.fixture
@@ -151,8 +187,13 @@ def test_session_time_zone_is_respected(spark, sparkpar_on, los_angeles, streami
     from pyspark.sql import functions as F
 
     def local_fields(df):
-        return df.select("k", F.hour("ts").alias("h"), F.date_format("ts", "yyyy-MM-dd HH:mm").alias("shown"),
-                         F.to_date("ts").alias("day"), F.col("text").cast("timestamp").alias("parsed"))
+        return df.select(
+            "k",
+            F.hour("ts").alias("h"),
+            F.date_format("ts", "yyyy-MM-dd HH:mm").alias("shown"),
+            F.to_date("ts").alias("day"),
+            F.col("text").cast("timestamp").alias("parsed"),
+        )
 
     rows = [(k, T0 + datetime.timedelta(hours=7 * k), f"2024-06-0{k + 1} 01:00:00") for k in range(4)]
     ddl = "k int, ts timestamp, text string"

@@ -27,8 +27,7 @@ GIT_IDENTITY = {
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, **GIT_IDENTITY})
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_IDENTITY})
 
 
 def _tracked_copy(destination: Path) -> Path:
@@ -65,9 +64,12 @@ def test_hook_fails_on_a_bad_job_and_names_it(tmp_path, pre_commit_home):
     env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
     env.pop("VIRTUAL_ENV", None)
     completed = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "sparkpar",
-         "--all-files", "--verbose"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=1800,
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "sparkpar", "--all-files", "--verbose"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output

@@ -37,16 +37,24 @@ def total(readings):
 
 
 def case(line: int, rule: str | None, verdict: str, **extra) -> dict:
-    return {"repo": "someone/sensors", "commit": COMMIT, "path": "jobs/daily.py", "line": line,
-            "rule": rule, "verdict": verdict, "kind": "batch", "reason": f"test {verdict}",
-            **extra}
+    return {
+        "repo": "someone/sensors",
+        "commit": COMMIT,
+        "path": "jobs/daily.py",
+        "line": line,
+        "rule": rule,
+        "verdict": verdict,
+        "kind": "batch",
+        "reason": f"test {verdict}",
+        **extra,
+    }
 
 
 CASES = [
-    case(6, "SPX101", "TP", expected_rule="SPX101"),   # reported: a true finding
-    case(10, "SPX102", "FP"),                          # reported: judged false here
-    case(13, "SPX102", "debatable", end_line=14),      # reported on line 14, inside the range
-    case(18, None, "FN", expected_rule="SPX101"),      # a plain sum: never reported, a miss
+    case(6, "SPX101", "TP", expected_rule="SPX101"),  # reported: a true finding
+    case(10, "SPX102", "FP"),  # reported: judged false here
+    case(13, "SPX102", "debatable", end_line=14),  # reported on line 14, inside the range
+    case(18, None, "FN", expected_rule="SPX101"),  # a plain sum: never reported, a miss
 ]
 
 
@@ -58,16 +66,26 @@ def corpus(tmp_path: Path) -> dict:
     cases = tmp_path / "cases.json"
     cases.write_text(json.dumps(CASES), encoding="utf-8")
     snapshots = tmp_path / "snapshots.json"
-    snapshots.write_text(json.dumps([{"repo": "someone/sensors", "commit": COMMIT}]),
-                         encoding="utf-8")
+    snapshots.write_text(json.dumps([{"repo": "someone/sensors", "commit": COMMIT}]), encoding="utf-8")
     return {"dir": tmp_path / "snapshots", "cases": cases, "snapshots": snapshots, "job": job}
 
 
 def run_script(corpus: dict, *extra: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(corpus["dir"]), "--cases", str(corpus["cases"]),
-         "--snapshots", str(corpus["snapshots"]), *extra],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            str(SCRIPT),
+            str(corpus["dir"]),
+            "--cases",
+            str(corpus["cases"]),
+            "--snapshots",
+            str(corpus["snapshots"]),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -75,8 +93,9 @@ def run_script(corpus: dict, *extra: str) -> str:
 
 def test_recall_and_precision_printed_per_rule_and_overall(corpus):
     out = run_script(corpus)
-    rows = {line.split()[0]: line.split() for line in out.splitlines()
-            if line.startswith(("SPX101 ", "SPX102 ", "ALL "))}
+    rows = {
+        line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("SPX101 ", "SPX102 ", "ALL "))
+    }
     # rule real found recall true false debatable precision unjudged
     assert rows["SPX101"][1:8] == ["2", "1", "50%", "1", "0", "0", "100%"]
     assert rows["SPX102"][1:8] == ["0", "0", "-", "0", "1", "1", "0%"]
@@ -94,8 +113,7 @@ def test_json_figures_and_unjudged_findings(corpus):
     assert [c["line"] for c in figures["misses"]] == [18]
     # Every finding now that no case judges is listed, none that a case judges.
     judged_lines = {6, 10, 14}
-    assert all(f["line"] not in judged_lines or f["rule"] not in {"SPX101", "SPX102"}
-               for f in figures["unjudged"])
+    assert all(f["line"] not in judged_lines or f["rule"] not in {"SPX101", "SPX102"} for f in figures["unjudged"])
     assert figures["missing_snapshots"] == [] and figures["repos_without_commit"] == []
 
 
@@ -125,8 +143,7 @@ def load_script():
 
 def test_matching_by_line_range_rule_and_cell():
     realworld = load_script()
-    nb = {"repo": "a/b", "path": "n.ipynb", "line": 2, "end_line": 3, "cell": 4,
-          "rule": "SPX104", "verdict": "TP"}
+    nb = {"repo": "a/b", "path": "n.ipynb", "line": 2, "end_line": 3, "cell": 4, "rule": "SPX104", "verdict": "TP"}
     finding = {"repo": "a/b", "path": "n.ipynb", "line": 3, "rule": "SPX104"}
     assert realworld.matches(nb, finding)  # no cell in the finding: tolerated
     assert realworld.matches(nb, {**finding, "cell": 4})
@@ -143,9 +160,11 @@ def test_parseable_sees_broken_files_and_notebook_cells(tmp_path):
     bad.write_text("x = (\n", encoding="utf-8")
     assert realworld.parseable(good) == {0} and realworld.parseable(bad) == set()
     notebook = tmp_path / "n.ipynb"
-    cells = [{"cell_type": "markdown", "source": ["# title"]},
-             {"cell_type": "code", "source": ["%pip install x\n", "y = 2\n"]},
-             {"cell_type": "code", "source": "z = (\n"}]
+    cells = [
+        {"cell_type": "markdown", "source": ["# title"]},
+        {"cell_type": "code", "source": ["%pip install x\n", "y = 2\n"]},
+        {"cell_type": "code", "source": "z = (\n"},
+    ]
     notebook.write_text(json.dumps({"cells": cells}), encoding="utf-8")
     assert realworld.parseable(notebook) == {2}
     notebook.write_text("{not json", encoding="utf-8")

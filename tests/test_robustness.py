@@ -37,7 +37,8 @@ def test_syntax_error_is_spx901_and_other_files_are_still_checked(pinned_cli, pr
     result = pinned_cli("lint", ".", "--format", "concise")
     assert result.exit_code == 1, result.output
     assert [line.split(": ", 1)[0] + " " + line.split()[1] for line in result.stdout.splitlines()] == [
-        f"bad.py:{BAD_LINE}:44 SPX101", "broken.py:2:7 SPX901",
+        f"bad.py:{BAD_LINE}:44 SPX101",
+        "broken.py:2:7 SPX901",
     ]
 
 
@@ -53,9 +54,7 @@ def test_non_utf8_file_is_one_clear_error_and_others_are_checked(pinned_cli, pro
 
 
 def test_coding_cookie_is_honoured(project):
-    (project / "latin.py").write_bytes(
-        b"# -*- coding: latin-1 -*-\n" + BAD_JOB.encode() + b"name = '\xe9t\xe9'\n"
-    )
+    (project / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + BAD_JOB.encode() + b"name = '\xe9t\xe9'\n")
     outcome = lint(["latin.py"])
     assert outcome.all_errors == [] and codes(outcome) == [("latin.py", "SPX101", BAD_LINE + 1)]
 
@@ -215,10 +214,18 @@ def test_graph_of_an_unparsable_file_is_one_error_line(sparkpar_cli, tmp_path):
     assert result.stderr == "sparkpar: error: broken.py:1:7: cannot parse: invalid syntax\n"
 
 
-@pytest.mark.parametrize("content", [
-    "{}", "[]", '{"findings": {}, "suppressed": []}', '{"findings": [1], "suppressed": []}',
-    '{"findings": [{"rule_id": 5}], "suppressed": []}', '"x"', "[" * 100_000,
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{}",
+        "[]",
+        '{"findings": {}, "suppressed": []}',
+        '{"findings": [1], "suppressed": []}',
+        '{"findings": [{"rule_id": 5}], "suppressed": []}',
+        '"x"',
+        "[" * 100_000,
+    ],
+)
 def test_damaged_cache_entry_is_repaired(project, content):
     cache_dir = project / ".sparkpar_cache"
     first = lint(["bad.py"], cache_dir=cache_dir)

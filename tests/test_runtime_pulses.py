@@ -110,7 +110,10 @@ def _write_stream(folder, arrival: list[dict], sizes: list[int]) -> None:
         start += size
     assert start == len(arrival)
     far = START + timedelta(days=1)
-    chunks += [[{"device": FLUSH_DEVICE, "ts": far, "temp": 0.0}], [{"device": FLUSH_DEVICE, "ts": far + timedelta(days=1), "temp": 0.0}]]
+    chunks += [
+        [{"device": FLUSH_DEVICE, "ts": far, "temp": 0.0}],
+        [{"device": FLUSH_DEVICE, "ts": far + timedelta(days=1), "temp": 0.0}],
+    ]
     os.makedirs(folder)
     for index, chunk in enumerate(chunks):
         path = os.path.join(folder, f"part-{index:03d}.json")

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from test_output_formats import SARIF_SCHEMA
 
-JOB = '''\
+JOB = """\
 from pyspark.sql import functions as F
 
 
@@ -20,7 +20,7 @@ def latest(df):
 
 def quiet(df):
     return df.groupBy("k").agg(F.first("v"))  # noqa: SPX101
-'''
+"""
 
 
 def _sarif(sparkpar_cli, *paths: str) -> dict:
@@ -70,25 +70,30 @@ def test_fingerprints_survive_edits_that_move_the_finding(sparkpar_cli, tmp_path
     job = tmp_path / "job.py"
     job.write_text(JOB)
     before = [r["partialFingerprints"] for r in _sarif(sparkpar_cli, "job.py")["results"]]
-    job.write_text('"""Daily jobs."""\n\nimport os\n' + JOB.replace("def latest(df):", "def latest(df):\n    os.getcwd()"))
+    job.write_text(
+        '"""Daily jobs."""\n\nimport os\n' + JOB.replace("def latest(df):", "def latest(df):\n    os.getcwd()")
+    )
     after = _sarif(sparkpar_cli, "job.py")["results"]
     assert after[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
     assert [r["partialFingerprints"] for r in after] == before
 
 
 def test_identical_findings_get_distinct_fingerprints(sparkpar_cli, tmp_path):
-    twice = JOB + "\n\ndef again(df):\n    return df.orderBy(\"ts\").groupBy(\"k\").agg(F.first(\"v\"))\n"
+    twice = JOB + '\n\ndef again(df):\n    return df.orderBy("ts").groupBy("k").agg(F.first("v"))\n'
     (tmp_path / "job.py").write_text(twice)
     run = _sarif(sparkpar_cli, "job.py")
     prints = [r["partialFingerprints"]["sparkparFindingHash/v1"] for r in run["results"]]
     assert len(prints) == 3 and len(set(prints)) == 3
 
 
-@pytest.mark.parametrize("damage", [
-    lambda r: r["suppressions"][0].update(kind="inline"),
-    lambda r: r["partialFingerprints"].update(x=1),
-    lambda r: r.setdefault("fixes", [{"artifactChanges": []}]),
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r["suppressions"][0].update(kind="inline"),
+        lambda r: r["partialFingerprints"].update(x=1),
+        lambda r: r.setdefault("fixes", [{"artifactChanges": []}]),
+    ],
+)
 def test_schema_rejects_malformed_fix_suppression_and_fingerprint(sparkpar_cli, tmp_path, damage):
     (tmp_path / "job.py").write_text(JOB)
     result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "job.py")

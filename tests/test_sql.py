@@ -82,7 +82,12 @@ def test_union_then_limit_and_sorted_union():
     code = "spark.sql('SELECT a FROM x UNION SELECT a FROM y LIMIT 2').write.saveAsTable('out')\n"
     assert findings(code, "SPX106") == [(3, 49)]
     assert findings("rows = spark.sql('SELECT a FROM x UNION ALL SELECT a FROM y LIMIT 2').collect()\n", "SPX106") == []
-    assert findings("spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2').write.saveAsTable('o')\n", "SPX106") == []
+    assert (
+        findings(
+            "spark.sql('SELECT a FROM x UNION SELECT a FROM y ORDER BY a LIMIT 2').write.saveAsTable('o')\n", "SPX106"
+        )
+        == []
+    )
 
 
 def test_the_linter_never_imports_pyspark_for_sql(tmp_path):
@@ -177,8 +182,10 @@ def test_templated_statements_do_not_hide_the_queries_beside_them():
 
 
 def test_merge_using_a_query_is_analysed():
-    merge = ("MERGE INTO t USING (SELECT k, first(v) AS v FROM (SELECT * FROM s ORDER BY ts) GROUP BY k) u "
-             "ON t.k = u.k WHEN MATCHED THEN UPDATE SET *")
+    merge = (
+        "MERGE INTO t USING (SELECT k, first(v) AS v FROM (SELECT * FROM s ORDER BY ts) GROUP BY k) u "
+        "ON t.k = u.k WHEN MATCHED THEN UPDATE SET *"
+    )
     assert findings(f'spark.sql("{merge}")\n', "SPX101") == [(3, len('spark.sql("') + merge.index("first("))]
 
 

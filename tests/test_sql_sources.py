@@ -20,9 +20,11 @@ def concise(cli, *args):
 
 
 def test_jupyter_sql_line_magic_is_analysed_at_its_own_columns(sparkpar_cli, tmp_path):
-    (tmp_path / "job.ipynb").write_text(notebook(
-        ("code", f"x = 1\n%sql {LIMIT_LINE}\nrows = %sql {LAST_LINE}\nif x:\n    %sql {LIMIT_LINE}"),
-    ))
+    (tmp_path / "job.ipynb").write_text(
+        notebook(
+            ("code", f"x = 1\n%sql {LIMIT_LINE}\nrows = %sql {LAST_LINE}\nif x:\n    %sql {LIMIT_LINE}"),
+        )
+    )
     lines = concise(sparkpar_cli, "job.ipynb").stdout.splitlines()
     assert [line.split(" SPX")[0] for line in lines] == [
         f"job.ipynb:cell 1:2:{5 + LIMIT_COLUMN}:",
@@ -46,7 +48,10 @@ def test_databricks_sql_one_liner_and_continued_magic_line(sparkpar_cli, tmp_pat
     source = DATABRICKS.format(line="x = 1") + f"\n# COMMAND ----------\n\n{one}\n\n# COMMAND ----------\n\n{two}\n"
     (tmp_path / "job.py").write_text(source)
     lines = concise(sparkpar_cli, "job.py").stdout.splitlines()
-    assert [line.split(" SPX")[0] for line in lines] == [f"job.py:19:{13 + LIMIT_COLUMN}:", f"job.py:23:{13 + LAST_COLUMN}:"]
+    assert [line.split(" SPX")[0] for line in lines] == [
+        f"job.py:19:{13 + LIMIT_COLUMN}:",
+        f"job.py:23:{13 + LAST_COLUMN}:",
+    ]
     assert sparkpar_cli("fix", "--select", "SPX101", "job.py").exit_code == 0
     assert (tmp_path / "job.py").read_text() == source.replace("last(amount)", "max(struct(sold_at, amount)).amount")
 
@@ -62,7 +67,10 @@ def test_a_named_sql_file_is_spark_sql_at_exact_lines_and_fixed(sparkpar_cli, tm
     (tmp_path / "report.sql").write_text(PLAIN_SQL)
     lines = concise(sparkpar_cli, "report.sql").stdout.splitlines()
     limit_column = LIMIT_LINE.split(" FROM")[1].index("LIMIT") + len(" FROM") + 1 - len(" ")
-    assert [line.split(" SPX")[0] for line in lines] == [f"report.sql:3:{limit_column}:", f"report.sql:5:{LAST_COLUMN}:"]
+    assert [line.split(" SPX")[0] for line in lines] == [
+        f"report.sql:3:{limit_column}:",
+        f"report.sql:5:{LAST_COLUMN}:",
+    ]
     assert sparkpar_cli("fix", "--select", "SPX101", "report.sql").exit_code == 0
     assert (tmp_path / "report.sql").read_text() == PLAIN_SQL.replace(LAST_LINE, LAST_FIXED)
 
@@ -106,10 +114,14 @@ def test_walk_takes_databricks_sql_exports_and_plain_sql_only_through_include(sp
 
 def test_a_sql_cell_that_only_shows_a_limit_is_a_preview(sparkpar_cli, tmp_path):
     shown = "SELECT page, count(*) AS n FROM events GROUP BY page LIMIT 5"
-    (tmp_path / "job.ipynb").write_text(notebook(("code", f"%%sql\n{shown}"), ("code", f"%%sql\nCREATE TABLE t AS {shown}")))
+    (tmp_path / "job.ipynb").write_text(
+        notebook(("code", f"%%sql\n{shown}"), ("code", f"%%sql\nCREATE TABLE t AS {shown}"))
+    )
     (tmp_path / "export.sql").write_text(f"-- Databricks notebook source\n{shown}\n")
     lines = concise(sparkpar_cli, "job.ipynb", "export.sql").stdout.splitlines()
-    assert [line.split(" SPX")[0] for line in lines] == [f"job.ipynb:cell 2:2:{len('CREATE TABLE t AS ') + shown.index('LIMIT') + 1}:"]
+    assert [line.split(" SPX")[0] for line in lines] == [
+        f"job.ipynb:cell 2:2:{len('CREATE TABLE t AS ') + shown.index('LIMIT') + 1}:"
+    ]
 
 
 def test_include_must_be_a_list_of_globs(sparkpar_cli, tmp_path):

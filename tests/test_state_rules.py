@@ -50,7 +50,10 @@ def test_mutated_outer_names(source, expected):
         ("def f(rows):\n    s = set()\n    for r in rows:\n        s.add(r['id'])\n", ["id"]),
         ("def f(pairs):\n    s = {}\n    for k, v in pairs:\n        s[k] = s.get(k, 0) + v\n", ["[0]"]),
         ("def f(it):\n    for pdf in it:\n        yield pdf.groupby('user').sum()\n", ["user"]),
-        ("def f(rows):\n    s = {}\n    for r in rows:\n        u = r.user.lower()\n        s.setdefault(u, []).append(r)\n", ["user"]),
+        (
+            "def f(rows):\n    s = {}\n    for r in rows:\n        u = r.user.lower()\n        s.setdefault(u, []).append(r)\n",
+            ["user"],
+        ),
         ("def f(rows):\n    for r in rows:\n        d = {}\n        d[r.user] = 1\n        yield d\n", []),
         ("def f(rows):\n    for r in rows:\n        yield names.value[r.user]\n", []),
         ("def f(rows):\n    total = 0\n    for r in rows:\n        total += r.v\n    yield total\n", []),

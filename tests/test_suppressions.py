@@ -64,5 +64,6 @@ def test_end_to_end_both_syntaxes(pinned_cli, tmp_path):
     (tmp_path / "string.py").write_text(_suppress_bad_line('; note = "# noqa: SPX101"'))
     result = pinned_cli("lint", ".", "--format", "concise")
     assert sorted(line.split(":")[0] for line in result.stdout.splitlines()) == [
-        "other.py", "string.py",
+        "other.py",
+        "string.py",
     ]

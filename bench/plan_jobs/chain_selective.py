@@ -1,4 +1,5 @@
 """Batch chain with a selective filter: read, keep about 10% of rows, derive, aggregate per user."""
+
 from pyspark.sql import functions as F
 
 

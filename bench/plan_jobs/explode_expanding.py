@@ -1,4 +1,5 @@
 """Batch chain with an expanding operator: every event becomes three tagged rows, counted per tag and ad."""
+
 from pyspark.sql import functions as F
 
 

@@ -1,4 +1,5 @@
 """Batch join of two large inputs (both sides shuffled), then an aggregate per ad."""
+
 from pyspark.sql import functions as F
 
 

@@ -1,4 +1,5 @@
 """Streaming micro-batches: a running count per ad (stateful), two files per micro-batch."""
+
 STREAMING = True
 
 

@@ -1,4 +1,5 @@
 """Streaming micro-batches: two streams unioned, counted per user in 10-minute event-time windows."""
+
 from pyspark.sql import functions as F
 
 STREAMING = True

@@ -1,4 +1,5 @@
 """Batch union of two inputs, distinct users per ad."""
+
 from pyspark.sql import functions as F
 
 

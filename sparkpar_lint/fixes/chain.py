@@ -73,4 +73,3 @@ def _wrap_receiver(build, skip_rdd: bool, call: cst.Call) -> cst.Call:
 def drop_call(call: cst.Call) -> cst.BaseExpression | None:
     """`x.op(...)` → `x`: the operator removed from its chain (None if it has no receiver)."""
     return receiver_of(call)
-

@@ -24,15 +24,34 @@ from sparkpar_lint.selection import check_selection, comma_list
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option("--select", callback=comma_list, help="Comma list of rule ids or prefixes to fix.")
 @click.option("--ignore", callback=comma_list, help="Comma list of rule ids or prefixes not to fix.")
-@click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a Markdown summary for a pull-request body.")
+@click.option(
+    "--summary",
+    "summary_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a Markdown summary for a pull-request body.",
+)
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable), as for `lint`.")
 @click.option("--show-unfixed", is_flag=True, help="Print one line per finding left unfixed, saying why.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).",
+)
 @file_timeout_option
-def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exclude, show_unfixed, config_path,
-        file_timeout):
+def fix(
+    paths,
+    unsafe_fixes,
+    show_diff,
+    check,
+    select,
+    ignore,
+    summary_path,
+    exclude,
+    show_unfixed,
+    config_path,
+    file_timeout,
+):
     """Rewrite PATHS so their results no longer depend on partitioning."""
     from sparkpar_lint.cli import _load_config, _rule_classes, _with_cli_excludes
     from sparkpar_lint.discovery import NotASourceFile, describe_read_error, discover, read_source_bytes
@@ -90,7 +109,9 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
             diff, escaped = unified_diff(outcome.original, outcome.fixed, path)
             click.echo(guard_workflow_commands(diff), nl=False)
             if escaped:
-                warnings.append(f"{path}: the diff shows control characters of the code as visible symbols, so it will not apply as a patch")
+                warnings.append(
+                    f"{path}: the diff shows control characters of the code as visible symbols, so it will not apply as a patch"
+                )
         elif not check:
             try:
                 write_in_place(real_target(path, roots), outcome.fixed, encoding, expected=data)
@@ -108,7 +129,10 @@ def fix(paths, unsafe_fixes, show_diff, check, select, ignore, summary_path, exc
         click.echo(f"sparkpar: error: {visible(message)}", err=True)
     fixes = sum(len(o.applied) for o in changed)
     verb = "Would fix" if (check or show_diff) else "Fixed"
-    click.echo(f"{verb} {fixes} finding{'s' if fixes != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.", err=True)
+    click.echo(
+        f"{verb} {fixes} finding{'s' if fixes != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.",
+        err=True,
+    )
     if summary_path is not None:
         try:
             summary_path.write_text(render_summary(outcomes, rules), encoding="utf-8")
@@ -156,8 +180,9 @@ def _fix_one(job: _FixJob):
         if job.notebook:
             outcome = with_deep_stack(fix_notebook, job.path, job.source, job.rule_ids, unsafe=job.unsafe)
         else:
-            outcome = with_deep_stack(fix_source, job.path, job.source, job.rule_ids, unsafe=job.unsafe,
-                                      settings=job.settings)
+            outcome = with_deep_stack(
+                fix_source, job.path, job.source, job.rule_ids, unsafe=job.unsafe, settings=job.settings
+            )
     except NotebookError as error:
         return str(error)
     except Exception as error:  # one file's internal error must not stop the others

@@ -26,8 +26,9 @@ _NO_NEWLINE = "\\ No newline at end of file\n"
 def unified_diff(original: str, fixed: str, path: str) -> tuple[str, bool]:
     """The diff of one file, and whether code in it had to be escaped (then it will not apply)."""
     out, escaped = [], False
-    for line in difflib.unified_diff(_lines(original), _lines(fixed), fromfile=diff_name("a/", path),
-                                     tofile=diff_name("b/", path)):
+    for line in difflib.unified_diff(
+        _lines(original), _lines(fixed), fromfile=diff_name("a/", path), tofile=diff_name("b/", path)
+    ):
         if line.startswith(("--- ", "+++ ")):
             out.append(line)  # the names are quoted by diff_name
             continue

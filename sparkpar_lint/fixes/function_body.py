@@ -41,7 +41,9 @@ def frame_sort(frame: str, columns: tuple[str, ...]) -> cst.SimpleStatementLine:
     column keep an arbitrary order, and those are interchangeable.
     """
     others = cst.Call(
-        func=cst.Attribute(value=cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")), attr=cst.Name("difference")),
+        func=cst.Attribute(
+            value=cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")), attr=cst.Name("difference")
+        ),
         args=[cst.Arg(_names(columns))],
     )
     by = cst.List([*(cst.Element(string(c)) for c in columns), cst.StarredElement(others)])
@@ -55,7 +57,9 @@ def frame_sort(frame: str, columns: tuple[str, ...]) -> cst.SimpleStatementLine:
 def frame_sort_whole_row(frame: str) -> cst.SimpleStatementLine:
     """`frame = frame.sort_values(list(frame.columns), ignore_index=True)`: every column, in the
     frame's own order, decides (no order column to read)."""
-    columns = cst.Call(func=cst.Name("list"), args=[cst.Arg(cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")))])
+    columns = cst.Call(
+        func=cst.Name("list"), args=[cst.Arg(cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")))]
+    )
     call = cst.Call(
         func=cst.Attribute(value=cst.Name(frame), attr=cst.Name("sort_values")),
         args=[cst.Arg(columns), cst.Arg(cst.Name("True"), keyword=cst.Name("ignore_index"), equal=_EQUAL)],
@@ -67,10 +71,13 @@ def rows_sort(rows: str, columns: tuple[str, ...]) -> cst.SimpleStatementLine:
     """`rows = sorted(rows, key=lambda row: (row.ts, repr(row)))`: the whole row breaks ties;
     with no columns, `rows = sorted(rows, key=repr)`."""
     if not columns:
-        return _assign(rows, cst.Call(
-            func=cst.Name("sorted"),
-            args=[cst.Arg(cst.Name(rows)), cst.Arg(cst.Name("repr"), keyword=cst.Name("key"), equal=_EQUAL)],
-        ))
+        return _assign(
+            rows,
+            cst.Call(
+                func=cst.Name("sorted"),
+                args=[cst.Arg(cst.Name(rows)), cst.Arg(cst.Name("repr"), keyword=cst.Name("key"), equal=_EQUAL)],
+            ),
+        )
     item = "row" if rows != "row" else "item"
     fields = [cst.Element(cst.Attribute(value=cst.Name(item), attr=cst.Name(c))) for c in columns]
     tie = cst.Call(func=cst.Name("repr"), args=[cst.Arg(cst.Name(item))])

@@ -92,7 +92,9 @@ def _merged(spaces: list[Whitespace], layout: Whitespace) -> Whitespace:
         if first is None:
             first = ws.first_line
         elif ws.first_line.comment is not None:
-            lines.append(cst.EmptyLine(indent=layout.indent, whitespace=layout.last_line, comment=ws.first_line.comment))
+            lines.append(
+                cst.EmptyLine(indent=layout.indent, whitespace=layout.last_line, comment=ws.first_line.comment)
+            )
         lines.extend(ws.empty_lines)
     return layout.with_changes(first_line=first or cst.TrailingWhitespace(), empty_lines=tuple(lines))
 
@@ -173,7 +175,9 @@ def _links(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _one_string(call: cst.Call) -> bool:
-    return len(call.args) == 1 and isinstance(call.args[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    return len(call.args) == 1 and isinstance(
+        call.args[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    )
 
 
 def _breaks(chain: cst.Call) -> list[cst.Attribute]:
@@ -195,7 +199,9 @@ class _Chain(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node, updated_node):
         if id(original_node) in self.links:
-            return updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=_break(self.indent + "    ")))
+            return updated_node.with_changes(
+                dot=updated_node.dot.with_changes(whitespace_before=_break(self.indent + "    "))
+            )
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
@@ -203,8 +209,14 @@ class _Chain(cst.CSTTransformer):
             return updated_node
         if updated_node.lpar:
             return updated_node.with_changes(
-                lpar=[updated_node.lpar[0].with_changes(whitespace_after=_break(self.indent + "    ")), *updated_node.lpar[1:]],
-                rpar=[*updated_node.rpar[:-1], updated_node.rpar[-1].with_changes(whitespace_before=_break(self.indent))],
+                lpar=[
+                    updated_node.lpar[0].with_changes(whitespace_after=_break(self.indent + "    ")),
+                    *updated_node.lpar[1:],
+                ],
+                rpar=[
+                    *updated_node.rpar[:-1],
+                    updated_node.rpar[-1].with_changes(whitespace_before=_break(self.indent)),
+                ],
             )
         return updated_node.with_changes(
             lpar=[cst.LeftParen(whitespace_after=_break(self.indent + "    "))],
@@ -213,7 +225,9 @@ class _Chain(cst.CSTTransformer):
 
 
 def _break(indent: str) -> cst.ParenthesizedWhitespace:
-    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=False, last_line=cst.SimpleWhitespace(indent))
+    return cst.ParenthesizedWhitespace(
+        first_line=cst.TrailingWhitespace(), indent=False, last_line=cst.SimpleWhitespace(indent)
+    )
 
 
 class _Explode(cst.CSTTransformer):
@@ -225,7 +239,9 @@ class _Explode(cst.CSTTransformer):
             return updated_node
         inner = self.indent + "    "
         args = [
-            a.with_changes(comma=cst.Comma(whitespace_after=_break(inner if i < len(updated_node.args) - 1 else self.indent)))
+            a.with_changes(
+                comma=cst.Comma(whitespace_after=_break(inner if i < len(updated_node.args) - 1 else self.indent))
+            )
             for i, a in enumerate(updated_node.args)
         ]
         return updated_node.with_changes(whitespace_before_args=_break(inner), args=args)

@@ -69,7 +69,9 @@ def _sentence(findings, rules: dict) -> str:
         rule = rules.get(finding.rule_id)
         why = rule.summary.rstrip(".") if rule else finding.rule_id
         unsafe = "" if finding.fix.safety == "safe" else " (unsafe fix: review the choice it makes)"
-        parts.append(f"{finding.rule_id}, line {finding.span.line}: {visible(finding.fix.description)}, because {why[0].lower()}{why[1:]}{unsafe}.")
+        parts.append(
+            f"{finding.rule_id}, line {finding.span.line}: {visible(finding.fix.description)}, because {why[0].lower()}{why[1:]}{unsafe}."
+        )
     return " ".join(parts)
 
 

@@ -59,9 +59,7 @@ def line_edits(before: str, after: str) -> tuple[LineEdit, ...]:
     old, new = lines(before), lines(after)
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     return tuple(
-        LineEdit(i1 + 1, i2 + 1, "".join(new[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
+        LineEdit(i1 + 1, i2 + 1, "".join(new[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
     )
 
 

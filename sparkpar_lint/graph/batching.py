@@ -59,7 +59,9 @@ def _drops(call: cst.Call, column: str) -> bool:
     return False
 
 
-_ROW_AXIS = m.Arg(keyword=m.Name("axis"), value=m.Integer("1") | m.SimpleString('"columns"') | m.SimpleString("'columns'"))
+_ROW_AXIS = m.Arg(
+    keyword=m.Name("axis"), value=m.Integer("1") | m.SimpleString('"columns"') | m.SimpleString("'columns'")
+)
 
 
 class _AllowedUses(cst.CSTVisitor):
@@ -110,7 +112,11 @@ class _AllowedUses(cst.CSTVisitor):
             self.loop_targets.append(target.value)
 
     def _length(self, expr: cst.BaseExpression) -> bool:
-        if m.matches(expr, m.Call(func=m.Name("len"))) and len(expr.args) == 1 and _is_frame(expr.args[0].value, self.frame):
+        if (
+            m.matches(expr, m.Call(func=m.Name("len")))
+            and len(expr.args) == 1
+            and _is_frame(expr.args[0].value, self.frame)
+        ):
             self.ids.add(id(expr.args[0].value))
             return True
         return False

@@ -73,9 +73,38 @@ _TYPE_ANNOTATIONS = {
 # Libraries whose results are never Spark values, though some share Spark's method names
 # (polars' `select`/`limit`, pandas' `groupby`).
 _NOT_SPARK_LIBRARIES = frozenset(
-    {"pandas", "numpy", "polars", "dask", "modin", "ibis", "duckdb", "sqlalchemy", "pyarrow", "pyspark",
-     "builtins", "os", "sys", "json", "re", "math", "random", "time", "datetime", "itertools", "functools",
-     "collections", "operator", "typing", "pathlib", "logging", "uuid", "sklearn", "torch", "tensorflow"}
+    {
+        "pandas",
+        "numpy",
+        "polars",
+        "dask",
+        "modin",
+        "ibis",
+        "duckdb",
+        "sqlalchemy",
+        "pyarrow",
+        "pyspark",
+        "builtins",
+        "os",
+        "sys",
+        "json",
+        "re",
+        "math",
+        "random",
+        "time",
+        "datetime",
+        "itertools",
+        "functools",
+        "collections",
+        "operator",
+        "typing",
+        "pathlib",
+        "logging",
+        "uuid",
+        "sklearn",
+        "torch",
+        "tensorflow",
+    }
 )
 _BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods of estimators (MLlib, scikit-learn style) that train a model on the DataFrame they get.
@@ -481,8 +510,9 @@ class GraphBuilder:
         if isinstance(receiver, StringValue) and method == "format":
             return UNKNOWN
         if method in _TRAINING_METHODS:
-            self.graph.training_inputs.update(a.node for a in [*args, *kwargs.values()]
-                                              if isinstance(a, SparkValue) and a.node is not None)
+            self.graph.training_inputs.update(
+                a.node for a in [*args, *kwargs.values()] if isinstance(a, SparkValue) and a.node is not None
+            )
         if isinstance(receiver, MaybeSparkValue):
             return MaybeSparkValue("<call>")
         return UNKNOWN
@@ -583,9 +613,14 @@ class GraphBuilder:
             call=call,
             inputs=inputs,
             streaming=streaming,
-            keys=receiver.keys + (_key_names(args, kwargs, expressions=spec.partitioning_effect in _HASHING)
-                                  if spec and spec.keys == "args" else ()),
-            columns=_columns_of([*args, *kwargs.values()]) + _sql_columns(args if spec and spec.sql_columns else [], self),
+            keys=receiver.keys
+            + (
+                _key_names(args, kwargs, expressions=spec.partitioning_effect in _HASHING)
+                if spec and spec.keys == "args"
+                else ()
+            ),
+            columns=_columns_of([*args, *kwargs.values()])
+            + _sql_columns(args if spec and spec.sql_columns else [], self),
             functions=self.functions_of(spec, call, args, kwargs, scope),
             keywords=_keyword_texts(call, self.module),
             positional_count=len(args),
@@ -657,7 +692,11 @@ class GraphBuilder:
             return WindowValue(_window_step(start, method, args, kwargs, bool(call.args)))
         if name.startswith(SESSION_CLASS):
             last = name.rsplit(".", 1)[-1]
-            return SparkValue("SparkSession") if last in ("getOrCreate", "create", "active", "getActiveSession") else QualifiedName(name)
+            return (
+                SparkValue("SparkSession")
+                if last in ("getOrCreate", "create", "active", "getActiveSession")
+                else QualifiedName(name)
+            )
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
@@ -688,9 +727,7 @@ class GraphBuilder:
         inner = _columns_of([*args, *kwargs.values()])
         if spec is not None and spec.sql_expression:
             inner = inner + _sql_columns(args, self)
-        wrapped_calls = tuple(
-            dataclasses.replace(c, enclosing=(function, *c.enclosing)) for c in inner.calls
-        )
+        wrapped_calls = tuple(dataclasses.replace(c, enclosing=(function, *c.enclosing)) for c in inner.calls)
         this = ColumnCall(function=function, span=self.span(call), spec=spec, call=call)
         # `lit("x")` holds a value, not a column name.
         names = () if spec is not None and spec.constant else tuple(a.text for a in args if isinstance(a, StringValue))
@@ -810,8 +847,10 @@ class GraphBuilder:
         value = self.ev(expr, scope)
         for operation in reversed(operations):
             right = self.ev(operation.right, scope)
-            if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, cst.Add) and all(
-                isinstance(p, (StringValue, TemplateValue)) for p in (value, right)
+            if (
+                isinstance(operation, cst.BinaryOperation)
+                and isinstance(operation.operator, cst.Add)
+                and all(isinstance(p, (StringValue, TemplateValue)) for p in (value, right))
             ):
                 value = TemplateValue(operation)  # "SELECT ..." + "FROM ...": SQL analysis reads it
             else:
@@ -911,8 +950,9 @@ def _key_names(args: list[Value], kwargs: dict[str, Value], *, expressions: bool
 # is what the order rules compare.
 _HASHING = ("hash", "by-args")
 # Functions that name a column, or only say how to sort by it: the key is still that column.
-_NAMING_FUNCTIONS = frozenset({"col", "column", "asc", "desc", "asc_nulls_first", "asc_nulls_last",
-                               "desc_nulls_first", "desc_nulls_last"})
+_NAMING_FUNCTIONS = frozenset(
+    {"col", "column", "asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last"}
+)
 
 
 def _key_expression(expr: ColumnExpr) -> str | None:
@@ -920,8 +960,7 @@ def _key_expression(expr: ColumnExpr) -> str | None:
     not the columns "t" and "10 minutes" (its string arguments are not all columns, and the key
     column it makes has another name). None for a plain column (`col("k")`, `df.k`, `desc("k")`)."""
     top = expr.calls[0] if expr.calls else None
-    if top is None or top.enclosing or top.call is None or top.udf is not None \
-            or top.function in _NAMING_FUNCTIONS:
+    if top is None or top.enclosing or top.call is None or top.udf is not None or top.function in _NAMING_FUNCTIONS:
         return None
     return cst.Module([]).code_for_node(top.call)
 
@@ -977,12 +1016,16 @@ def _window_step(spec: WindowSpecValue, method: str, args, kwargs, given: bool) 
     """One builder call on a window spec; `given`: the call has arguments (`partitionBy()` has none)."""
     names = _key_names(args, kwargs)
     if method == "partitionBy":
-        return dataclasses.replace(spec, partition_by=spec.partition_by + names, has_partition=spec.has_partition or given)
+        return dataclasses.replace(
+            spec, partition_by=spec.partition_by + names, has_partition=spec.has_partition or given
+        )
     if method == "orderBy":
         terms = _flatten([*args, *kwargs.values()])
         constant = bool(terms) and all(_is_constant(t) for t in terms)
-        named = (isinstance(t, StringValue) or _is_constant(t) or (isinstance(t, ColumnValue) and t.expr.columns)
-                 for t in terms)
+        named = (
+            isinstance(t, StringValue) or _is_constant(t) or (isinstance(t, ColumnValue) and t.expr.columns)
+            for t in terms
+        )
         opaque = (given and not terms) or not all(named)
         return dataclasses.replace(
             spec,

@@ -110,8 +110,11 @@ def _statement_verdict(function, a: str, b: str) -> Verdict:
         if {target} | arg_names != {a, b}:
             continue
         if method == "update":
-            return Verdict(UNSAFE, f"{target}.update({b if target == a else a}) overwrites shared keys: "
-                           "merging {'k': 1} and {'k': 2} keeps whichever comes last")
+            return Verdict(
+                UNSAFE,
+                f"{target}.update({b if target == a else a}) overwrites shared keys: "
+                "merging {'k': 1} and {'k': 2} keeps whichever comes last",
+            )
         if method in ("extend", "append"):
             return Verdict(UNSAFE, f"{target}.{method}(...) concatenates: [1] + [2] = [1, 2] but [2] + [1] = [2, 1]")
     return Verdict(UNKNOWN)
@@ -134,15 +137,22 @@ def _expression_verdict(body, locals_, a, b, role, value_shape) -> Verdict:
     if shape == "normalized":
         return Verdict(SAFE)
     if shape in ("str", "list", "tuple"):
-        example = {"str": ("'x'", "'y'", "'xy'", "'yx'"), "list": ("[1]", "[2]", "[1, 2]", "[2, 1]"),
-                   "tuple": ("(1,)", "(2,)", "(1, 2)", "(2, 1)")}[shape]
-        return Verdict(UNSAFE, f"{shape} concatenation depends on order: f({example[0]}, {example[1]}) = "
-                       f"{example[2]} but f({example[1]}, {example[0]}) = {example[3]}")
+        example = {
+            "str": ("'x'", "'y'", "'xy'", "'yx'"),
+            "list": ("[1]", "[2]", "[1, 2]", "[2, 1]"),
+            "tuple": ("(1,)", "(2,)", "(1, 2)", "(2, 1)"),
+        }[shape]
+        return Verdict(
+            UNSAFE,
+            f"{shape} concatenation depends on order: f({example[0]}, {example[1]}) = "
+            f"{example[2]} but f({example[1]}, {example[0]}) = {example[3]}",
+        )
     if shape != "dict-merge" and _set_union(body, {a, b}):
         return Verdict(SAFE)
     if shape == "dict-merge":
-        return Verdict(UNSAFE, "a dict merge where the later value wins: merging {'k': 1} and {'k': 2} "
-                       "keeps whichever comes last")
+        return Verdict(
+            UNSAFE, "a dict merge where the later value wins: merging {'k': 1} and {'k': 2} keeps whichever comes last"
+        )
     return _arithmetic_verdict(body, locals_, a, b, role)
 
 
@@ -150,9 +160,12 @@ def _set_union(expr, params: set[str]) -> bool:
     """`a | b`, `a & b`, `a ^ b`, `a.union(b)` on the two parameters: sets and bit masks."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitOr, cst.BitAnd, cst.BitXor)):
         sides = (expr.left, expr.right)
-    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-        "union", "intersection", "symmetric_difference"
-    ) and len(expr.args) == 1:
+    elif (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("union", "intersection", "symmetric_difference")
+        and len(expr.args) == 1
+    ):
         sides = (expr.func.value, expr.args[0].value)
     else:
         return False
@@ -231,18 +244,27 @@ def _arithmetic_verdict(body, locals_, a: str, b: str, role: str) -> Verdict:
             if role == MERGE:
                 vx, vy, vz = (value(n, arity[a]) for n in (x, y, z))
                 if f(vx, vy) != f(vy, vx):
-                    return Verdict(UNSAFE, f"not commutative: f({_show(vx)}, {_show(vy)}) = {_show(f(vx, vy))} "
-                                   f"but f({_show(vy)}, {_show(vx)}) = {_show(f(vy, vx))}")
+                    return Verdict(
+                        UNSAFE,
+                        f"not commutative: f({_show(vx)}, {_show(vy)}) = {_show(f(vx, vy))} "
+                        f"but f({_show(vy)}, {_show(vx)}) = {_show(f(vy, vx))}",
+                    )
                 left, right = f(f(vx, vy), vz), f(vx, f(vy, vz))
                 if left != right:
-                    return Verdict(UNSAFE, f"not associative: f(f({_show(vx)}, {_show(vy)}), {_show(vz)}) = "
-                                   f"{_show(left)} but f({_show(vx)}, f({_show(vy)}, {_show(vz)})) = {_show(right)}")
+                    return Verdict(
+                        UNSAFE,
+                        f"not associative: f(f({_show(vx)}, {_show(vy)}), {_show(vz)}) = "
+                        f"{_show(left)} but f({_show(vx)}, f({_show(vy)}, {_show(vz)})) = {_show(right)}",
+                    )
             else:
                 acc, vx, vy = value(z, arity[a]), value(x, arity[b]), value(y, arity[b])
                 first, second = f(f(acc, vx), vy), f(f(acc, vy), vx)
                 if first != second:
-                    return Verdict(UNSAFE, f"folding {_show(vx)} then {_show(vy)} into {_show(acc)} gives "
-                                   f"{_show(first)} but {_show(vy)} then {_show(vx)} gives {_show(second)}")
+                    return Verdict(
+                        UNSAFE,
+                        f"folding {_show(vx)} then {_show(vy)} into {_show(acc)} gives "
+                        f"{_show(first)} but {_show(vy)} then {_show(vx)} gives {_show(second)}",
+                    )
     except (_Unevaluable, ZeroDivisionError, TypeError, IndexError, OverflowError, ValueError):
         return Verdict(UNKNOWN)
     return Verdict(SAFE)

@@ -32,7 +32,9 @@ def source_name(node: StageNode) -> str | None:
     """The table a source reads, or the last part of its path ("s3://lake/events/" -> "events")."""
     if node.spec is None or not node.spec.source or node.call is None:
         return None
-    first = next((a.value for a in node.call.args if a.keyword is None or a.keyword.value in ("path", "tableName")), None)
+    first = next(
+        (a.value for a in node.call.args if a.keyword is None or a.keyword.value in ("path", "tableName")), None
+    )
     if not isinstance(first, cst.SimpleString) or not isinstance(first.evaluated_value, str):
         return None
     text = first.evaluated_value.rstrip("/")

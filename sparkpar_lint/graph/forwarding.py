@@ -115,8 +115,10 @@ def _classify(expr: cst.BaseExpression, aliases: _PairAliases, many: bool) -> li
 
 def _is_pair_literal(expr: cst.BaseExpression, aliases: _PairAliases) -> bool:
     """`(k, v)` returned from flatMap is one pair, not two elements."""
-    return isinstance(expr, cst.Tuple) and len(expr.elements) == 2 and not any(
-        isinstance(e.value, (cst.Tuple, cst.List)) for e in expr.elements
+    return (
+        isinstance(expr, cst.Tuple)
+        and len(expr.elements) == 2
+        and not any(isinstance(e.value, (cst.Tuple, cst.List)) for e in expr.elements)
     )
 
 
@@ -160,7 +162,7 @@ def _literal(expr: cst.BaseExpression) -> str | None:
 
 
 def _column_name(expr: cst.BaseExpression) -> str | None:
-    """"k", F.col("k"), col("k"), df["k"], df.k: a reference to one column, unchanged."""
+    """ "k", F.col("k"), col("k"), df["k"], df.k: a reference to one column, unchanged."""
     literal = _literal(expr)
     if literal is not None:
         return literal

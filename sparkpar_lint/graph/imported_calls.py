@@ -93,8 +93,9 @@ def _argument_expr(call: cst.Call, index: int, params: tuple[str, ...]) -> cst.B
     return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
-def _combiner_stage(builder, name: str, path: str, call: cst.Call, use, function: FunctionValue,
-                    slot_expr: cst.BaseExpression, receiver) -> None:
+def _combiner_stage(
+    builder, name: str, path: str, call: cst.Call, use, function: FunctionValue, slot_expr: cst.BaseExpression, receiver
+) -> None:
     """The helper's operator, at the call site, applying the function the caller passes."""
     spec = builder.catalogue.operator(use.receiver, use.method)
     if spec is None:

@@ -41,7 +41,9 @@ def _lists_parameter(function: cst.Lambda) -> bool:
     if len(params) != 1:
         return False
     if isinstance(body, cst.Call) and isinstance(body.func, cst.Name) and body.func.value in _KEEPS_ORDER:
-        return len(body.args) == 1 and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == params[0]
+        return (
+            len(body.args) == 1 and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == params[0]
+        )
     if isinstance(body, cst.ListComp) and body.for_in.inner_for_in is None and not body.for_in.ifs:
         iterated = body.for_in.iter
         return isinstance(iterated, cst.Name) and iterated.value == params[0]

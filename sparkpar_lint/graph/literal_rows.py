@@ -133,7 +133,11 @@ def _written_columns(node: StageNode) -> list[str] | None:
         return None
     first = node.call.args[0].value
     if node.method == "withColumn":
-        return [first.evaluated_value] if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str) else None
+        return (
+            [first.evaluated_value]
+            if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str)
+            else None
+        )
     if isinstance(first, cst.Dict):
         keys = [e.key for e in first.elements if isinstance(e, cst.DictElement)]
         if len(keys) == len(first.elements) and all(isinstance(k, cst.SimpleString) for k in keys):

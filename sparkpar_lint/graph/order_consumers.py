@@ -18,11 +18,23 @@ from sparkpar_lint.graph.zipped_lists import zip_partners
 
 # Beyond the catalogue's order-normalizing functions: results that ignore element order.
 _ORDER_FREE = frozenset(
-    {"array_contains", "arrays_overlap", "exists", "forall", "explode", "explode_outer", "inline", "inline_outer",
-     "array_except", "array_intersect"}
+    {
+        "array_contains",
+        "arrays_overlap",
+        "exists",
+        "forall",
+        "explode",
+        "explode_outer",
+        "inline",
+        "inline_outer",
+        "array_except",
+        "array_intersect",
+    }
 )
 # Functions that read an array by position: between a list and an order-free consumer they expose its order.
-_POSITIONAL = frozenset({"slice", "element_at", "get", "array_position", "posexplode", "posexplode_outer", "try_element_at"})
+_POSITIONAL = frozenset(
+    {"slice", "element_at", "get", "array_position", "posexplode", "posexplode_outer", "try_element_at"}
+)
 # Python built-ins whose result does not depend on the order of their argument.
 _ORDER_FREE_BUILTINS = frozenset({"sorted", "set", "frozenset", "sum", "len", "max", "min", "any", "all", "Counter"})
 _MAX_DEPTH = 30
@@ -73,7 +85,8 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
         return False
     free_args = {
         id(arg.value)
-        for c in consumer.columns.calls if c.udf is not None and c.call is not None
+        for c in consumer.columns.calls
+        if c.udf is not None and c.call is not None
         for position, arg in enumerate(c.call.args)
         if arg.keyword is None and not arg.star and _order_free_udf(c.udf.node, position)
     }
@@ -120,7 +133,9 @@ class _References(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        name = (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
         self.calls.append((name, name in self.free, node))
 
     def leave_Call(self, node: cst.Call) -> None:
@@ -150,7 +165,7 @@ class _References(cst.CSTVisitor):
             # Order-free outside, but a call in between may read positions: `size(slice(xs, 1, 3))`
             # is 3 either way, `array_contains(slice(xs, 1, 3), v)` is not; zipped lists pair up
             # only when collected side by side with no nulls (graph/zipped_lists.py).
-            for name, _, call in self.calls[free_at + 1:]:
+            for name, _, call in self.calls[free_at + 1 :]:
                 if name in _POSITIONAL or (name == "arrays_zip" and not self._aligned(call)):
                     self.exposed = True
                     return
@@ -159,7 +174,6 @@ class _References(cst.CSTVisitor):
             self.bare = True  # `"xs"`, `col("xs")`, `df.xs` as an argument by itself
         else:
             self.exposed = True
-
 
     def _aligned(self, call: cst.Call) -> bool:
         names = [literal_names(a.value) for a in call.args]

@@ -32,9 +32,31 @@ KEY = "key"  # the group key, or a column of it: constant within the group
 # Methods that read rows by position or in sequence.
 POSITIONAL_METHODS = frozenset(
     {
-        "head", "tail", "shift", "diff", "cumsum", "cumprod", "cummax", "cummin", "cumcount",
-        "pct_change", "interpolate", "ffill", "bfill", "pad", "backfill", "rolling", "expanding",
-        "ewm", "first_valid_index", "last_valid_index", "nth", "first", "last", "take", "slice",
+        "head",
+        "tail",
+        "shift",
+        "diff",
+        "cumsum",
+        "cumprod",
+        "cummax",
+        "cummin",
+        "cumcount",
+        "pct_change",
+        "interpolate",
+        "ffill",
+        "bfill",
+        "pad",
+        "backfill",
+        "rolling",
+        "expanding",
+        "ewm",
+        "first_valid_index",
+        "last_valid_index",
+        "nth",
+        "first",
+        "last",
+        "take",
+        "slice",
     }
 )
 POSITIONAL_INDEXERS = frozenset({"iloc", "iat"})
@@ -135,7 +157,9 @@ def _numbers_rows(expr: cst.BaseExpression) -> bool:
     size = expr.args[0].value
     if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len":
         return True
-    return isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) and size.value.attr.value == "shape"
+    return (
+        isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) and size.value.attr.value == "shape"
+    )
 
 
 def _statements(body: cst.BaseSuite) -> list:
@@ -352,7 +376,9 @@ class _Analysis:
             return Data(ROWS, base.sorted)
         if base.kind in (ROWS, SERIES, FRAMES) and positional:
             if not base.sorted:
-                self.report(expr, f"`{'[' + cst.Module([]).code_for_node(expr.slice[0]) + ']'}` on rows in arrival order")
+                self.report(
+                    expr, f"`{'[' + cst.Module([]).code_for_node(expr.slice[0]) + ']'}` on rows in arrival order"
+                )
             return None
         return None
 
@@ -655,11 +681,18 @@ def _seeding_nexts(statements: list) -> set[int]:
     seeds: set[int] = set()
     for index, statement in enumerate(flat):
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+        if not (
+            isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+        ):
             continue
         call = small.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "next"
-                and call.args and isinstance(call.args[0].value, cst.Name)):
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value == "next"
+            and call.args
+            and isinstance(call.args[0].value, cst.Name)
+        ):
             continue
         iterator = call.args[0].value.value
         derived = {small.targets[0].target.value}

@@ -29,12 +29,30 @@ WALL_CLOCK = frozenset(
     }
 )
 _RANDOM_FUNCTIONS = frozenset(
-    {"random", "randint", "randrange", "choice", "choices", "sample", "shuffle", "uniform", "gauss",
-     "normalvariate", "getrandbits", "randbytes", "triangular", "betavariate", "expovariate"}
+    {
+        "random",
+        "randint",
+        "randrange",
+        "choice",
+        "choices",
+        "sample",
+        "shuffle",
+        "uniform",
+        "gauss",
+        "normalvariate",
+        "getrandbits",
+        "randbytes",
+        "triangular",
+        "betavariate",
+        "expovariate",
+    }
 )
 RANDOM = frozenset(
     {f"random.{name}" for name in _RANDOM_FUNCTIONS}
-    | {f"numpy.random.{name}" for name in (*_RANDOM_FUNCTIONS, "rand", "randn", "normal", "permutation", "binomial", "poisson")}
+    | {
+        f"numpy.random.{name}"
+        for name in (*_RANDOM_FUNCTIONS, "rand", "randn", "normal", "permutation", "binomial", "poisson")
+    }
     | {"uuid.uuid1", "uuid.uuid4", "os.urandom", "secrets.token_hex", "secrets.token_bytes", "secrets.choice"}
 )
 # Seeding the global generator inside the function makes its draws a function of the seed.

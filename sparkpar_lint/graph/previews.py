@@ -48,7 +48,11 @@ def truth_tested(test: cst.BaseExpression) -> Iterator[int]:
         yield from truth_tested(test.right)
     elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        if isinstance(target.operator, (cst.Is, cst.IsNot)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+        if (
+            isinstance(target.operator, (cst.Is, cst.IsNot))
+            and isinstance(target.comparator, cst.Name)
+            and target.comparator.value == "None"
+        ):
             yield id(test.left)
 
 

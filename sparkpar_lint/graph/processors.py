@@ -35,14 +35,13 @@ def expires_state(owner: cst.ClassDef) -> bool:
         method = call.func.attr.value
         if method == "registerTimer":
             return True
-        if method in _STATE_GETTERS and (len(call.args) >= 3 or any(
-                a.keyword is not None and "ttl" in a.keyword.value.lower() for a in call.args)):
+        if method in _STATE_GETTERS and (
+            len(call.args) >= 3 or any(a.keyword is not None and "ttl" in a.keyword.value.lower() for a in call.args)
+        ):
             return True
     return False
 
 
 def processor_class(graph, function) -> cst.ClassDef | None:
     """The class whose method `function` is."""
-    return next(
-        (d for d in graph.definitions if isinstance(d, cst.ClassDef) and function.node in d.body.body), None
-    )
+    return next((d for d in graph.definitions if isinstance(d, cst.ClassDef) and function.node in d.body.body), None)

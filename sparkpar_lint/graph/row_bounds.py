@@ -13,10 +13,41 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 # Operators whose output has no more rows than their input.
 _NO_MORE_ROWS = frozenset(
-    {"filter", "where", "select", "selectExpr", "withColumn", "withColumns", "withColumnRenamed", "drop",
-     "orderBy", "sort", "sortWithinPartitions", "distinct", "dropDuplicates", "drop_duplicates", "groupBy",
-     "groupby", "agg", "count", "sum", "avg", "mean", "max", "min", "repartition", "coalesce", "cache",
-     "persist", "alias", "toDF", "limit", "dropna", "fillna", "na"}
+    {
+        "filter",
+        "where",
+        "select",
+        "selectExpr",
+        "withColumn",
+        "withColumns",
+        "withColumnRenamed",
+        "drop",
+        "orderBy",
+        "sort",
+        "sortWithinPartitions",
+        "distinct",
+        "dropDuplicates",
+        "drop_duplicates",
+        "groupBy",
+        "groupby",
+        "agg",
+        "count",
+        "sum",
+        "avg",
+        "mean",
+        "max",
+        "min",
+        "repartition",
+        "coalesce",
+        "cache",
+        "persist",
+        "alias",
+        "toDF",
+        "limit",
+        "dropna",
+        "fillna",
+        "na",
+    }
 )
 _MAX_DEPTH = 50
 

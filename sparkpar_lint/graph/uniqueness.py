@@ -128,7 +128,11 @@ def _output_name(expr: cst.BaseExpression) -> str | None:
     names = literal_names(expr)
     if names is not None and len(names) == 1:
         return names[0]
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("alias", "name"):
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("alias", "name")
+    ):
         return (literal_names(expr.args[0].value) or [None])[0] if expr.args else None
     return None
 
@@ -170,7 +174,10 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
     if node.method == "select":
         columns = output_columns(graph, node)
         return [s for s in inherited if columns is not None and s <= columns]
-    if node.spec.forwarding in ("all", "dropped", "renamed") and node.spec.selectivity in ("exactly-one", "at-most-one"):
+    if node.spec.forwarding in ("all", "dropped", "renamed") and node.spec.selectivity in (
+        "exactly-one",
+        "at-most-one",
+    ):
         if node.spec.data_args or node.selectivity == "any":
             return []
         if node.method == "drop" and node.call is not None:
@@ -250,7 +257,11 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
 
 def _constant(expr: cst.BaseExpression) -> bool:
     """`F.lit("x").alias("c")`, `lit(1)`: a literal, possibly renamed or cast."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("alias", "name", "cast"):
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("alias", "name", "cast")
+    ):
         expr = expr.func.value
     if isinstance(expr, cst.Call) and _callee(expr) == "lit" and len(expr.args) == 1:
         return isinstance(expr.args[0].value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
@@ -259,7 +270,11 @@ def _constant(expr: cst.BaseExpression) -> bool:
 
 def self_union(graph: StageGraph, node: StageNode) -> bool:
     """`df.union(df)`: every row appears twice, as two identical copies."""
-    return node.method in ("union", "unionAll", "unionByName") and len(node.inputs) == 2 and node.inputs[0] == node.inputs[1]
+    return (
+        node.method in ("union", "unionAll", "unionByName")
+        and len(node.inputs) == 2
+        and node.inputs[0] == node.inputs[1]
+    )
 
 
 def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) -> bool:
@@ -271,7 +286,9 @@ def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) ->
         if upstream.imported is not None and any(s <= set(key) for s in upstream.imported.unique):
             return True
         # An aggregation of grouped rows: one output row per group, carrying only the keys and aggregates.
-        grouped = upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys"
+        grouped = (
+            upstream.receiver == "GroupedData" and upstream.spec is not None and upstream.spec.forwarding == "keys"
+        )
         if upstream.method in _DEDUPLICATING_OR_DISTINCT or grouped:
             if not upstream.keys or set(upstream.keys) <= set(key):
                 return True
@@ -297,7 +314,11 @@ def _equalities(node: StageNode) -> set[str]:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
             visit(expr.left)
             visit(expr.right)
-        elif isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 and isinstance(expr.comparisons[0].operator, cst.Equal):
+        elif (
+            isinstance(expr, cst.Comparison)
+            and len(expr.comparisons) == 1
+            and isinstance(expr.comparisons[0].operator, cst.Equal)
+        ):
             sides = (expr.left, expr.comparisons[0].comparator)
             names = [_column_reference(s) for s in sides]
             literal = [isinstance(s, (cst.SimpleString, cst.Integer, cst.Float)) for s in sides]

@@ -153,9 +153,7 @@ class _Mutations(cst.CSTVisitor):
         self.found: list[tuple[str, cst.CSTNode]] = []
 
     def _outer(self, name: cst.Name | None) -> bool:
-        return name is not None and (
-            name.value in self.declared_outer or name.value not in self.local
-        )
+        return name is not None and (name.value in self.declared_outer or name.value not in self.local)
 
     def _target(self, target: cst.BaseExpression, where: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):

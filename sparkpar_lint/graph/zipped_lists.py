@@ -37,11 +37,17 @@ def zip_partners(graph: StageGraph, aggregation: StageNode) -> frozenset[str]:
 
 def _aliased_list(expr: cst.BaseExpression) -> tuple[str | None, str | None]:
     """("as", "a") for `collect_list("a").alias("as")` (or `F.col("a")` inside)."""
-    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("alias", "name")):
+    if not (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("alias", "name")
+    ):
         return None, None
     inner = expr.func.value
     alias = literal_names(expr.args[0].value) if expr.args else None
-    if not (isinstance(inner, cst.Call) and _called(inner) in _LISTS and len(inner.args) == 1 and alias and len(alias) == 1):
+    if not (
+        isinstance(inner, cst.Call) and _called(inner) in _LISTS and len(inner.args) == 1 and alias and len(alias) == 1
+    ):
         return None, None
     column = literal_names(inner.args[0].value)
     return alias[0], column[0] if column and len(column) == 1 else None

@@ -127,21 +127,28 @@ def _fix(path: str, fix: FindingFix, source: str) -> dict:
     starts = [0]
     for line in lines(source):
         starts.append(starts[-1] + len(line))
-    description = fix.description if fix.safety == "safe" else (
-        f"{fix.description} (unsafe: it makes a choice; `sparkpar fix --unsafe-fixes` applies it)")
+    description = (
+        fix.description
+        if fix.safety == "safe"
+        else (f"{fix.description} (unsafe: it makes a choice; `sparkpar fix --unsafe-fixes` applies it)")
+    )
     return {
         "description": {"text": description},
-        "artifactChanges": [{
-            "artifactLocation": {"uri": _uri(path)},
-            "replacements": [
-                {
-                    "deletedRegion": {"charOffset": starts[edit.start_line - 1],
-                                      "charLength": starts[edit.end_line - 1] - starts[edit.start_line - 1]},
-                    "insertedContent": {"text": edit.text},
-                }
-                for edit in fix.edits
-            ],
-        }],
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": _uri(path)},
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "charOffset": starts[edit.start_line - 1],
+                            "charLength": starts[edit.end_line - 1] - starts[edit.start_line - 1],
+                        },
+                        "insertedContent": {"text": edit.text},
+                    }
+                    for edit in fix.edits
+                ],
+            }
+        ],
         "properties": {"safety": fix.safety},
     }
 
@@ -164,12 +171,12 @@ def _fingerprints(findings: Sequence[Finding], sources: Mapping[str, str]) -> di
 def _span_text(source: str | None, span: Span) -> str | None:
     if source is None:
         return None
-    text = lines(source)[span.line - 1: span.end_line]
+    text = lines(source)[span.line - 1 : span.end_line]
     if not text:
         return None
     if len(text) == 1:
-        return text[0][span.column: span.end_column]
-    return "".join([text[0][span.column:], *text[1:-1], text[-1][: span.end_column]])
+        return text[0][span.column : span.end_column]
+    return "".join([text[0][span.column :], *text[1:-1], text[-1][: span.end_column]])
 
 
 def _location(path: str, span: Span, cell: int | None = None) -> dict:

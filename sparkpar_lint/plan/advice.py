@@ -37,10 +37,17 @@ class RegionRow:
     serial_reason: str = ""
 
     def to_dict(self) -> dict:
-        return {"operators": list(self.operators), "pipelines": [list(p) for p in self.pipelines],
-                "state": self.state, "key": list(self.key), "strategy": self.strategy,
-                "replicas": self.replicas, "capacity": _finite(self.capacity),
-                "bottleneck": self.bottleneck, "serial_reason": self.serial_reason}
+        return {
+            "operators": list(self.operators),
+            "pipelines": [list(p) for p in self.pipelines],
+            "state": self.state,
+            "key": list(self.key),
+            "strategy": self.strategy,
+            "replicas": self.replicas,
+            "capacity": _finite(self.capacity),
+            "bottleneck": self.bottleneck,
+            "serial_reason": self.serial_reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -64,47 +71,77 @@ class PlanReport:
         return self.throughput / self.sequential_throughput
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "cores": self.cores, "method": self.method,
-                "throughput": _finite(self.throughput),
-                "sequential_throughput": _finite(self.sequential_throughput),
-                "speedup": _finite(self.speedup), "utilization": self.utilization,
-                "threads": self.threads, "shuffle_partitions": self.shuffle_partitions,
-                "regions": [r.to_dict() for r in self.regions], "advice": list(self.advice),
-                "notes": list(self.notes), "unit": self.unit,
-                **({"spark": self.spark} if self.spark is not None else {})}
+        return {
+            "source": self.source,
+            "cores": self.cores,
+            "method": self.method,
+            "throughput": _finite(self.throughput),
+            "sequential_throughput": _finite(self.sequential_throughput),
+            "speedup": _finite(self.speedup),
+            "utilization": self.utilization,
+            "threads": self.threads,
+            "shuffle_partitions": self.shuffle_partitions,
+            "regions": [r.to_dict() for r in self.regions],
+            "advice": list(self.advice),
+            "notes": list(self.notes),
+            "unit": self.unit,
+            **({"spark": self.spark} if self.spark is not None else {}),
+        }
 
 
-def build_report(model: PlanModel, plan: Plan, source: str, *, spark: bool = True,
-                 notes: tuple[str, ...] = (), unit: str = "rows/unit") -> PlanReport:
+def build_report(
+    model: PlanModel,
+    plan: Plan,
+    source: str,
+    *,
+    spark: bool = True,
+    notes: tuple[str, ...] = (),
+    unit: str = "rows/unit",
+) -> PlanReport:
     chain = ChainModel(model)
     ops = model.operators
     serial_reasons = {s.name: s.reason for s in form_regions(OperatorGraph.chain(ops)).serial}
     rows = []
     for i, rc in enumerate(plan.config.regions):
-        members = ops[rc.start:rc.end]
+        members = ops[rc.start : rc.end]
         safe = chain.can_replicate(rc.start, rc.end)
         state = region_state(members)
-        strategy = (ordering_strategy(state, region_selectivity_class(members)) if safe
-                    else NOT_PARALLEL)
+        strategy = ordering_strategy(state, region_selectivity_class(members)) if safe else NOT_PARALLEL
         reason = "" if safe else _serial_reason(members, serial_reasons)
-        rows.append(RegionRow(
-            operators=tuple(op.name for op in members),
-            pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
-            state=state, key=region_key(members) if safe else (), strategy=strategy,
-            replicas=rc.replicas, capacity=plan.estimate.region_capacity[i],
-            bottleneck=i == plan.estimate.bottleneck, serial_reason=reason))
+        rows.append(
+            RegionRow(
+                operators=tuple(op.name for op in members),
+                pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
+                state=state,
+                key=region_key(members) if safe else (),
+                strategy=strategy,
+                replicas=rc.replicas,
+                capacity=plan.estimate.region_capacity[i],
+                bottleneck=i == plan.estimate.bottleneck,
+                serial_reason=reason,
+            )
+        )
     keyed = [r.replicas for r in rows if r.state == "partitioned" and r.key]
     partitions = max(keyed) if keyed else max((r.replicas for r in rows), default=1)
     return PlanReport(
-        source=source, cores=model.cores, method=plan.method,
-        throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
-        utilization=plan.estimate.utilization, threads=plan.config.threads, regions=tuple(rows),
-        shuffle_partitions=partitions, advice=tuple(_advice(rows, partitions, model, spark)),
-        notes=notes, unit=unit)
+        source=source,
+        cores=model.cores,
+        method=plan.method,
+        throughput=plan.estimate.throughput,
+        sequential_throughput=plan.sequential.throughput,
+        utilization=plan.estimate.utilization,
+        threads=plan.config.threads,
+        regions=tuple(rows),
+        shuffle_partitions=partitions,
+        advice=tuple(_advice(rows, partitions, model, spark)),
+        notes=notes,
+        unit=unit,
+    )
 
 
-def build_graph_report(model: PlanModel, plan, source: str, *, spark: bool = False,
-                       notes: tuple[str, ...] = (), unit: str = "rows/unit") -> PlanReport:
+def build_graph_report(
+    model: PlanModel, plan, source: str, *, spark: bool = False, notes: tuple[str, ...] = (), unit: str = "rows/unit"
+) -> PlanReport:
     """The report of a graph plan (graph_plan.GraphPlan): one row per region of every segment."""
     from sparkpar_lint.plan.graph_plan import GraphModel
 
@@ -114,30 +151,44 @@ def build_graph_report(model: PlanModel, plan, source: str, *, spark: bool = Fal
         ops = chain.ops
         serial_reasons = {s.name: s.reason for s in form_regions(OperatorGraph.chain(ops)).serial}
         for rc in config.regions:
-            members = ops[rc.start:rc.end]
+            members = ops[rc.start : rc.end]
             safe = chain.can_replicate(rc.start, rc.end)
             state = region_state(members)
-            rows.append(RegionRow(
-                operators=tuple(op.name for op in members),
-                pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
-                state=state, key=region_key(members) if safe else (),
-                strategy=(ordering_strategy(state, region_selectivity_class(members)) if safe
-                          else NOT_PARALLEL),
-                replicas=rc.replicas, capacity=plan.estimate.region_capacity[flat],
-                bottleneck=flat == plan.estimate.bottleneck,
-                serial_reason="" if safe else _serial_reason(members, serial_reasons)))
+            rows.append(
+                RegionRow(
+                    operators=tuple(op.name for op in members),
+                    pipelines=tuple(tuple(op.name for op in ops[a:b]) for a, b in rc.pipelines),
+                    state=state,
+                    key=region_key(members) if safe else (),
+                    strategy=(ordering_strategy(state, region_selectivity_class(members)) if safe else NOT_PARALLEL),
+                    replicas=rc.replicas,
+                    capacity=plan.estimate.region_capacity[flat],
+                    bottleneck=flat == plan.estimate.bottleneck,
+                    serial_reason="" if safe else _serial_reason(members, serial_reasons),
+                )
+            )
             flat += 1
     keyed = [r.replicas for r in rows if r.state == "partitioned" and r.key]
     partitions = max(keyed) if keyed else max((r.replicas for r in rows), default=1)
-    notes = notes + (f"graph of {len(model.operators)} operators in {len(graph.segments)} segments "
-             f"(a region never spans a fan-in or fan-out); every source runs at the throughput "
-             f"shown",)
+    notes = notes + (
+        f"graph of {len(model.operators)} operators in {len(graph.segments)} segments "
+        f"(a region never spans a fan-in or fan-out); every source runs at the throughput "
+        f"shown",
+    )
     return PlanReport(
-        source=source, cores=model.cores, method=plan.method,
-        throughput=plan.estimate.throughput, sequential_throughput=plan.sequential.throughput,
-        utilization=plan.estimate.utilization, threads=sum(c.threads for c in plan.configs),
-        regions=tuple(rows), shuffle_partitions=partitions,
-        advice=tuple(_advice(rows, partitions, model, spark)), notes=notes, unit=unit)
+        source=source,
+        cores=model.cores,
+        method=plan.method,
+        throughput=plan.estimate.throughput,
+        sequential_throughput=plan.sequential.throughput,
+        utilization=plan.estimate.utilization,
+        threads=sum(c.threads for c in plan.configs),
+        regions=tuple(rows),
+        shuffle_partitions=partitions,
+        advice=tuple(_advice(rows, partitions, model, spark)),
+        notes=notes,
+        unit=unit,
+    )
 
 
 def _serial_reason(members, serial_reasons) -> str:
@@ -180,15 +231,15 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
     apis = {op.api for op in model.operators if op.api}
     rdd = bool(apis) and apis <= set(_RDD_APIS)
     # Keyed streaming state is split into the shuffle partitions recorded in the checkpoint.
-    stateful_stream = [op.name for op in model.operators
-                       if op.streaming and op.kind != "stateless"]
+    stateful_stream = [op.name for op in model.operators if op.streaming and op.kind != "stateless"]
     for index, row in enumerate(rows):
         first = row.operators[0]
-        if row.replicas > 1 and row.key and stateful_stream and set(row.operators) & set(
-                stateful_stream):
-            advice.append(f"{', '.join(row.operators)} keep streaming state: they run as the "
-                          f"checkpoint's number of shuffle partitions whatever a `repartition` "
-                          f"before them says (the plan would use {row.replicas}).")
+        if row.replicas > 1 and row.key and stateful_stream and set(row.operators) & set(stateful_stream):
+            advice.append(
+                f"{', '.join(row.operators)} keep streaming state: they run as the "
+                f"checkpoint's number of shuffle partitions whatever a `repartition` "
+                f"before them says (the plan would use {row.replicas})."
+            )
         elif row.replicas > 1 and row.key:
             if rdd:
                 code = f".partitionBy({row.replicas})"
@@ -196,51 +247,73 @@ def _advice(rows: list[RegionRow], partitions: int, model: PlanModel, spark: boo
                 code = f".repartition({row.replicas}, {_key_code(row, ops_by_name)})"
             after = rows[index - 1] if index else None
             if after is not None and after.replicas > 1 and after.key and after.key != row.key:
-                where = f"a shuffle between `{after.operators[-1]}` and `{first}` (keys " \
-                        f"{_set(after.key)} and {_set(row.key)} are incompatible)"
+                where = (
+                    f"a shuffle between `{after.operators[-1]}` and `{first}` (keys "
+                    f"{_set(after.key)} and {_set(row.key)} are incompatible)"
+                )
             else:
                 entry = _keyed_entry(row, ops_by_name)
                 reads = dict(zip((op.name for op in model.operators), model.inputs or ()))
-                where = (f"on each input of `{entry}` ({', '.join(reads[entry])})"
-                         if len(reads.get(entry, ())) > 1 else f"before `{entry}`")
-            advice.append(f"{where}: `{code}` — "
-                          f"{', '.join(row.operators)} then share one hash partitioning "
-                          f"({row.replicas} tasks, ordering: {row.strategy}).")
+                where = (
+                    f"on each input of `{entry}` ({', '.join(reads[entry])})"
+                    if len(reads.get(entry, ())) > 1
+                    else f"before `{entry}`"
+                )
+            advice.append(
+                f"{where}: `{code}` — "
+                f"{', '.join(row.operators)} then share one hash partitioning "
+                f"({row.replicas} tasks, ordering: {row.strategy})."
+            )
         elif row.replicas > 1:
-            advice.append(f"`{first}`..`{row.operators[-1]}` are stateless: run them as "
-                          f"{row.replicas} tasks (`.repartition({row.replicas})` or "
-                          f"{row.replicas} input partitions; ordering: {row.strategy}).")
-        if row.serial_reason and (row.bottleneck or row.capacity < 1.5 * min(
-                r.capacity for r in rows)):
-            advice.append(f"serial region {', '.join(row.operators)} blocks parallelism "
-                          f"({row.serial_reason}); it caps the job at "
-                          f"{row.capacity:.4g} source rows per time unit.")
+            advice.append(
+                f"`{first}`..`{row.operators[-1]}` are stateless: run them as "
+                f"{row.replicas} tasks (`.repartition({row.replicas})` or "
+                f"{row.replicas} input partitions; ordering: {row.strategy})."
+            )
+        if row.serial_reason and (row.bottleneck or row.capacity < 1.5 * min(r.capacity for r in rows)):
+            advice.append(
+                f"serial region {', '.join(row.operators)} blocks parallelism "
+                f"({row.serial_reason}); it caps the job at "
+                f"{row.capacity:.4g} source rows per time unit."
+            )
     if spark and stateful_stream:
         keyed = max((r.replicas for r in rows if r.key), default=1)
         stateless = max((r.replicas for r in rows if r.state == "stateless"), default=1)
-        instead = [f"to run the keyed state as {keyed} tasks, start it as a new query with a new "
-                   f"checkpointLocation and the setting in place before its first start (its "
-                   f"state is rebuilt from the source)"] if keyed > 1 else []
+        instead = (
+            [
+                f"to run the keyed state as {keyed} tasks, start it as a new query with a new "
+                f"checkpointLocation and the setting in place before its first start (its "
+                f"state is rebuilt from the source)"
+            ]
+            if keyed > 1
+            else []
+        )
         if stateless > 1:
-            instead.append(f"scale the stateless steps before the state with "
-                           f"`.repartition({stateless})`")
+            instead.append(f"scale the stateless steps before the state with `.repartition({stateless})`")
         advice.append(
             f"leave spark.sql.shuffle.partitions alone for this stateful streaming query "
             f"({', '.join(stateful_stream)}): its state is split into the number of partitions "
             f"recorded in its checkpoint, and Spark restores that number on every restart, "
-            f"ignoring a new setting" + (f"; {'; or '.join(instead)}." if instead else "."))
+            f"ignoring a new setting" + (f"; {'; or '.join(instead)}." if instead else ".")
+        )
     elif spark and rdd and partitions > 1:
-        advice.append(f"RDD shuffles ignore spark.sql.shuffle.partitions: give {partitions} as "
-                      f"the numPartitions argument of the shuffle (reduceByKey, join, groupByKey) "
-                      f"or set spark.default.parallelism when the SparkContext is created.")
+        advice.append(
+            f"RDD shuffles ignore spark.sql.shuffle.partitions: give {partitions} as "
+            f"the numPartitions argument of the shuffle (reduceByKey, join, groupByKey) "
+            f"or set spark.default.parallelism when the SparkContext is created."
+        )
     elif spark and not rdd:
-        advice.append(f"`spark.conf.set(\"spark.sql.shuffle.partitions\", \"{partitions}\")` "
-                      f"(for {model.cores} cores; Spark's default of 200 adds per-task overhead "
-                      f"on a job this size).")
+        advice.append(
+            f'`spark.conf.set("spark.sql.shuffle.partitions", "{partitions}")` '
+            f"(for {model.cores} cores; Spark's default of 200 adds per-task overhead "
+            f"on a job this size)."
+        )
     bottleneck = next((r for r in rows if r.bottleneck), None)
     if bottleneck is not None and bottleneck.serial_reason:
-        advice.append(f"the bottleneck is serial: {bottleneck.serial_reason}; keyed state "
-                      f"(`groupBy(key)`, `applyInPandas`) instead would let it scale.")
+        advice.append(
+            f"the bottleneck is serial: {bottleneck.serial_reason}; keyed state "
+            f"(`groupBy(key)`, `applyInPandas`) instead would let it scale."
+        )
     return advice
 
 

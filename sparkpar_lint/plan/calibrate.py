@@ -31,18 +31,24 @@ from sparkpar_lint.plan.spark_cost import SparkCosts, _writes_setting, actions, 
 DEFAULT_MASTER = "local-cluster[2,1,1024]"
 
 
-def calibrate(master: str = DEFAULT_MASTER, *, log: Callable[[str], None] = lambda _: None,
-              scale: float = 1.0) -> tuple[SparkCosts, list[dict]]:
+def calibrate(
+    master: str = DEFAULT_MASTER, *, log: Callable[[str], None] = lambda _: None, scale: float = 1.0
+) -> tuple[SparkCosts, list[dict]]:
     """Run the micro-jobs and fit the constants; `scale` multiplies the row counts."""
     from pyspark.sql import SparkSession
 
     work = Path(tempfile.mkdtemp(prefix="sparkpar-calibrate-"))
     logs = work / "events"
     logs.mkdir()
-    spark = (SparkSession.builder.master(master).appName("sparkpar-calibrate")
-             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", logs.as_uri())
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("sparkpar-calibrate")
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", logs.as_uri())
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     runs: list[dict] = []
     try:
@@ -63,8 +69,15 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
         start = time.time()
         action()
         end = time.time()
-        runs.append({"name": name, "start_ms": int(start * 1000), "end_ms": int(end * 1000) + 1,
-                     "wall_seconds": end - start, "generated_rows": generated})
+        runs.append(
+            {
+                "name": name,
+                "start_ms": int(start * 1000),
+                "end_ms": int(end * 1000) + 1,
+                "wall_seconds": end - start,
+                "generated_rows": generated,
+            }
+        )
         log(f"{name}: {end - start:.2f} s")
 
     def noop(frame) -> None:
@@ -77,31 +90,45 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
     for splits in (2, 8, 32, 64):
         timed(f"splits={splits}", lambda s=splits: noop(spark.range(0, small, 1, s)), small, **off)
     for partitions in (2, 50, 200):
-        timed(f"repartition={partitions}",
-              lambda p=partitions: noop(spark.range(0, small, 1, 2).repartition(p)), small,
-              **off, **{"spark.sql.shuffle.partitions": partitions})
+        timed(
+            f"repartition={partitions}",
+            lambda p=partitions: noop(spark.range(0, small, 1, 2).repartition(p)),
+            small,
+            **off,
+            **{"spark.sql.shuffle.partitions": partitions},
+        )
     for rows in (int(200_000 * scale), int(2_000_000 * scale)):
         timed(f"rows={rows}", lambda r=rows: noop(spark.range(0, r, 1, 2)), rows, **off)
-        timed(f"rows={rows} shuffled", lambda r=rows: noop(spark.range(0, r, 1, 2).repartition(2)),
-              rows, **off, **{"spark.sql.shuffle.partitions": 2})
+        timed(
+            f"rows={rows} shuffled",
+            lambda r=rows: noop(spark.range(0, r, 1, 2).repartition(2)),
+            rows,
+            **off,
+            **{"spark.sql.shuffle.partitions": 2},
+        )
     source = work / "stream-source"
     spark.range(0, small, 1, 2).selectExpr("id", "id % 50 AS k").write.parquet(str(source))
     for partitions in (0, 2, 12, 48):  # 0: an untimed warm-up query, which pays for loading classes
         checkpoint = work / f"checkpoint-{partitions}"
 
         def stream(c=checkpoint):
-            frame = (spark.readStream.schema("id long, k long").option("maxFilesPerTrigger", 1)
-                     .parquet(str(source)))
-            query = (frame.groupBy("k").count().writeStream.format("noop").outputMode("update")
-                     .option("checkpointLocation", str(c)).trigger(availableNow=True).start())
+            frame = spark.readStream.schema("id long, k long").option("maxFilesPerTrigger", 1).parquet(str(source))
+            query = (
+                frame.groupBy("k")
+                .count()
+                .writeStream.format("noop")
+                .outputMode("update")
+                .option("checkpointLocation", str(c))
+                .trigger(availableNow=True)
+                .start()
+            )
             query.awaitTermination()
 
         if partitions == 0:
             spark.conf.set("spark.sql.shuffle.partitions", "2")
             stream()
             continue
-        timed(f"stateful stream partitions={partitions}", stream, small,
-              **{"spark.sql.shuffle.partitions": partitions})
+        timed(f"stateful stream partitions={partitions}", stream, small, **{"spark.sql.shuffle.partitions": partitions})
 
 
 def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
@@ -122,19 +149,38 @@ def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
         spread = sum(s.run_seconds / min(max(s.tasks, 1), cores) for s in stages)
         outside_rows.append([actions(stages), batches(stages), len(stages), waves])
         outside_target.append(run["wall_seconds"] - spread)
-        run.update(jobs=len(part.jobs), actions=actions(stages), batches=batches(stages),
-                   stages=len(stages), waves=waves, tasks=[s.tasks for s in stages])
+        run.update(
+            jobs=len(part.jobs),
+            actions=actions(stages),
+            batches=batches(stages),
+            stages=len(stages),
+            waves=waves,
+            tasks=[s.tasks for s in stages],
+        )
     task_run, shuffle_row, shuffle_block, state_task, _ = _nonnegative(np, inside_rows, inside_target)
     job, batch, stage, task = _nonnegative(np, outside_rows, outside_target)
-    return SparkCosts(cores=cores, job_overhead=job, stage_overhead=stage, task_overhead=task,
-                      task_run=task_run, shuffle_row=shuffle_row, shuffle_block=shuffle_block,
-                      state_task=state_task, batch_overhead=batch, source="calibration")
+    return SparkCosts(
+        cores=cores,
+        job_overhead=job,
+        stage_overhead=stage,
+        task_overhead=task,
+        task_run=task_run,
+        shuffle_row=shuffle_row,
+        shuffle_block=shuffle_block,
+        state_task=state_task,
+        batch_overhead=batch,
+        source="calibration",
+    )
 
 
 def _inside_features(stage: StageRun, stages) -> list[float]:
     writes = stage.tasks * stage.shuffle_partitions if _writes_setting(stage, stages) else 0
-    return [stage.tasks, stage.shuffle_write_rows + stage.shuffle_read_rows, writes,
-            stage.tasks if stage.stateful else 0]
+    return [
+        stage.tasks,
+        stage.shuffle_write_rows + stage.shuffle_read_rows,
+        writes,
+        stage.tasks if stage.stateful else 0,
+    ]
 
 
 def _nonnegative(np, rows, target) -> list[float]:

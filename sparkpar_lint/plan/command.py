@@ -29,40 +29,81 @@ class PlanError(Exception):
 
 @click.command("plan")
 @click.argument("file", required=False, type=click.Path(path_type=Path))
-@click.option("--model", "model_path", type=click.Path(path_type=Path),
-              help="Plan an abstract operator chain written as JSON instead of a job file.")
-@click.option("--profile", "profile_path", type=click.Path(path_type=Path),
-              help="Per-operator rows and seconds from a real run (JSON).")
-@click.option("--cores", type=click.IntRange(min=1),
-              help="Cores to plan for (default: the model's, else this machine's).")
-@click.option("--brute-force", is_flag=True,
-              help=f"Search every configuration exhaustively (chains up to {BRUTE_FORCE_LIMIT}).")
-@click.option("--thread-switch-cost", type=click.FloatRange(min=0),
-              help="delta: cost per row crossing a thread boundary (overrides the model).")
-@click.option("--replication-cost", type=click.FloatRange(min=0),
-              help="c_p: per-row ordering cost, times log2(replicas) (overrides the model).")
-@click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
-              help="Spark cost constants (JSON) for a profile with Spark's stage metrics "
-                   "(default: .sparkpar/calibration.json if present, else built-in values).")
-@click.option("--calibrate", is_flag=True,
-              help="Run micro-jobs on Spark, fit the cost constants and write them to "
-                   "--calibration (default .sparkpar/calibration.json); plans nothing.")
-@click.option("--master", default=None,
-              help="Spark master for --calibrate (default local-cluster[2,1,1024]).")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    help="Plan an abstract operator chain written as JSON instead of a job file.",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path),
+    help="Per-operator rows and seconds from a real run (JSON).",
+)
+@click.option(
+    "--cores", type=click.IntRange(min=1), help="Cores to plan for (default: the model's, else this machine's)."
+)
+@click.option(
+    "--brute-force", is_flag=True, help=f"Search every configuration exhaustively (chains up to {BRUTE_FORCE_LIMIT})."
+)
+@click.option(
+    "--thread-switch-cost",
+    type=click.FloatRange(min=0),
+    help="delta: cost per row crossing a thread boundary (overrides the model).",
+)
+@click.option(
+    "--replication-cost",
+    type=click.FloatRange(min=0),
+    help="c_p: per-row ordering cost, times log2(replicas) (overrides the model).",
+)
+@click.option(
+    "--calibration",
+    "calibration_path",
+    type=click.Path(path_type=Path),
+    help="Spark cost constants (JSON) for a profile with Spark's stage metrics "
+    "(default: .sparkpar/calibration.json if present, else built-in values).",
+)
+@click.option(
+    "--calibrate",
+    is_flag=True,
+    help="Run micro-jobs on Spark, fit the cost constants and write them to "
+    "--calibration (default .sparkpar/calibration.json); plans nothing.",
+)
+@click.option("--master", default=None, help="Spark master for --calibrate (default local-cluster[2,1,1024]).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="rich", show_default=True)
 @file_timeout_option
-def plan(file, model_path, profile_path, cores, brute_force, thread_switch_cost,
-         replication_cost, calibration_path, calibrate, master, fmt, file_timeout):
+def plan(
+    file,
+    model_path,
+    profile_path,
+    cores,
+    brute_force,
+    thread_switch_cost,
+    replication_cost,
+    calibration_path,
+    calibrate,
+    master,
+    fmt,
+    file_timeout,
+):
     """Advise on parallelism: regions, ordering, replicas, repartition and shuffle partitions."""
     if calibrate:
         _calibrate(calibration_path, master, file, model_path, profile_path)
         return
     try:
         # In a worker process: a job file that stalls or crashes the parser costs one clear error.
-        arguments = (file, model_path, profile_path, cores, brute_force, thread_switch_cost, replication_cost,
-                     calibration_path)
-        report = within_budget(_plan_arguments, arguments, str(file or model_path), file_timeout,
-                               "nothing was planned")
+        arguments = (
+            file,
+            model_path,
+            profile_path,
+            cores,
+            brute_force,
+            thread_switch_cost,
+            replication_cost,
+            calibration_path,
+        )
+        report = within_budget(_plan_arguments, arguments, str(file or model_path), file_timeout, "nothing was planned")
     except (ModelError, PlanError, InputError) as error:
         _fail(str(error))
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
@@ -83,14 +124,15 @@ def _calibrate(path, master, file, model_path, profile_path) -> None:
     if file is not None or model_path is not None or profile_path is not None:
         _fail("--calibrate measures this machine and plans nothing: give no FILE, --model or --profile")
     if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("numpy") is None:
-        _fail("--calibrate runs micro-jobs on Spark and fits them with numpy, which are not "
-              "installed here: pip install 'sparkpar[pytest]'")
+        _fail(
+            "--calibrate runs micro-jobs on Spark and fits them with numpy, which are not "
+            "installed here: pip install 'sparkpar[pytest]'"
+        )
     from sparkpar_lint.plan.calibrate import DEFAULT_MASTER, calibrate
 
     target = Path(path) if path is not None else CALIBRATION_FILE
     try:
-        costs, runs = calibrate(master or DEFAULT_MASTER,
-                                log=lambda line: click.echo(f"sparkpar: {line}", err=True))
+        costs, runs = calibrate(master or DEFAULT_MASTER, log=lambda line: click.echo(f"sparkpar: {line}", err=True))
         save_costs(costs, target, runs)
     except OSError as error:
         _fail(f"{target}: cannot write the calibration: {error.strerror or error}")
@@ -115,17 +157,23 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp, calibration_p
     else:
         model, notes, stages = _model_from_job(file, profile_path, cores)
         source, spark = str(file), True
-    model = PlanModel(model.operators, cores or model.cores,
-                      model.thread_switch_cost if delta is None else delta,
-                      model.replication_cost if cp is None else cp, model.max_threads,
-                      model.inputs)
+    model = PlanModel(
+        model.operators,
+        cores or model.cores,
+        model.thread_switch_cost if delta is None else delta,
+        model.replication_cost if cp is None else cp,
+        model.max_threads,
+        model.inputs,
+    )
     unit = "rows/s" if profile_path is not None and not (stages and not stages.rows) else "rows/unit"
     if model.inputs is not None:
         report = _plan_graph(model, source, brute, spark=spark, notes=notes, unit=unit)
     else:
         if brute and len(model.operators) > BRUTE_FORCE_LIMIT:
-            raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
-                            f"operators is too many (limit {BRUTE_FORCE_LIMIT})")
+            raise PlanError(
+                f"--brute-force searches every configuration; {len(model.operators)} "
+                f"operators is too many (limit {BRUTE_FORCE_LIMIT})"
+            )
         result = plan_chain(model, brute=brute, pipelining=not spark)
         report = build_report(model, result, source, spark=spark, notes=notes, unit=unit)
     if stages is not None:
@@ -136,14 +184,23 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp, calibration_p
     return report
 
 
-def _plan_graph(model: PlanModel, source: str, brute: bool, *, spark: bool = False,
-                notes: tuple[str, ...] = (), unit: str = "rows/unit"):
+def _plan_graph(
+    model: PlanModel,
+    source: str,
+    brute: bool,
+    *,
+    spark: bool = False,
+    notes: tuple[str, ...] = (),
+    unit: str = "rows/unit",
+):
     from sparkpar_lint.plan.advice import build_graph_report
     from sparkpar_lint.plan.graph_plan import plan_graph
 
     if brute and len(model.operators) > GRAPH_BRUTE_FORCE_LIMIT:
-        raise PlanError(f"--brute-force searches every configuration; {len(model.operators)} "
-                        f"operators in a graph is too many (limit {GRAPH_BRUTE_FORCE_LIMIT})")
+        raise PlanError(
+            f"--brute-force searches every configuration; {len(model.operators)} "
+            f"operators in a graph is too many (limit {GRAPH_BRUTE_FORCE_LIMIT})"
+        )
     # Spark runs one stage's operators in one task: fission only, as for a job's chain.
     result = plan_graph(model, brute=brute, pipelining=not spark)
     return build_graph_report(model, result, source, spark=spark, notes=notes, unit=unit)
@@ -156,8 +213,9 @@ def _model_from_job(file: Path, profile_path, cores):
     try:
         from sparkpar_lint.graph.builder import build_graph
     except ImportError as error:
-        raise PlanError(f"planning a job file needs the stage graph, which is not available in "
-                        f"this build ({error}); use --model") from None
+        raise PlanError(
+            f"planning a job file needs the stage graph, which is not available in this build ({error}); use --model"
+        ) from None
     from sparkpar_lint.parsing import with_deep_stack
 
     source = read_source(str(file))
@@ -193,12 +251,18 @@ def _model_from_job(file: Path, profile_path, cores):
         operators, more = apply_profile(operators, timed)
         notes += more
     elif stages is not None:
-        notes += ("the profile has Spark's per-stage metrics, not per-operator seconds: every "
-                  "operator costs 1 in the region plan; the Spark cost model uses the stages",)
+        notes += (
+            "the profile has Spark's per-stage metrics, not per-operator seconds: every "
+            "operator costs 1 in the region plan; the Spark cost model uses the stages",
+        )
     else:
-        notes += ("no --profile: every operator costs 1 and filters keep half their rows; "
-                  "record a profile for real numbers",)
+        notes += (
+            "no --profile: every operator costs 1 and filters keep half their rows; record a profile for real numbers",
+        )
     mean_cost = sum(op.cost for op in operators) / len(operators) or 1.0
     # Overheads relative to the operators' own cost, so seconds-per-row profiles work unscaled.
-    return PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost,
-                     0.01 * mean_cost, inputs=inputs), notes, stages
+    return (
+        PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost, 0.01 * mean_cost, inputs=inputs),
+        notes,
+        stages,
+    )

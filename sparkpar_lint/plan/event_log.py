@@ -76,15 +76,25 @@ class StageRun:
                 raise KeyError(name)
         known["parents"] = tuple(int(p) for p in raw.get("parents", ()))
         stage = cls(**known)
-        for name in ("stage_id", "job_id", "tasks", "shuffle_partitions", "input_rows", "shuffle_read_rows",
-                     "shuffle_read_bytes", "shuffle_write_rows", "shuffle_write_bytes", "submitted_ms"):
+        for name in (
+            "stage_id",
+            "job_id",
+            "tasks",
+            "shuffle_partitions",
+            "input_rows",
+            "shuffle_read_rows",
+            "shuffle_read_bytes",
+            "shuffle_write_rows",
+            "shuffle_write_bytes",
+            "submitted_ms",
+        ):
             value = getattr(stage, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < (-1 if name == "job_id" else 0):
-                raise ValueError(f"\"{name}\" must be a whole number >= 0, not {value!r}")
+                raise ValueError(f'"{name}" must be a whole number >= 0, not {value!r}')
         for name in ("run_seconds", "wall_seconds"):
             value = getattr(stage, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                raise ValueError(f"\"{name}\" must be a number >= 0, not {value!r}")
+                raise ValueError(f'"{name}" must be a number >= 0, not {value!r}')
         return stage
 
 
@@ -145,14 +155,19 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             execution_conf[str(event.get("executionId"))] = changed if isinstance(changed, dict) else {}
         elif kind == "SparkListenerJobStart":
             props = event.get("Properties") or {}
-            job_conf[int(event["Job ID"])] = {**{k: v for k, v in props.items() if k.startswith("spark.sql.")},
-                                              **execution_conf.get(str(props.get("spark.sql.execution.id")), {})}
+            job_conf[int(event["Job ID"])] = {
+                **{k: v for k, v in props.items() if k.startswith("spark.sql.")},
+                **execution_conf.get(str(props.get("spark.sql.execution.id")), {}),
+            }
             if not metrics.settings:
                 metrics.settings = {k: v for k, v in props.items() if isinstance(v, str)}
             batch = props.get("streaming.sql.batchId")
             job = int(event["Job ID"])
-            open_jobs[job] = (int(event.get("Submission Time", 0)), props.get("sql.streaming.queryId"),
-                              int(batch) if isinstance(batch, str) and batch.isdigit() else None)
+            open_jobs[job] = (
+                int(event.get("Submission Time", 0)),
+                props.get("sql.streaming.queryId"),
+                int(batch) if isinstance(batch, str) and batch.isdigit() else None,
+            )
             root = props.get("spark.sql.execution.root.id", props.get("spark.sql.execution.id"))
             job_execution[job] = int(root) if isinstance(root, str) and root.isdigit() else None
             for stage in event.get("Stage IDs", []):
@@ -160,8 +175,7 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
         elif kind == "SparkListenerJobEnd":
             job = int(event["Job ID"])
             submitted, query, batch = open_jobs.pop(job, (0, None, None))
-            metrics.jobs.append(JobRun(job, submitted, int(event.get("Completion Time", submitted)),
-                                       query, batch))
+            metrics.jobs.append(JobRun(job, submitted, int(event.get("Completion Time", submitted)), query, batch))
         elif kind == "SparkListenerStageCompleted":
             info = event.get("Stage Info") or {}
             if info.get("Failure Reason"):
@@ -169,8 +183,9 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             stage = int(info["Stage ID"])
             job = job_of_stage.get(stage, -1)
             _, query, batch = open_jobs.get(job, (0, None, None))
-            metrics.stages.append(replace(_stage(info, job, query, batch, job_conf.get(job, {})),
-                                          execution=job_execution.get(job)))
+            metrics.stages.append(
+                replace(_stage(info, job, query, batch, job_conf.get(job, {})), execution=job_execution.get(job))
+            )
     if not metrics.jobs and not metrics.stages:
         raise EventLogError(f"{where}: no Spark jobs in this event log")
     # A job still running when the log ends (a killed app): keep its stages, not its time.
@@ -190,16 +205,24 @@ def _stage(info: dict, job: int, query, batch, conf: dict) -> StageRun:
     submitted = int(info.get("Submission Time") or 0)
     completed = int(info.get("Completion Time") or submitted)
     return StageRun(
-        stage_id=int(info["Stage ID"]), job_id=job, tasks=int(info.get("Number of Tasks", 0)),
+        stage_id=int(info["Stage ID"]),
+        job_id=job,
+        tasks=int(info.get("Number of Tasks", 0)),
         parents=tuple(int(p) for p in info.get("Parent IDs", [])),
-        run_seconds=acc.get(_RUN_TIME, 0.0) / 1000, wall_seconds=(completed - submitted) / 1000,
-        input_rows=int(acc.get(_INPUT_ROWS, 0)), shuffle_read_rows=int(acc.get(_READ_ROWS, 0)),
+        run_seconds=acc.get(_RUN_TIME, 0.0) / 1000,
+        wall_seconds=(completed - submitted) / 1000,
+        input_rows=int(acc.get(_INPUT_ROWS, 0)),
+        shuffle_read_rows=int(acc.get(_READ_ROWS, 0)),
         shuffle_read_bytes=int(sum(acc.get(k, 0) for k in _READ_BYTES)),
         shuffle_write_rows=int(acc.get(_WRITE_ROWS, 0)),
         shuffle_write_bytes=int(acc.get(_WRITE_BYTES, 0)),
-        stateful=_STATE_METRIC in names, shuffle_partitions=_int(conf.get("spark.sql.shuffle.partitions"), 200),
+        stateful=_STATE_METRIC in names,
+        shuffle_partitions=_int(conf.get("spark.sql.shuffle.partitions"), 200),
         adaptive=str(conf.get("spark.sql.adaptive.enabled", "true")).lower() != "false",
-        query=query, batch=batch, submitted_ms=submitted)
+        query=query,
+        batch=batch,
+        submitted_ms=submitted,
+    )
 
 
 def _int(value, default: int) -> int:
@@ -209,11 +232,11 @@ def _int(value, default: int) -> int:
 def _event_files(path: Path) -> list[Path]:
     if path.is_dir():
         # Rolling event logs (Spark's default since 4.0): events_<n>_<app>[.codec], in order.
-        files = sorted((p for p in path.iterdir() if p.name.startswith("events_")),
-                       key=lambda p: _roll_index(p.name))
+        files = sorted((p for p in path.iterdir() if p.name.startswith("events_")), key=lambda p: _roll_index(p.name))
         if not files:
-            raise EventLogError(f"{path}: a directory with no events_* files; give a Spark "
-                                "event-log file or an eventlog_v2_* directory")
+            raise EventLogError(
+                f"{path}: a directory with no events_* files; give a Spark event-log file or an eventlog_v2_* directory"
+            )
         return files
     if not path.exists():
         raise EventLogError(f"{path}: no such event log")
@@ -228,16 +251,19 @@ def _roll_index(name: str) -> int:
 def _events(path: Path) -> Iterator[dict]:
     suffix = path.suffix.lower()
     if suffix in (".lz4", ".lzf", ".snappy"):
-        raise EventLogError(f"{path}: {suffix[1:]}-compressed event logs are not supported; run "
-                            "with spark.eventLog.compression.codec=zstd (the default) or "
-                            "spark.eventLog.compress=false")
+        raise EventLogError(
+            f"{path}: {suffix[1:]}-compressed event logs are not supported; run "
+            "with spark.eventLog.compression.codec=zstd (the default) or "
+            "spark.eventLog.compress=false"
+        )
     with path.open("rb") as raw:
         if suffix in (".zstd", ".zst"):
             try:
                 import zstandard
             except ImportError:
-                raise EventLogError(f"{path}: reading a zstd event log needs the zstandard package "
-                                    "(pip install 'sparkpar[pytest]')") from None
+                raise EventLogError(
+                    f"{path}: reading a zstd event log needs the zstandard package (pip install 'sparkpar[pytest]')"
+                ) from None
             stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
         else:
             stream = raw

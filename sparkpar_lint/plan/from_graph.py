@@ -94,7 +94,7 @@ def _key_components(node, graph, known) -> tuple[tuple[str, str], ...]:
     inherited: tuple[tuple[str, str], ...] = ()
     if node.inputs and node.inputs[0] in known:
         upstream = graph.node(node.inputs[0])
-        if upstream.keys and tuple(node.keys[:len(upstream.keys)]) == tuple(upstream.keys):
+        if upstream.keys and tuple(node.keys[: len(upstream.keys)]) == tuple(upstream.keys):
             inherited = known[node.inputs[0]]
     own: list[tuple[str, str]] = []
     if node.spec is not None and node.spec.keys == "args" and node.call is not None:
@@ -112,19 +112,29 @@ def _components(expr: cst.BaseExpression, *, starred: bool = False) -> list[tupl
     if starred:
         return [(f"*{code}", f"*{code}")]
     if isinstance(expr, (cst.List, cst.Tuple)):
-        return [c for element in expr.elements
-                for c in _components(element.value, starred=isinstance(element, cst.StarredElement))]
+        return [
+            c
+            for element in expr.elements
+            for c in _components(element.value, starred=isinstance(element, cst.StarredElement))
+        ]
     literal = _string(expr)
-    if literal is None and isinstance(expr, cst.Call) and len(expr.args) == 1 \
-            and _callee(expr.func) in ("col", "column"):
+    if (
+        literal is None
+        and isinstance(expr, cst.Call)
+        and len(expr.args) == 1
+        and _callee(expr.func) in ("col", "column")
+    ):
         literal = _string(expr.args[0].value)
-    if literal is None and isinstance(expr, cst.Subscript) and len(expr.slice) == 1 \
-            and isinstance(expr.slice[0].slice, cst.Index):
+    if (
+        literal is None
+        and isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
         literal = _string(expr.slice[0].slice.value)  # df["k"]
     if literal is not None:
         return [(literal, repr(literal))]
-    while _callee(getattr(expr, "func", None)) in ("alias", "name") and isinstance(
-            expr.func, cst.Attribute):
+    while _callee(getattr(expr, "func", None)) in ("alias", "name") and isinstance(expr.func, cst.Attribute):
         expr = expr.func.value  # partitioning by an expression ignores what it is called
     code = cst.Module([]).code_for_node(expr)
     return [(code, code)]
@@ -161,10 +171,18 @@ def _operator(node, name: str, components=()) -> Operator:
     if selectivity_class not in _SELECTIVITY:
         selectivity_class = "any"
     return Operator(
-        name=name, kind=kind, key=key, key_code=key_code, streaming=node.streaming, api=node.receiver,
+        name=name,
+        kind=kind,
+        key=key,
+        key_code=key_code,
+        streaming=node.streaming,
+        api=node.receiver,
         cost=1.0,
-        selectivity=_SELECTIVITY[selectivity_class], selectivity_class=selectivity_class,
-        forwarded=_forwarded(node, components), origin=str(node.id))
+        selectivity=_SELECTIVITY[selectivity_class],
+        selectivity_class=selectivity_class,
+        forwarded=_forwarded(node, components),
+        origin=str(node.id),
+    )
 
 
 def _forwarded(node, components=()) -> frozenset[str] | None:

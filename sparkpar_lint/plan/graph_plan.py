@@ -55,20 +55,26 @@ class GraphModel:
         order = _topological(reads)
         rate_in = [0.0] * len(ops)
         for k in order:
-            rate_in[k] = 1.0 if not reads[k] else sum(
-                rate_in[p] * ops[p].selectivity for p in reads[k])
+            rate_in[k] = 1.0 if not reads[k] else sum(rate_in[p] * ops[p].selectivity for p in reads[k])
         starts = [k for k in order if len(reads[k]) != 1 or len(consumers[reads[k][0]]) != 1]
         self.segments = []
         for k in starts:
             members = [k]
             while len(consumers[members[-1]]) == 1 and len(reads[consumers[members[-1]][0]]) == 1:
                 members.append(consumers[members[-1]][0])
-            self.segments.append(Segment(tuple(members), rate_in[k], not reads[k],
-                                         not consumers[members[-1]]))
-        self.chains = [ChainModel(PlanModel(tuple(ops[k] for k in seg.operators), model.cores,
-                                            model.thread_switch_cost, model.replication_cost,
-                                            model.max_threads))
-                       for seg in self.segments]
+            self.segments.append(Segment(tuple(members), rate_in[k], not reads[k], not consumers[members[-1]]))
+        self.chains = [
+            ChainModel(
+                PlanModel(
+                    tuple(ops[k] for k in seg.operators),
+                    model.cores,
+                    model.thread_switch_cost,
+                    model.replication_cost,
+                    model.max_threads,
+                )
+            )
+            for seg in self.segments
+        ]
         # Every segment is at least one thread of its own: the budget a chain has, plus one
         # thread for each further segment.
         self.budget = model.thread_budget + len(self.segments) - 1
@@ -91,8 +97,13 @@ class GraphModel:
                 work += w
         unbounded = min(caps)
         utilization = unbounded * work
-        return Estimate(bounded_throughput(unbounded, utilization, self.model.cores), unbounded,
-                        utilization, tuple(caps), caps.index(unbounded))
+        return Estimate(
+            bounded_throughput(unbounded, utilization, self.model.cores),
+            unbounded,
+            utilization,
+            tuple(caps),
+            caps.index(unbounded),
+        )
 
     def sequential(self) -> list[Configuration]:
         return [Configuration.sequential(len(chain)) for chain in self.chains]
@@ -125,8 +136,8 @@ def heuristic_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Confi
             for i, pieces in _moves(chain, state, local.index(min(local)), pipelining):
                 pieces = [pieces] if not isinstance(pieces, list) else pieces
                 regions = list(configs[s].regions)
-                regions[i:i + 1] = pieces
-                trial = [*configs[:s], Configuration(tuple(regions)), *configs[s + 1:]]
+                regions[i : i + 1] = pieces
+                trial = [*configs[:s], Configuration(tuple(regions)), *configs[s + 1 :]]
                 if threads(trial) > graph.budget:
                     continue
                 estimate = graph.evaluate(trial)
@@ -184,8 +195,12 @@ class GraphPlan:
 
 def plan_graph(model: PlanModel, *, brute: bool = False, pipelining: bool = True) -> GraphPlan:
     graph = GraphModel(model)
-    configs = (brute_force_graph(graph, pipelining=pipelining) if brute
-               else heuristic_graph(graph, pipelining=pipelining))
-    return GraphPlan(tuple(configs), graph.evaluate(configs),
-                     "brute-force" if brute else "heuristic", graph.evaluate(graph.sequential()))
-
+    configs = (
+        brute_force_graph(graph, pipelining=pipelining) if brute else heuristic_graph(graph, pipelining=pipelining)
+    )
+    return GraphPlan(
+        tuple(configs),
+        graph.evaluate(configs),
+        "brute-force" if brute else "heuristic",
+        graph.evaluate(graph.sequential()),
+    )

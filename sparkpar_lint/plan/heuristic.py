@@ -51,13 +51,17 @@ class Plan:
 
 def plan_chain(model: PlanModel, *, brute: bool = False, pipelining: bool = True) -> Plan:
     chain = ChainModel(model)
-    config = (brute_force(chain, pipelining=pipelining) if brute
-              else pipelined_fission(chain, pipelining=pipelining))
-    return Plan(config, chain.evaluate(config), "brute-force" if brute else "heuristic",
-                chain.evaluate(Configuration.sequential(len(chain))))
+    config = brute_force(chain, pipelining=pipelining) if brute else pipelined_fission(chain, pipelining=pipelining)
+    return Plan(
+        config,
+        chain.evaluate(config),
+        "brute-force" if brute else "heuristic",
+        chain.evaluate(Configuration.sequential(len(chain))),
+    )
 
 
 # --- phase 1: regions ---------------------------------------------------------------------
+
 
 def configure_regions(chain: ChainModel, alpha: float) -> list[RegionConfig]:
     """Algorithm 2: safe regions costing more than alpha; the rest merged into simple regions."""
@@ -87,6 +91,7 @@ def configure_regions(chain: ChainModel, alpha: float) -> list[RegionConfig]:
 
 # --- phases 2 and 3 -----------------------------------------------------------------------
 
+
 class _State:
     """Regions with their (capacity, work) kept up to date, so a change re-costs one region."""
 
@@ -104,18 +109,18 @@ class _State:
         """The estimate with region i replaced by `pieces` (one region, or two after a split)."""
         pieces = [pieces] if isinstance(pieces, RegionConfig) else pieces
         last = len(self.regions) - 1
-        stats = [self.chain.region(rc, i == 0 and k == 0, i == last and k == len(pieces) - 1)
-                 for k, rc in enumerate(pieces)]
-        caps = [c for c, _ in self.stats[:i]] + [c for c, _ in stats] + [
-            c for c, _ in self.stats[i + 1:]]
+        stats = [
+            self.chain.region(rc, i == 0 and k == 0, i == last and k == len(pieces) - 1) for k, rc in enumerate(pieces)
+        ]
+        caps = [c for c, _ in self.stats[:i]] + [c for c, _ in stats] + [c for c, _ in self.stats[i + 1 :]]
         work = sum(w for _, w in self.stats) - self.stats[i][1] + sum(w for _, w in stats)
         return self.chain.combine(caps, work), (pieces, stats)
 
     def set(self, i: int, change) -> None:
         pieces, stats = change
         self.threads += sum(p.threads for p in pieces) - self.regions[i].threads
-        self.regions[i:i + 1] = pieces
-        self.stats[i:i + 1] = stats
+        self.regions[i : i + 1] = pieces
+        self.stats[i : i + 1] = stats
 
     def config(self) -> Configuration:
         return Configuration(tuple(self.regions))
@@ -127,8 +132,7 @@ class _State:
         return threads <= self.chain.model.thread_budget
 
 
-def configure_pipelines(chain: ChainModel, regions: list[RegionConfig], budget: float
-                        ) -> list[RegionConfig]:
+def configure_pipelines(chain: ChainModel, regions: list[RegionConfig], budget: float) -> list[RegionConfig]:
     """Algorithm 3: split the bottleneck pipeline at its best point while U <= budget."""
     state = _State(chain, regions)
     for _ in range(len(chain)):
@@ -161,8 +165,7 @@ def _bottleneck_pipeline(chain: ChainModel, rc: RegionConfig) -> tuple[int, int]
     return found
 
 
-def configure_replicas(chain: ChainModel, regions: list[RegionConfig]
-                       ) -> tuple[Configuration, Estimate]:
+def configure_replicas(chain: ChainModel, regions: list[RegionConfig]) -> tuple[Configuration, Estimate]:
     """Algorithm 4: add a channel to the bottleneck region while U <= C and it helps."""
     state = _State(chain, [replace(rc, replicas=1) for rc in regions])
     current = state.estimate()
@@ -175,8 +178,7 @@ def configure_replicas(chain: ChainModel, regions: list[RegionConfig]
         rc = state.regions[i]
         if not chain.can_replicate(rc.start, rc.end):
             break  # a serial region is the bottleneck: more channels elsewhere cannot help
-        if chain.scalability(rc.start, rc.end, rc.replicas + 1) <= chain.scalability(
-                rc.start, rc.end, rc.replicas):
+        if chain.scalability(rc.start, rc.end, rc.replicas + 1) <= chain.scalability(rc.start, rc.end, rc.replicas):
             break  # the key domain bounds this region
         candidate = replace(rc, replicas=rc.replicas + 1)
         if not state.fits(i, candidate):
@@ -208,8 +210,7 @@ def pipelined_fission(chain: ChainModel, *, pipelining: bool = True) -> Configur
     return refine(chain, best[0], pipelining=pipelining)
 
 
-def refine(chain: ChainModel, config: Configuration, *, pipelining: bool = True
-           ) -> Configuration:
+def refine(chain: ChainModel, config: Configuration, *, pipelining: bool = True) -> Configuration:
     """Hill-climb from the heuristic's answer, one move at a time, on bounded throughput.
 
     Moves: a channel more or a new pipeline cut in the bottleneck region (Algorithms 3 and 4 do
@@ -237,7 +238,8 @@ def refine(chain: ChainModel, config: Configuration, *, pipelining: bool = True
 def _moves(chain: ChainModel, state: _State, bottleneck: int, pipelining: bool):
     rc = state.regions[bottleneck]
     if chain.can_replicate(rc.start, rc.end) and chain.scalability(
-            rc.start, rc.end, rc.replicas + 1) > chain.scalability(rc.start, rc.end, rc.replicas):
+        rc.start, rc.end, rc.replicas + 1
+    ) > chain.scalability(rc.start, rc.end, rc.replicas):
         yield bottleneck, replace(rc, replicas=rc.replicas + 1)
     for k in range(rc.start + 1, rc.end):
         if pipelining and k not in rc.cuts:
@@ -246,10 +248,8 @@ def _moves(chain: ChainModel, state: _State, bottleneck: int, pipelining: bool):
         left = RegionConfig(rc.start, k, tuple(c for c in rc.cuts if c < k), rc.replicas)
         right = RegionConfig(k, rc.end, tuple(c for c in rc.cuts if c > k), rc.replicas)
         for dl, dr in ((1, 0), (0, 1), (1, -1), (-1, 1)):
-            pieces = [replace(left, replicas=left.replicas + dl),
-                      replace(right, replicas=right.replicas + dr)]
-            if all(p.replicas == 1 or (p.replicas > 1 and chain.can_replicate(p.start, p.end))
-                   for p in pieces):
+            pieces = [replace(left, replicas=left.replicas + dl), replace(right, replicas=right.replicas + dr)]
+            if all(p.replicas == 1 or (p.replicas > 1 and chain.can_replicate(p.start, p.end)) for p in pieces):
                 yield bottleneck, pieces
     for i, other in enumerate(state.regions):
         if other.replicas > 1:
@@ -260,8 +260,8 @@ def _moves(chain: ChainModel, state: _State, bottleneck: int, pipelining: bool):
 
 # --- exact search -------------------------------------------------------------------------
 
-def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int | None = None
-                ) -> Configuration:
+
+def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int | None = None) -> Configuration:
     """The best configuration within the thread budget, found by exhaustive branch and bound."""
     n, cores = len(chain), chain.cores
     budget = max_threads or chain.model.thread_budget
@@ -296,9 +296,11 @@ def _region_options(chain: ChainModel, start: int, budget: int, pipelining: bool
     found = []
     for end in range(start + 1, n + 1):
         inner = range(start + 1, end)
-        cut_sets = (itertools.chain.from_iterable(itertools.combinations(inner, k)
-                                                  for k in range(len(inner) + 1))
-                    if pipelining else [()])
+        cut_sets = (
+            itertools.chain.from_iterable(itertools.combinations(inner, k) for k in range(len(inner) + 1))
+            if pipelining
+            else [()]
+        )
         safe = chain.can_replicate(start, end)
         for cuts in cut_sets:
             pipes = len(cuts) + 1
@@ -321,17 +323,13 @@ def enumerate_configurations(n: int, budget: int, chain: ChainModel):
             elif kind == 1:
                 cuts.append(k)
         regions.append((bounds, n, tuple(cuts)))
-        choices = [range(1, budget + 1) if chain.can_replicate(s, e) else (1,)
-                   for s, e, _ in regions]
+        choices = [range(1, budget + 1) if chain.can_replicate(s, e) else (1,) for s, e, _ in regions]
         for replicas in itertools.product(*choices):
-            config = Configuration(tuple(RegionConfig(s, e, c, r)
-                                         for (s, e, c), r in zip(regions, replicas)))
+            config = Configuration(tuple(RegionConfig(s, e, c, r) for (s, e, c), r in zip(regions, replicas)))
             if config.threads <= budget:
                 yield config
 
 
 def best_by_enumeration(chain: ChainModel, budget: int) -> tuple[Configuration, float]:
-    best = max(enumerate_configurations(len(chain), budget, chain),
-               key=lambda c: chain.evaluate(c).throughput)
+    best = max(enumerate_configurations(len(chain), budget, chain), key=lambda c: chain.evaluate(c).throughput)
     return best, chain.evaluate(best).throughput
-

@@ -138,8 +138,7 @@ class PlanModel:
 # --- reading a model file ------------------------------------------------------------------
 
 _TOP_KEYS = {"cores", "thread_switch_cost", "replication_cost", "max_threads", "operators"}
-_OP_KEYS = {"name", "kind", "key", "cost", "selectivity", "selectivity_class", "forwarded",
-            "max_replicas", "inputs"}
+_OP_KEYS = {"name", "kind", "key", "cost", "selectivity", "selectivity_class", "forwarded", "max_replicas", "inputs"}
 
 
 def load_model(path: str | Path) -> PlanModel:
@@ -158,11 +157,9 @@ def load_model(path: str | Path) -> PlanModel:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ModelError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} "
-                         f"column {error.colno}") from None
+        raise ModelError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     except RecursionError:
-        raise ModelError(f"{path}: nested too deeply to be a model (a model is a list of "
-                         "operator objects)") from None
+        raise ModelError(f"{path}: nested too deeply to be a model (a model is a list of operator objects)") from None
     try:
         return model_from_dict(data)
     except ModelError as error:
@@ -171,14 +168,13 @@ def load_model(path: str | Path) -> PlanModel:
 
 def model_from_dict(data: object) -> PlanModel:
     if not isinstance(data, dict):
-        raise ModelError("the model must be a JSON object with an \"operators\" list")
+        raise ModelError('the model must be a JSON object with an "operators" list')
     unknown = set(data) - _TOP_KEYS
     if unknown:
-        raise ModelError(f"unknown key(s) {', '.join(sorted(unknown))}; "
-                         f"expected {', '.join(sorted(_TOP_KEYS))}")
+        raise ModelError(f"unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_TOP_KEYS))}")
     ops = data.get("operators")
     if not isinstance(ops, list) or not ops:
-        raise ModelError("\"operators\" must be a non-empty list (source first, sink last)")
+        raise ModelError('"operators" must be a non-empty list (source first, sink last)')
     operators = tuple(_operator_from_dict(op, index) for index, op in enumerate(ops))
     if len({op.name for op in operators}) != len(operators):
         raise ModelError("operator names must be unique")
@@ -194,8 +190,7 @@ def model_from_dict(data: object) -> PlanModel:
         cores=_number(data, "cores", 8, integer=True, minimum=1),
         thread_switch_cost=_number(data, "thread_switch_cost", 0.0),
         replication_cost=_number(data, "replication_cost", 0.0),
-        max_threads=None if max_threads is None
-        else _number(data, "max_threads", 0, integer=True, minimum=1),
+        max_threads=None if max_threads is None else _number(data, "max_threads", 0, integer=True, minimum=1),
         inputs=inputs,
     )
 
@@ -203,7 +198,7 @@ def model_from_dict(data: object) -> PlanModel:
 def _inputs(raw: dict) -> tuple[str, ...]:
     value = raw.get("inputs", [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ModelError(f"operator {raw['name']!r}: \"inputs\" must be a list of operator names")
+        raise ModelError(f'operator {raw["name"]!r}: "inputs" must be a list of operator names')
     return tuple(value)
 
 
@@ -212,10 +207,9 @@ def _check_graph(operators: tuple[Operator, ...], inputs: tuple[tuple[str, ...],
     for op, reads in zip(operators, inputs):
         for name in reads:
             if name not in names:
-                raise ModelError(f"operator {op.name!r}: \"inputs\" names an unknown operator "
-                                 f"{name!r}")
+                raise ModelError(f'operator {op.name!r}: "inputs" names an unknown operator {name!r}')
         if len(set(reads)) != len(reads):
-            raise ModelError(f"operator {op.name!r}: \"inputs\" lists an operator twice")
+            raise ModelError(f'operator {op.name!r}: "inputs" lists an operator twice')
     reads_of = dict(zip((op.name for op in operators), inputs))
     done: set[str] = set()
     for start in reads_of:  # depth-first, iteratively: a cycle has no source to start from
@@ -228,7 +222,7 @@ def _check_graph(operators: tuple[Operator, ...], inputs: tuple[tuple[str, ...],
                 path.discard(name)
                 done.add(name)
             elif following in path:
-                raise ModelError(f"operator {following!r}: \"inputs\" form a cycle")
+                raise ModelError(f'operator {following!r}: "inputs" form a cycle')
             elif following not in done:
                 stack.append((following, iter(reads_of[following])))
                 path.add(following)
@@ -241,21 +235,20 @@ def graph_from_dict(data: dict) -> OperatorGraph:
     """
     ops = data.get("operators")
     if not isinstance(ops, list) or not ops:
-        raise ModelError("\"operators\" must be a non-empty list")
+        raise ModelError('"operators" must be a non-empty list')
     operators = []
     for index, raw in enumerate(ops):
         fused = raw.get("fused_with", []) if isinstance(raw, dict) else []
         plain = {k: v for k, v in raw.items() if k != "fused_with"} if isinstance(raw, dict) else raw
         op = _operator_from_dict(plain, index)
-        operators.append(Operator(**{**op.__dict__,
-                                     "fused_with": _names(fused, f"{op.name}: \"fused_with\"")}))
+        operators.append(Operator(**{**op.__dict__, "fused_with": _names(fused, f'{op.name}: "fused_with"')}))
     if "edges" not in data:
         return OperatorGraph.chain(operators)
     edges = data["edges"]
     if not isinstance(edges, list) or not all(
-            isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)
-            for e in edges):
-        raise ModelError("\"edges\" must be a list of [from, to] operator-name pairs")
+        isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in edges
+    ):
+        raise ModelError('"edges" must be a list of [from, to] operator-name pairs')
     return OperatorGraph(operators, [tuple(e) for e in edges])
 
 
@@ -265,32 +258,35 @@ def _operator_from_dict(raw: object, index: int) -> Operator:
         raise ModelError(f"{where} must be an object")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ModelError(f"{where}: \"name\" must be a non-empty string")
+        raise ModelError(f'{where}: "name" must be a non-empty string')
     where = f"operator {name!r}"
     unknown = set(raw) - _OP_KEYS
     if unknown:
         raise ModelError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     kind = raw.get("kind", "stateless")
     if kind not in KINDS:
-        raise ModelError(f"{where}: \"kind\" must be one of {', '.join(KINDS)}, not {kind!r}")
-    key = _names(raw.get("key", []), f"{where}: \"key\"")
+        raise ModelError(f'{where}: "kind" must be one of {", ".join(KINDS)}, not {kind!r}')
+    key = _names(raw.get("key", []), f'{where}: "key"')
     if kind == "partitioned" and not key:
-        raise ModelError(f"{where}: a partitioned operator needs a non-empty \"key\"")
+        raise ModelError(f'{where}: a partitioned operator needs a non-empty "key"')
     selectivity = _number(raw, "selectivity", 1.0, where=where)
     if selectivity <= 0:
-        raise ModelError(f"{where}: \"selectivity\" must be > 0")
+        raise ModelError(f'{where}: "selectivity" must be > 0')
     sel_class = raw.get("selectivity_class", "")
     if sel_class and sel_class not in SELECTIVITY_CLASSES:
-        raise ModelError(f"{where}: \"selectivity_class\" must be one of "
-                         f"{', '.join(SELECTIVITY_CLASSES)}")
+        raise ModelError(f'{where}: "selectivity_class" must be one of {", ".join(SELECTIVITY_CLASSES)}')
     forwarded = raw.get("forwarded")
     max_replicas = raw.get("max_replicas")
     return Operator(
-        name=name, kind=kind, key=key, cost=_number(raw, "cost", 1.0, where=where),
-        selectivity=selectivity, selectivity_class=sel_class,
-        forwarded=None if forwarded is None
-        else frozenset(_names(forwarded, f"{where}: \"forwarded\"")),
-        max_replicas=None if max_replicas is None
+        name=name,
+        kind=kind,
+        key=key,
+        cost=_number(raw, "cost", 1.0, where=where),
+        selectivity=selectivity,
+        selectivity_class=sel_class,
+        forwarded=None if forwarded is None else frozenset(_names(forwarded, f'{where}: "forwarded"')),
+        max_replicas=None
+        if max_replicas is None
         else _number(raw, "max_replicas", 1, integer=True, minimum=1, where=where),
     )
 
@@ -303,10 +299,9 @@ def _names(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _number(data: dict, key: str, default, *, integer: bool = False, minimum: float = 0,
-            where: str = "") -> float:
+def _number(data: dict, key: str, default, *, integer: bool = False, minimum: float = 0, where: str = "") -> float:
     value = data.get(key, default)
-    label = f"{where}: \"{key}\"" if where else f"\"{key}\""
+    label = f'{where}: "{key}"' if where else f'"{key}"'
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ModelError(f"{label} must be a number, not {value!r}")
     if integer and int(value) != value:

@@ -70,8 +70,13 @@ class ProfileRow:
         return self.rows_out / self.rows_in if self.rows_in else 1.0
 
     def to_dict(self) -> dict:
-        found = {"name": self.name, "stage_id": self.stage_id, "rows_in": self.rows_in,
-                 "rows_out": self.rows_out, "seconds": self.seconds}
+        found = {
+            "name": self.name,
+            "stage_id": self.stage_id,
+            "rows_in": self.rows_in,
+            "rows_out": self.rows_out,
+            "seconds": self.seconds,
+        }
         return {k: v for k, v in found.items() if v is not None}
 
 
@@ -84,8 +89,7 @@ class Profile:
     jobs: int = 0  # Spark jobs the stages ran in
 
     def to_dict(self) -> dict:
-        data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job,
-                "operators": [r.to_dict() for r in self.rows]}
+        data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job, "operators": [r.to_dict() for r in self.rows]}
         if self.spark:
             data["spark"] = self.spark
         if self.stages:
@@ -120,12 +124,17 @@ def load_profile(path: str | Path) -> Profile:
 
 
 def profile_from_dict(data: object) -> Profile:
-    if not isinstance(data, dict) or not isinstance(data.get("operators", []), list) or not (
-            "operators" in data or "stages" in data):
-        raise ModelError("a profile is a JSON object with an \"operators\" or \"stages\" list")
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("operators", []), list)
+        or not ("operators" in data or "stages" in data)
+    ):
+        raise ModelError('a profile is a JSON object with an "operators" or "stages" list')
     if data.get("sparkpar_profile", PROFILE_VERSION) != PROFILE_VERSION:
-        raise ModelError(f"unsupported profile version {data.get('sparkpar_profile')!r}; "
-                         f"this sparkpar reads version {PROFILE_VERSION}")
+        raise ModelError(
+            f"unsupported profile version {data.get('sparkpar_profile')!r}; "
+            f"this sparkpar reads version {PROFILE_VERSION}"
+        )
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise ModelError(f"unknown key(s) {', '.join(sorted(unknown))}")
@@ -134,14 +143,13 @@ def profile_from_dict(data: object) -> Profile:
     stages = _stages(data.get("stages", []))
     jobs = data.get("jobs", len({s.job_id for s in stages}))
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
-        raise ModelError(f"\"jobs\" must be a whole number >= 0, not {jobs!r}")
-    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None,
-                   stages, jobs)
+        raise ModelError(f'"jobs" must be a whole number >= 0, not {jobs!r}')
+    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None, stages, jobs)
 
 
 def _stages(raw: object) -> tuple[StageRun, ...]:
     if not isinstance(raw, list):
-        raise ModelError("\"stages\" must be a list of stage objects")
+        raise ModelError('"stages" must be a list of stage objects')
     stages = []
     for index, item in enumerate(raw):
         if not isinstance(item, dict):
@@ -164,26 +172,24 @@ def _row(raw: object, index: int) -> ProfileRow:
         raise ModelError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     name, stage_id = raw.get("name"), raw.get("stage_id")
     if name is None and stage_id is None:
-        raise ModelError(f"{where}: needs a \"name\" or a \"stage_id\"")
+        raise ModelError(f'{where}: needs a "name" or a "stage_id"')
     if name is not None and (not isinstance(name, str) or not name):
-        raise ModelError(f"{where}: \"name\" must be a non-empty string")
+        raise ModelError(f'{where}: "name" must be a non-empty string')
     if stage_id is not None and (isinstance(stage_id, bool) or not isinstance(stage_id, int)):
-        raise ModelError(f"{where}: \"stage_id\" must be an integer")
+        raise ModelError(f'{where}: "stage_id" must be an integer')
     counts = {}
     for key in ("rows_in", "rows_out"):
         value = raw.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ModelError(f"{where}: \"{key}\" must be a whole number >= 0, not {value!r}")
+            raise ModelError(f'{where}: "{key}" must be a whole number >= 0, not {value!r}')
         counts[key] = value
     seconds = raw.get("seconds")
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(
-            seconds) or seconds < 0:
-        raise ModelError(f"{where}: \"seconds\" must be a number >= 0, not {seconds!r}")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        raise ModelError(f'{where}: "seconds" must be a number >= 0, not {seconds!r}')
     return ProfileRow(name, stage_id, counts["rows_in"], counts["rows_out"], float(seconds))
 
 
-def apply_profile(operators: Sequence[Operator], profile: Profile
-                  ) -> tuple[tuple[Operator, ...], tuple[str, ...]]:
+def apply_profile(operators: Sequence[Operator], profile: Profile) -> tuple[tuple[Operator, ...], tuple[str, ...]]:
     """Operators with measured cost and selectivity; notes name what did not match."""
     by_name = {r.name: r for r in profile.rows if r.name}
     by_stage = {r.stage_id: r for r in profile.rows if r.stage_id is not None}
@@ -210,8 +216,9 @@ def apply_profile(operators: Sequence[Operator], profile: Profile
     return tuple(result), tuple(notes)
 
 
-def record_profile(source: Callable, steps: Sequence[tuple[str, Callable]], *,
-                   repeats: int = 3, job: str = "") -> Profile:
+def record_profile(
+    source: Callable, steps: Sequence[tuple[str, Callable]], *, repeats: int = 3, job: str = ""
+) -> Profile:
     """Time each cumulative prefix of `source() -> step1 -> step2 ...` on the active session.
 
     `source` is a no-argument callable returning a DataFrame (the source operator, named
@@ -225,9 +232,13 @@ def record_profile(source: Callable, steps: Sequence[tuple[str, Callable]], *,
     return profile_prefixes(prefixes, repeats=repeats, job=job)
 
 
-def profile_prefixes(prefixes: Sequence[tuple[str, Callable | None]], *,
-                     baseline: Callable | None = None, repeats: int = 3,
-                     job: str = "") -> Profile:
+def profile_prefixes(
+    prefixes: Sequence[tuple[str, Callable | None]],
+    *,
+    baseline: Callable | None = None,
+    repeats: int = 3,
+    job: str = "",
+) -> Profile:
     """One row per (name, build) prefix, in chain order; see the module docstring.
 
     `build()` returns the DataFrame up to and including the named operator. A build of None is an

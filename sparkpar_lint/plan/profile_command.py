@@ -60,14 +60,27 @@ class JobSlices:
 
 @click.command("profile")
 @click.argument("file", required=False, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the profile here (default: standard output).")
-@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Timed runs per operator prefix; the best one counts.")
-@click.option("--event-log", "event_log", type=click.Path(path_type=Path),
-              help="Read Spark's own per-stage metrics from the event log of any run (a file or "
-                   "an eventlog_v2_* directory; run with spark.eventLog.enabled=true) instead of "
-                   "running FILE.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the profile here (default: standard output).",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Timed runs per operator prefix; the best one counts.",
+)
+@click.option(
+    "--event-log",
+    "event_log",
+    type=click.Path(path_type=Path),
+    help="Read Spark's own per-stage metrics from the event log of any run (a file or "
+    "an eventlog_v2_* directory; run with spark.eventLog.enabled=true) instead of "
+    "running FILE.",
+)
 def profile(file, output, repeats, event_log):
     """Run the fixture-style job in FILE on its INPUTS and record per-operator rows and seconds,
     or read the per-stage metrics of any run from its Spark event log (--event-log).
@@ -107,16 +120,14 @@ def profile_from_event_log(path: Path):
     except EventLogError as error:
         raise ProfileError(str(error)) from None
     settings = metrics.settings
-    spark = {k: settings[v] for k, v in (("master", "spark.master"), ("app", "spark.app.name"))
-             if v in settings}
+    spark = {k: settings[v] for k, v in (("master", "spark.master"), ("app", "spark.app.name")) if v in settings}
     notes = []
     if metrics.jobs and not metrics.stages:
         notes.append("the log has jobs but no completed stage")
     queries = {s.query for s in metrics.stages if s.query}
     if queries:
         batches = len({(s.query, s.batch) for s in metrics.stages if s.query})
-        notes.append(f"{len(queries)} streaming quer{'y' if len(queries) == 1 else 'ies'}, "
-                     f"{batches} micro-batch(es)")
+        notes.append(f"{len(queries)} streaming quer{'y' if len(queries) == 1 else 'ies'}, {batches} micro-batch(es)")
     return Profile((), str(path), spark or None, tuple(metrics.stages), len(metrics.jobs)), notes
 
 
@@ -155,15 +166,15 @@ def _slice_module(module: cst.Module, path: str) -> JobSlices:
         variant = _variant(module, function, statements[:index], node.call)
         prefixes.append(Prefix(name, node.id, variant))
     if set(planned.values()) - {p.name for p in prefixes}:
-        notes.append("the planner's main chain is not the chain job() returns; operators of "
-                     "the planner's chain that are missing here keep static costs")
-    return JobSlices(tuple(prefixes), _baseline(module, function, statements, where, chain[0]),
-                     tuple(notes))
+        notes.append(
+            "the planner's main chain is not the chain job() returns; operators of "
+            "the planner's chain that are missing here keep static costs"
+        )
+    return JobSlices(tuple(prefixes), _baseline(module, function, statements, where, chain[0]), tuple(notes))
 
 
 def _job_function(module: cst.Module, path: str) -> cst.FunctionDef:
-    found = [s for s in module.body
-             if isinstance(s, cst.FunctionDef) and s.name.value == JOB_FUNCTION]
+    found = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == JOB_FUNCTION]
     if not found:
         raise ProfileError(f"{path}: no top-level `def {JOB_FUNCTION}(spark, **inputs)` to run")
     return found[-1]
@@ -176,8 +187,9 @@ def _statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
     statements = []
     for line in lines:
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) > 1:
-            statements.extend(line.with_changes(body=[small.with_changes(
-                semicolon=cst.MaybeSentinel.DEFAULT)]) for small in line.body)
+            statements.extend(
+                line.with_changes(body=[small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]) for small in line.body
+            )
         else:
             statements.append(line)
     return statements
@@ -232,8 +244,8 @@ def _assigned(statements, name: str) -> cst.BaseExpression | None:
         if isinstance(statement, cst.SimpleStatementLine):
             small = statement.body[0]
             if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value == name
-                    for t in small.targets):
+                isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+            ):
                 return small.value
     return None
 
@@ -250,7 +262,7 @@ def _baseline(module, function, statements, where, first) -> str | None:
     call = first.call
     if call is None or id(call) not in where or not isinstance(call.func, cst.Attribute):
         return None
-    return _variant(module, function, statements[:where[id(call)]], call.func.value)
+    return _variant(module, function, statements[: where[id(call)]], call.func.value)
 
 
 # ----------------------------------------------------------------------------- measuring (Spark)
@@ -261,8 +273,9 @@ def record_job_profile(file: Path, *, repeats: int = 3):
     from sparkpar_lint.plan.profile import profile_prefixes
 
     if importlib.util.find_spec("pyspark") is None:  # the core install is the linter alone
-        raise ProfileError("sparkpar profile runs the job on Spark, and PySpark is not installed "
-                           "here: pip install 'sparkpar[pytest]'")
+        raise ProfileError(
+            "sparkpar profile runs the job on Spark, and PySpark is not installed here: pip install 'sparkpar[pytest]'"
+        )
     slices = slice_job(read_source(str(file)), str(file))
     module = _load(file)
     inputs = getattr(module, "INPUTS", None)
@@ -279,23 +292,22 @@ def record_job_profile(file: Path, *, repeats: int = 3):
         except Exception as error:
             raise ProfileError(f"{file}: the job failed: {_one_line(error)}") from None
         if not isinstance(result, DataFrame):
-            raise ProfileError(f"{file}: {JOB_FUNCTION}() returned {type(result).__name__}, "
-                               f"not a DataFrame; sparkpar profile measures DataFrame jobs")
+            raise ProfileError(
+                f"{file}: {JOB_FUNCTION}() returned {type(result).__name__}, "
+                f"not a DataFrame; sparkpar profile measures DataFrame jobs"
+            )
         notes = list(slices.notes)
         prefixes = []
         for prefix in slices.prefixes:
             build = _builder(module, file, prefix.source, spark, frames, DataFrame)
             if build is None and prefix.source is not None:
-                notes.append(f"{prefix.name} does not yield a DataFrame on its own: measured "
-                             f"with the next operator")
+                notes.append(f"{prefix.name} does not yield a DataFrame on its own: measured with the next operator")
             prefixes.append((prefix.name, build))
         baseline = _builder(module, file, slices.baseline, spark, frames, DataFrame)
         try:
-            recorded = profile_prefixes(prefixes, baseline=baseline, repeats=repeats,
-                                        job=str(file))
+            recorded = profile_prefixes(prefixes, baseline=baseline, repeats=repeats, job=str(file))
         except Exception as error:
-            raise ProfileError(f"{file}: the job failed while profiling: {_one_line(error)}"
-                               ) from None
+            raise ProfileError(f"{file}: the job failed while profiling: {_one_line(error)}") from None
     return recorded, tuple(notes)
 
 
@@ -322,8 +334,7 @@ def _input_frames(spark, module, file: Path) -> dict:
         try:
             frames[name] = spark.createDataFrame(list(rows), schema.get(name)).coalesce(1)
         except Exception as error:
-            raise ProfileError(f"{file}: cannot build input {name!r}: {_one_line(error)}"
-                               ) from None
+            raise ProfileError(f"{file}: cannot build input {name!r}: {_one_line(error)}") from None
     return frames
 
 
@@ -353,8 +364,7 @@ def _sequential_session():
     if created:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = SparkSession.builder.master(MASTER).appName("sparkpar-profile")
-        builder = builder.config("spark.ui.enabled", "false").config(
-            "spark.ui.showConsoleProgress", "false")
+        builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         for key, value in _SEQUENTIAL_CONF.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()

@@ -53,8 +53,9 @@ def region_selectivity_class(ops: Sequence[Operator]) -> str:
     return "at-most-one" if "at-most-one" in classes else "exactly-one"
 
 
-def extend_key(key: tuple[str, ...] | None, members: Sequence[Operator], op: Operator
-               ) -> tuple[tuple[str, ...] | None, str]:
+def extend_key(
+    key: tuple[str, ...] | None, members: Sequence[Operator], op: Operator
+) -> tuple[tuple[str, ...] | None, str]:
     """The region key after adding `op`, or an empty reason string when it may not be added.
 
     Returns (new key, "") on success and (None, reason) when the keys are incompatible or the
@@ -204,15 +205,22 @@ def _finish(graph: OperatorGraph, groups) -> list[ParallelRegion]:
         first, last = members[0].name, members[-1].name
         state = region_state(members)
         sel = region_selectivity_class(members)
-        regions.append(ParallelRegion(
-            operators=tuple(op.name for op in members), state=state, key=key,
-            selectivity_class=sel, strategy=ordering_strategy(state, sel),
-            first_joint="shuffle" if index in shuffled_in
-            else ("parallel source" if graph.fan_in(first) == 0 else "split"),
-            last_joint="shuffle" if index in shuffled_out
-            else ("parallel sink" if graph.fan_out(last) == 0 else "merge"),
-            ended_because=ended,
-        ))
+        regions.append(
+            ParallelRegion(
+                operators=tuple(op.name for op in members),
+                state=state,
+                key=key,
+                selectivity_class=sel,
+                strategy=ordering_strategy(state, sel),
+                first_joint="shuffle"
+                if index in shuffled_in
+                else ("parallel source" if graph.fan_in(first) == 0 else "split"),
+                last_joint="shuffle"
+                if index in shuffled_out
+                else ("parallel sink" if graph.fan_out(last) == 0 else "merge"),
+                ended_because=ended,
+            )
+        )
     return regions
 
 

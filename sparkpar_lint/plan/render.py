@@ -19,9 +19,11 @@ def render(report: PlanReport, fmt: str, *, color: bool = False) -> str:
 
 
 def _summary(report: PlanReport) -> str:
-    return (f"predicted throughput {report.throughput:.4g} {report.unit} "
-            f"({report.speedup:.2f}x sequential) on {report.cores} cores, {report.threads} "
-            f"threads, utilization {report.utilization:.2f} [{report.method}]")
+    return (
+        f"predicted throughput {report.throughput:.4g} {report.unit} "
+        f"({report.speedup:.2f}x sequential) on {report.cores} cores, {report.threads} "
+        f"threads, utilization {report.utilization:.2f} [{report.method}]"
+    )
 
 
 def _concise(report: PlanReport) -> str:
@@ -29,9 +31,11 @@ def _concise(report: PlanReport) -> str:
     for i, row in enumerate(report.regions, 1):
         mark = " (bottleneck)" if row.bottleneck else ""
         key = f" key={','.join(row.key)}" if row.key else ""
-        lines.append(f"region {i}: {' | '.join(' '.join(p) for p in row.pipelines)} "
-                     f"state={row.state}{key} ordering={row.strategy} replicas={row.replicas} "
-                     f"capacity={row.capacity:.4g}{mark}")
+        lines.append(
+            f"region {i}: {' | '.join(' '.join(p) for p in row.pipelines)} "
+            f"state={row.state}{key} ordering={row.strategy} replicas={row.replicas} "
+            f"capacity={row.capacity:.4g}{mark}"
+        )
     lines += [f"advice: {a}" for a in report.advice]
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
@@ -42,16 +46,20 @@ def _rich(report: PlanReport, color: bool) -> str:
     from rich.table import Table
 
     table = Table(title=f"sparkpar plan — {report.source}", caption=_summary(report))
-    for column in ("#", "operators (| = pipeline cut)", "state", "key", "ordering", "replicas",
-                   "capacity"):
-        table.add_column(column, justify="right" if column in ("#", "replicas", "capacity")
-                         else "left")
+    for column in ("#", "operators (| = pipeline cut)", "state", "key", "ordering", "replicas", "capacity"):
+        table.add_column(column, justify="right" if column in ("#", "replicas", "capacity") else "left")
     for i, row in enumerate(report.regions, 1):
         style = "bold red" if row.bottleneck else None
-        table.add_row(str(i), " | ".join(", ".join(p) for p in row.pipelines), row.state,
-                      ", ".join(row.key) or "—", row.strategy, str(row.replicas),
-                      f"{row.capacity:.4g}" + (" ◀ bottleneck" if row.bottleneck else ""),
-                      style=style)
+        table.add_row(
+            str(i),
+            " | ".join(", ".join(p) for p in row.pipelines),
+            row.state,
+            ", ".join(row.key) or "—",
+            row.strategy,
+            str(row.replicas),
+            f"{row.capacity:.4g}" + (" ◀ bottleneck" if row.bottleneck else ""),
+            style=style,
+        )
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=120)
     console.print(table)

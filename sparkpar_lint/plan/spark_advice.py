@@ -26,37 +26,47 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
     stateful = any(s.stateful for s in stages)
     streaming = any(s.query is not None for s in stages)
     return {
-        "calibration": costs.source, "cores": costs.cores,
-        "default": {"shuffle_partitions": default.settings.shuffle_partitions,
-                    "seconds": round(default.seconds, 4)},
-        "recommended": {"shuffle_partitions": best.settings.shuffle_partitions,
-                        "seconds": round(best.seconds, 4), "code": best.settings.code()},
+        "calibration": costs.source,
+        "cores": costs.cores,
+        "default": {"shuffle_partitions": default.settings.shuffle_partitions, "seconds": round(default.seconds, 4)},
+        "recommended": {
+            "shuffle_partitions": best.settings.shuffle_partitions,
+            "seconds": round(best.seconds, 4),
+            "code": best.settings.code(),
+        },
         "speedup": round(default.seconds / best.seconds, 4) if best.seconds > 0 else None,
-        "stages": len(stages), "actions": actions(stages), "micro_batches": batches(stages),
-        "streaming": streaming, "stateful": stateful,
+        "stages": len(stages),
+        "actions": actions(stages),
+        "micro_batches": batches(stages),
+        "streaming": streaming,
+        "stateful": stateful,
     }
 
 
-def with_spark_prediction(report: PlanReport, profile: Profile, costs: SparkCosts,
-                          cores: int | None = None) -> PlanReport:
+def with_spark_prediction(
+    report: PlanReport, profile: Profile, costs: SparkCosts, cores: int | None = None
+) -> PlanReport:
     if cores:
         costs = replace(costs, cores=cores)
     found = spark_prediction(profile, costs)
     best = found["recommended"]
     partitions = best["shuffle_partitions"]
-    summary = (f"Spark cost model ({found['calibration']}, {costs.cores} cores): "
-               f"{found['default']['seconds']:.3g} s at Spark's defaults (200 shuffle partitions, "
-               f"adaptive execution), {best['seconds']:.3g} s at {partitions}: predicted "
-               f"{found['speedup']:.2f}x")
+    summary = (
+        f"Spark cost model ({found['calibration']}, {costs.cores} cores): "
+        f"{found['default']['seconds']:.3g} s at Spark's defaults (200 shuffle partitions, "
+        f"adaptive execution), {best['seconds']:.3g} s at {partitions}: predicted "
+        f"{found['speedup']:.2f}x"
+    )
     if found["stateful"]:
-        setting = (f"leave spark.sql.shuffle.partitions alone for this stateful streaming query's "
-                   f"existing checkpoint (Spark restores the number of state partitions recorded "
-                   f"there on every restart); for a new run with a new checkpointLocation, "
-                   f"`{best['code']}` before its first start; {summary}.")
+        setting = (
+            f"leave spark.sql.shuffle.partitions alone for this stateful streaming query's "
+            f"existing checkpoint (Spark restores the number of state partitions recorded "
+            f"there on every restart); for a new run with a new checkpointLocation, "
+            f"`{best['code']}` before its first start; {summary}."
+        )
     else:
         setting = f"`{best['code']}` — {summary}."
     # The model's setting replaces the replica-count setting advice (and, for a stateful query,
     # the unmeasured "leave it alone" advice, whose task count it supersedes).
-    advice = tuple(a for a in report.advice
-                   if not a.startswith((_SETTING_ADVICE, _LEAVE_ADVICE))) + (setting,)
+    advice = tuple(a for a in report.advice if not a.startswith((_SETTING_ADVICE, _LEAVE_ADVICE))) + (setting,)
     return replace(report, advice=advice, shuffle_partitions=partitions, spark=found)

@@ -92,21 +92,19 @@ def load_costs(path: str | Path | None = None) -> SparkCosts:
 
 def costs_from_dict(data: object, source: str) -> SparkCosts:
     if not isinstance(data, dict) or not isinstance(data.get("constants"), dict):
-        raise ModelError("a calibration file is a JSON object with a \"constants\" object")
+        raise ModelError('a calibration file is a JSON object with a "constants" object')
     constants = data["constants"]
     unknown = set(constants) - _COST_KEYS
     if unknown:
-        raise ModelError(f"unknown constant(s) {', '.join(sorted(unknown))}; "
-                         f"expected {', '.join(sorted(_COST_KEYS))}")
+        raise ModelError(f"unknown constant(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_COST_KEYS))}")
     values = {}
     for key, value in constants.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-                value) or value < 0:
-            raise ModelError(f"\"{key}\" must be a number >= 0, not {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ModelError(f'"{key}" must be a number >= 0, not {value!r}')
         values[key] = value
     if "cores" in values:
         if int(values["cores"]) != values["cores"] or values["cores"] < 1:
-            raise ModelError(f"\"cores\" must be a whole number >= 1, not {values['cores']!r}")
+            raise ModelError(f'"cores" must be a whole number >= 1, not {values["cores"]!r}')
         values["cores"] = int(values["cores"])
     return replace(SparkCosts(), **values, source=source)
 
@@ -114,9 +112,12 @@ def costs_from_dict(data: object, source: str) -> SparkCosts:
 def save_costs(costs: SparkCosts, path: str | Path, measurements: Sequence[dict] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"sparkpar_calibration": 1, "constants": costs.to_dict(),
-            "units": "seconds; shuffle_row per row, shuffle_block per block, cores a count",
-            "measurements": list(measurements)}
+    data = {
+        "sparkpar_calibration": 1,
+        "constants": costs.to_dict(),
+        "units": "seconds; shuffle_row per row, shuffle_block per block, cores a count",
+        "measurements": list(measurements),
+    }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
@@ -167,8 +168,7 @@ def _writes_setting(stage: StageRun, stages: Sequence[StageRun]) -> bool:
     return not readers or any(follows_setting(s) for s in readers)
 
 
-def in_task(stage: StageRun, stages: Sequence[StageRun], costs: SparkCosts, tasks: int,
-            partitions: int) -> float:
+def in_task(stage: StageRun, stages: Sequence[StageRun], costs: SparkCosts, tasks: int, partitions: int) -> float:
     """Executor seconds the model charges inside `tasks` tasks of the stage, besides its work."""
     per_task = costs.task_run + (costs.state_task if stage.stateful else 0.0)
     if _writes_setting(stage, stages):
@@ -199,8 +199,7 @@ class Prediction:
 
 def actions(stages: Sequence[StageRun]) -> int:
     """Actions of batch queries among the stages: root SQL executions, or jobs outside SQL."""
-    return len({s.execution if s.execution is not None else ("job", s.job_id)
-                for s in stages if s.query is None})
+    return len({s.execution if s.execution is not None else ("job", s.job_id) for s in stages if s.query is None})
 
 
 def batches(stages: Sequence[StageRun]) -> int:
@@ -214,16 +213,16 @@ def predict(stages: Sequence[StageRun], settings: Settings, costs: SparkCosts) -
     for stage in stages:
         n = stage_tasks(stage, settings, costs)
         waves = math.ceil(n / costs.cores)
-        executor = stage_work(stage, stages, costs) + in_task(stage, stages, costs, n,
-                                                              settings.shuffle_partitions)
+        executor = stage_work(stage, stages, costs) + in_task(stage, stages, costs, n, settings.shuffle_partitions)
         seconds = costs.stage_overhead + waves * costs.task_overhead + executor / min(n, costs.cores)
         out.append(StagePrediction(stage.stage_id, n, seconds))
         total += seconds
     return Prediction(settings, total, tuple(out))
 
 
-def recommend(stages: Sequence[StageRun], costs: SparkCosts, *, adaptive: bool = True,
-              limit: int = SPARK_DEFAULT_PARTITIONS) -> Prediction:
+def recommend(
+    stages: Sequence[StageRun], costs: SparkCosts, *, adaptive: bool = True, limit: int = SPARK_DEFAULT_PARTITIONS
+) -> Prediction:
     """The fewest shuffle partitions whose predicted time is within 1% of the best."""
     candidates = [predict(stages, Settings(p, adaptive), costs) for p in range(1, limit + 1)]
     best = min(c.seconds for c in candidates)

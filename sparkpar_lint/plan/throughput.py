@@ -135,8 +135,7 @@ class ChainModel:
             work += sel_before * (h + c)
         r = rc.replicas
         ordering = self.cp * math.log2(r) if r > 1 else 0.0
-        inv = ordering + (1.0 / (capacity * self.scalability(start, end, r)) if capacity < INF
-                          else 0.0)
+        inv = ordering + (1.0 / (capacity * self.scalability(start, end, r)) if capacity < INF else 0.0)
         h_region = delta * ((not first) + (not last) * (G[end] / G[start]))
         inv += h_region
         region_capacity = (1.0 / inv if inv > 0 else INF) / G[start]
@@ -166,8 +165,7 @@ class ChainModel:
         for rc in config.regions:
             if rc.start != expected or rc.end <= rc.start:
                 raise ValueError(f"regions must tile the chain; got {rc.start}..{rc.end}")
-            if any(not rc.start < cut < rc.end for cut in rc.cuts) or list(rc.cuts) != sorted(
-                    set(rc.cuts)):
+            if any(not rc.start < cut < rc.end for cut in rc.cuts) or list(rc.cuts) != sorted(set(rc.cuts)):
                 raise ValueError(f"bad pipeline cuts {rc.cuts} in region {rc.start}..{rc.end}")
             if rc.replicas > 1 and not self.can_replicate(rc.start, rc.end):
                 raise ValueError(f"region {rc.start}..{rc.end} cannot be replicated safely")

@@ -24,8 +24,10 @@ def at_imported_calls(graph: StageGraph, findings: Iterable[Finding]) -> list[Fi
     out = []
     for finding in findings:
         # The stage itself, or (a helper applying the caller's combiner) the function passed in it.
-        node = next((n for n in imported if finding.span == n.span
-                     or (n.spec is not None and _within(finding.span, n.span))), None)
+        node = next(
+            (n for n in imported if finding.span == n.span or (n.spec is not None and _within(finding.span, n.span))),
+            None,
+        )
         if node is None:
             out.append(finding)
             continue

@@ -90,8 +90,12 @@ def is_test_file(path: str) -> bool:
     """A test module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)."""
     parts = Path(path).parts
     name = parts[-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or any(p in ("tests", "test") for p in parts[:-1]))
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or any(p in ("tests", "test") for p in parts[:-1])
+    )
 
 
 def module_file(importer: str, module: str) -> str | None:

@@ -102,15 +102,22 @@ class ModuleSummary:
     names: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({"functions": {name: asdict(f) for name, f in self.functions.items()},
-                           "calls": [asdict(c) for c in self.calls], "stars": self.stars, "names": self.names})
+        return json.dumps(
+            {
+                "functions": {name: asdict(f) for name, f in self.functions.items()},
+                "calls": [asdict(c) for c in self.calls],
+                "stars": self.stars,
+                "names": self.names,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ModuleSummary:
         data = json.loads(text)
         calls = [
-            CallFacts(c["target"], tuple(_arg_from(a) for a in c["args"]),
-                      tuple((k, _arg_from(a)) for k, a in c["kwargs"]))
+            CallFacts(
+                c["target"], tuple(_arg_from(a) for a in c["args"]), tuple((k, _arg_from(a)) for k, a in c["kwargs"])
+            )
             for c in data["calls"]
         ]
         return cls(cls._functions_from(data["functions"]), calls, list(data["stars"]), dict(data["names"]))
@@ -121,12 +128,14 @@ class ModuleSummary:
         for name, data in stored.items():
             returns = data["returns"]
             if returns is not None:
-                returns = Returned(**{
-                    **returns,
-                    **{k: tuple(returns[k]) for k in ("order_by", "order_keys", "partition_keys")},
-                    "columns": tuple(returns["columns"]) if returns["columns"] is not None else None,
-                    "unique": tuple(tuple(s) for s in returns["unique"]),
-                })
+                returns = Returned(
+                    **{
+                        **returns,
+                        **{k: tuple(returns[k]) for k in ("order_by", "order_keys", "partition_keys")},
+                        "columns": tuple(returns["columns"]) if returns["columns"] is not None else None,
+                        "unique": tuple(tuple(s) for s in returns["unique"]),
+                    }
+                )
             functions[name] = FunctionSummary(
                 name=data["name"],
                 params=tuple(data["params"]),
@@ -211,7 +220,11 @@ def _lookups(graph, chain):
             if on and side and keyed:
                 found.append((tuple(on), set(side) - set(on)))
             continue
-        if node.spec is None or node.receiver == "GroupedData" or node.spec.forwarding not in ("all", "selected", "dropped"):
+        if (
+            node.spec is None
+            or node.receiver == "GroupedData"
+            or node.spec.forwarding not in ("all", "selected", "dropped")
+        ):
             found = []  # an aggregation or an unknown step: nothing above it is known to hold
             continue
         if node.method == "withColumn" and node.call is not None and node.call.args:
@@ -296,8 +309,9 @@ def _combiner_uses(graph, nodes, params: tuple[str, ...]):
         chain = [node, *graph.upstream(node)]
         for slot, expr in slots:
             if isinstance(expr, cst.Name) and expr.value in params:
-                yield CombinerUse(params.index(expr.value), slot, node.receiver, node.method,
-                                  _receiver_param(chain[-1], params))
+                yield CombinerUse(
+                    params.index(expr.value), slot, node.receiver, node.method, _receiver_param(chain[-1], params)
+                )
 
 
 # ---------------------------------------------------------------- the run's summaries

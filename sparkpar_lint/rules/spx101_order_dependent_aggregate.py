@@ -118,8 +118,14 @@ class OrderDependentAggregate(Rule):
         # pandas, not Spark: a lower-case groupby on a pandas frame.
         Valid("import pandas as pd\nimport pyspark\npdf = pd.DataFrame()\npdf.groupby('k').first()\n"),
         # SQL: max_by names the order; an array sorted after collecting has none to lose.
-        Valid(_SQL_PRELUDE + 'latest = spark.sql("SELECT sensor, max_by(value, ts) AS value FROM readings GROUP BY sensor")\n'),
-        Valid(_SQL_PRELUDE + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'),
+        Valid(
+            _SQL_PRELUDE
+            + 'latest = spark.sql("SELECT sensor, max_by(value, ts) AS value FROM readings GROUP BY sensor")\n'
+        ),
+        Valid(
+            _SQL_PRELUDE
+            + 'pages = spark.sql("SELECT user, array_sort(collect_list(page)) AS pages FROM visits GROUP BY user")\n'
+        ),
     ]
     INVALID = [
         # The near miss: that parameter is read by position.
@@ -133,20 +139,20 @@ class OrderDependentAggregate(Rule):
             column=85,
             related_lines=(6,),
             expected_fix=(
-                'from pyspark.sql import SparkSession, Window, functions as F\n'
-                'spark = SparkSession.builder.getOrCreate()\n'
-                'def first_share(secs, total):\n'
-                '    return secs[0] / total\n'
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                "def first_share(secs, total):\n"
+                "    return secs[0] / total\n"
                 'share_udf = F.udf(first_share, "double")\n'
-                'days = (\n'
+                "days = (\n"
                 '    spark.read.parquet("stays")\n'
                 '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 '    .groupBy("user")\n'
-                '    .agg(\n'
+                "    .agg(\n"
                 '        F.sum("secs").alias("total"),\n'
                 '        F.array_compact(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "secs"))).getField("secs")).alias("secs"),\n'
-                '    )\n'
-                ')\n'
+                "    )\n"
+                ")\n"
                 'days.withColumn("f", share_udf("secs", "total")).drop("secs").write.parquet("o")\n'
             ),
         ),
@@ -163,17 +169,17 @@ class OrderDependentAggregate(Rule):
             related_lines=(4,),
             # Arrival order for the unsorted list, as the sequential run pairs them (unsafe).
             expected_fix=(
-                'from pyspark.sql import SparkSession, Window, functions as F\n'
-                'spark = SparkSession.builder.getOrCreate()\n'
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
                 'lines = spark.read.parquet("lines").dropna(subset=["item", "price"])\n'
-                'baskets = (\n'
+                "baskets = (\n"
                 '    lines.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 '    .groupBy("basket")\n'
-                '    .agg(\n'
+                "    .agg(\n"
                 '        F.sort_array(F.collect_list("item")).alias("items"),\n'
                 '        F.array_compact(F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "price"))).getField("price")).alias("prices"),\n'
-                '    )\n'
-                ')\n'
+                "    )\n"
+                ")\n"
                 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
             ),
         ),
@@ -185,18 +191,18 @@ class OrderDependentAggregate(Rule):
             column=53,
             related_lines=(3,),
             expected_fix=(
-                'from pyspark.sql import SparkSession, Window, functions as F\n'
-                'spark = SparkSession.builder.getOrCreate()\n'
-                'firsts = (\n'
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                "firsts = (\n"
                 '    spark.read.parquet("v")\n'
                 '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 '    .groupBy("user")\n'
-                '    .agg(\n'
-                '        F.array_compact(\n'
+                "    .agg(\n"
+                "        F.array_compact(\n"
                 '            F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "page"))).getField("page"),\n'
                 '        ).alias("pages"),\n'
-                '    )\n'
-                ')\n'
+                "    )\n"
+                ")\n"
                 'firsts.select("user", F.array_contains(F.slice("pages", 1, 3), "home").alias("early")).write.parquet("o")\n'
             ),
         ),
@@ -352,11 +358,11 @@ class OrderDependentAggregate(Rule):
                 "    ordered = df\n"
                 "    return (\n"
                 '        ordered.groupBy("user")\n'
-                '        .agg(\n'
-                '            array_compact(\n'
+                "        .agg(\n"
+                "            array_compact(\n"
                 '                array_sort(collect_list(struct("ts", "page"))).getField("page"),\n'
                 '            ).alias("pages"),\n'
-                '        )\n'
+                "        )\n"
                 "    )\n"
             ),
         ),
@@ -541,9 +547,13 @@ def _order_dependent_siblings(graph: StageGraph, node: StageNode, call: ColumnCa
     same arrival order (`first("a")` and `first("b")` come from one row; two `collect_list`s line
     up), which fixes that each choose on their own would break."""
     return [
-        other for other in node.columns.calls
-        if other is not call and other.call is not None and not other.from_sql
-        and _order_dependent(other) and not _order_harmless(graph, node, other)
+        other
+        for other in node.columns.calls
+        if other is not call
+        and other.call is not None
+        and not other.from_sql
+        and _order_dependent(other)
+        and not _order_harmless(graph, node, other)
     ]
 
 
@@ -551,7 +561,8 @@ def _sql_siblings(graph: StageGraph, node: StageNode, call: ColumnCall) -> list[
     """The other order-dependent aggregates of the same SQL query: `min`/`array_sort` each on its
     own would split values the query takes from the same rows."""
     return [
-        other for other in node.columns.calls
+        other
+        for other in node.columns.calls
         if other is not call and other.from_sql and _order_dependent(other) and not _order_harmless(graph, node, other)
     ]
 
@@ -587,7 +598,9 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
         f"`{call.function}({own})` → `{own}` of the {'smallest' if chooser == 'min' else 'largest'} row "
         f"over ({', '.join(names)}): no order to read, and the stage's values still come from one row"
     )
-    return Fix(UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports + more)
+    return Fix(
+        UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports + more
+    )
 
 
 def _ignores_nulls_at_most(call: cst.Call) -> bool:
@@ -595,10 +608,15 @@ def _ignores_nulls_at_most(call: cst.Call) -> bool:
     rest = call.args[1:]
     if call.args[0].keyword is not None or call.args[0].star:
         return False
-    return all(
-        (a.keyword is None or a.keyword.value == "ignorenulls") and isinstance(a.value, cst.Name) and a.value.value == "True"
-        for a in rest
-    ) and len(rest) <= 1
+    return (
+        all(
+            (a.keyword is None or a.keyword.value == "ignorenulls")
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "True"
+            for a in rest
+        )
+        and len(rest) <= 1
+    )
 
 
 def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
@@ -612,7 +630,9 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...]):
         # would give, measured 1.3x faster on Spark 4.3 (bench/fix_overhead.py).
         chooser = "min" if call.function in _FIRST else "max"
         extreme, more = column_function(call.call, chooser, [struct])
-        replacement = cst.Call(func=cst.Attribute(value=extreme, attr=cst.Name("getField")), args=[cst.Arg(string(name))])
+        replacement = cst.Call(
+            func=cst.Attribute(value=extreme, attr=cst.Name("getField")), args=[cst.Arg(string(name))]
+        )
         what = f"`{call.function}` → `{chooser}` of `struct({', '.join(keys)}, {name})`"
         return replacement, imports + more, what
     if call.function in _LISTS:
@@ -681,8 +701,14 @@ def _harmless_here(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if call.function in _LISTS:
         # Passed straight to a UDF that only counts, sums or sets the list.
-        wrapper = next((c for c in node.columns.calls if c.udf is not None and c.call is not None
-                        and any(a.value is call.call for a in c.call.args)), None)
+        wrapper = next(
+            (
+                c
+                for c in node.columns.calls
+                if c.udf is not None and c.call is not None and any(a.value is call.call for a in c.call.args)
+            ),
+            None,
+        )
         if wrapper is not None:
             position = next(i for i, a in enumerate(wrapper.call.args) if a.value is call.call)
             return wrapper.call.args[position].keyword is None and order_free_udf(wrapper.udf.node, position)

@@ -28,9 +28,7 @@ _PRELUDE = (
 )
 _BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sort, tie-breaker)` == 1"
 # Streaming queries have no row_number: aggregate the other columns by an order column instead.
-_STREAMING_FIX = (
-    "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
-)
+_STREAMING_FIX = "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
 # Ids of events (emitted once; a second row is a redelivery), not of entities that get updates
 # (a payment, an order): `event_id`, `click_id`, `message_id`, `uuid`.
 _EVENT_ID = re.compile(
@@ -105,15 +103,9 @@ class ArbitraryDuplicateKept(Rule):
         # A table unioned with itself: every duplicate is a copy of the same row.
         Valid(_PRELUDE + 'clicks.union(clicks).dropDuplicates(["click_id"])\n'),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
-        Valid(
-            "import pandas as pd\npdf = pd.read_csv('c.csv')\n"
-            "pdf.sort_values('ts').drop_duplicates(['user'])\n"
-        ),
+        Valid("import pandas as pd\npdf = pd.read_csv('c.csv')\npdf.sort_values('ts').drop_duplicates(['user'])\n"),
         # A local class with the same method name.
-        Valid(
-            "class Log:\n    def dropDuplicates(self, cols):\n        return self\n"
-            "Log().dropDuplicates(['user'])\n"
-        ),
+        Valid("class Log:\n    def dropDuplicates(self, cols):\n        return self\nLog().dropDuplicates(['user'])\n"),
     ]
     INVALID = [
         # The near miss: `SELECT *` says nothing about the columns beside the subset.
@@ -126,19 +118,19 @@ class ArbitraryDuplicateKept(Rule):
             column=6,
             severity=Severity.WARNING,
             expected_fix=(
-                'from pyspark.sql import Window, functions as F, SparkSession\n'
-                'spark = SparkSession.builder.getOrCreate()\n'
+                "from pyspark.sql import Window, functions as F, SparkSession\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
                 'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
-                '(\n'
+                "(\n"
                 '    calls.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '    .withColumn(\n'
+                "    .withColumn(\n"
                 '        "_sparkpar_rn",\n'
                 '        F.row_number().over(Window.partitionBy("caller", "at").orderBy("_sparkpar_seq")),\n'
-                '    )\n'
+                "    )\n"
                 '    .filter(F.col("_sparkpar_rn") == 1)\n'
                 '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
                 '    .write.parquet("calls")\n'
-                ')\n'
+                ")\n"
             ),
         ),
         # The near miss: identical literal copies, but a random column is stamped on each copy.
@@ -152,20 +144,20 @@ class ArbitraryDuplicateKept(Rule):
             column=5,
             severity=Severity.WARNING,
             expected_fix=(
-                'from pyspark.sql import Window, SparkSession, functions as F\n'
-                'spark = SparkSession.builder.getOrCreate()\n'
+                "from pyspark.sql import Window, SparkSession, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
                 'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
                 'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
-                '(\n'
+                "(\n"
                 '    rows.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '    .withColumn(\n'
+                "    .withColumn(\n"
                 '        "_sparkpar_rn",\n'
                 '        F.row_number().over(Window.partitionBy("id").orderBy("_sparkpar_seq")),\n'
-                '    )\n'
+                "    )\n"
                 '    .filter(F.col("_sparkpar_rn") == 1)\n'
                 '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
                 '    .write.parquet("increment")\n'
-                ')\n'
+                ")\n"
             ),
         ),
         # The near miss: two rows share a department but not a name.

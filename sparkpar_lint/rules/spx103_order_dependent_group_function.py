@@ -184,7 +184,7 @@ class OrderDependentGroupFunction(Rule):
             # frame's order, decides (unsafe).
             expected_fix=_PRELUDE
             + "def fill_gaps(pdf):\n"
-            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
             + '    pdf["temp"] = pdf["temp"].interpolate()\n'
             + "    return pdf\n"
             + 'readings = spark.read.parquet("readings")\n'
@@ -199,7 +199,7 @@ class OrderDependentGroupFunction(Rule):
             column=11,
             expected_fix=_PRELUDE
             + "def first_page(pdf):\n"
-            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
             + "    return pdf.head(1)\n"
             + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
         ),
@@ -236,7 +236,7 @@ class OrderDependentGroupFunction(Rule):
         Invalid(
             _PRELUDE
             + "def smooth(x):\n"
-            + '    return x.rolling(3).mean()\n'
+            + "    return x.rolling(3).mean()\n"
             + "def per_device(pdf):\n"
             + '    pdf["smooth"] = smooth(pdf["temp"])\n'
             + "    return pdf\n"
@@ -301,7 +301,7 @@ class OrderDependentGroupFunction(Rule):
             _PRELUDE
             + "def merge(left, right):\n"
             + '    left["gap"] = left["event_time"].diff()\n'
-            + "    return left.merge(right, on=\"k\")\n"
+            + '    return left.merge(right, on="k")\n'
             + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
             + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
             line=4,
@@ -376,7 +376,7 @@ class OrderDependentGroupFunction(Rule):
             expected_fix=_PRELUDE
             + "from sklearn.model_selection import train_test_split\n"
             + "def holdout(pdf):\n"
-            + '    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n'
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
             + "    train, test = train_test_split(pdf, test_size=0.2, random_state=7)\n"
             + "    return test\n"
             + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
@@ -406,7 +406,9 @@ class OrderDependentGroupFunction(Rule):
                     continue
                 dependence = find_order_dependence(function.node, kinds, node.keys, helpers)
                 if dependence is not None:
-                    yield self._finding(ctx, graph, node, function, dependence, _fix(graph, node, function, kinds, helpers))
+                    yield self._finding(
+                        ctx, graph, node, function, dependence, _fix(graph, node, function, kinds, helpers)
+                    )
             listed = listed_in_arrival_order(graph, node)
             if listed is not None:
                 yield self._listed_finding(ctx, graph, node, listed)
@@ -440,14 +442,20 @@ def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
     orders values of any type, `None` too)."""
     if isinstance(listed, cst.Name) and listed.value == "list":
         replacement = cst.parse_expression("lambda values: sorted(values, key=repr)")
-    elif (isinstance(listed, cst.Lambda) and isinstance(listed.body, cst.Call)
-          and isinstance(listed.body.func, cst.Name) and listed.body.func.value == "list"):
+    elif (
+        isinstance(listed, cst.Lambda)
+        and isinstance(listed.body, cst.Call)
+        and isinstance(listed.body.func, cst.Name)
+        and listed.body.func.value == "list"
+    ):
         call = cst.parse_expression("sorted(x, key=repr)")
         values = call.args[0].with_changes(value=listed.body.args[0].value)
         replacement = listed.with_changes(body=call.with_changes(args=[values, call.args[1]]))
     else:
         return "the values are listed by code other than `list`, so no sort was added"
-    return Fix(UNSAFE, "the grouped values are listed sorted by `repr`: one order of their own", ((listed, replacement),))
+    return Fix(
+        UNSAFE, "the grouped values are listed sorted by `repr`: one order of their own", ((listed, replacement),)
+    )
 
 
 def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[str, Data]:
@@ -524,7 +532,6 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
 
 
-
 def _order_columns(graph: StageGraph, node: StageNode, function: UserFunction):
     """(columns, safety, why): the job's own sort or event time (safe), else a time-like column
     the function reads (unsafe: a guess)."""
@@ -585,7 +592,11 @@ def _columns_read(function: cst.FunctionDef, frame: str) -> set[str]:
 
     class _Visitor(cst.CSTVisitor):
         def visit_Subscript(self, node: cst.Subscript) -> None:
-            if isinstance(node.value, cst.Name) and node.value.value == frame and isinstance(node.slice[0].slice, cst.Index):
+            if (
+                isinstance(node.value, cst.Name)
+                and node.value.value == frame
+                and isinstance(node.slice[0].slice, cst.Index)
+            ):
                 name = column_name(node.slice[0].slice.value)
                 if name is not None:
                     found.add(name)
@@ -648,5 +659,7 @@ def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fi
         f"`{function.name}` gets each key's rows in `{event_time}` order, released from the group state "
         "once the watermark passes them (`sparkpar_lint.runtime.pulses`)"
     )
-    imports = tuple((PULSES_MODULE, name) for name in ("release_in_event_time_order", "PULSE_STATE_SCHEMA", "PULSE_TIMEOUT"))
+    imports = tuple(
+        (PULSES_MODULE, name) for name in ("release_in_event_time_order", "PULSE_STATE_SCHEMA", "PULSE_TIMEOUT")
+    )
     return Fix(UNSAFE, what, ((node.call, node.call.with_changes(args=new_args)),), imports)

@@ -47,47 +47,65 @@ class UnorderedWindow(Rule):
     summary = "An order-sensitive window function runs over a window with no orderBy."
     fix_safety = SAFE
     VALID = [
-        Valid(_PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
-              'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'),
-        # Order-insensitive functions need no order.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user")\n'
-              'events.withColumn("n", F.count("page").over(w)).withColumn("m", F.max("ts").over(w))\n'),
-        # Sorting the collected list removes the dependence on arrival order.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user")\n'
-              'events.select(F.array_sort(F.collect_list("page").over(w)).alias("pages"))\n'),
         Valid(
-            _PRELUDE
-            + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'
+            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
+            'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'
         ),
+        # Order-insensitive functions need no order.
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user")\n'
+            'events.withColumn("n", F.count("page").over(w)).withColumn("m", F.max("ts").over(w))\n'
+        ),
+        # Sorting the collected list removes the dependence on arrival order.
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user")\n'
+            'events.select(F.array_sort(F.collect_list("page").over(w)).alias("pages"))\n'
+        ),
+        Valid(_PRELUDE + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'),
         # The spec comes from a helper that orders it (with a tie-breaker).
-        Valid(_PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")\n'
-              'events.withColumn("last_page", F.first("page").over(by_user()))\n'),
+        Valid(
+            _PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")\n'
+            'events.withColumn("last_page", F.first("page").over(by_user()))\n'
+        ),
         # SQL expression strings are parsed: an ordered window with a tie-breaker is clean there too.
-        Valid(_PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id) AS entry")\n'
-              'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id)"))\n'),
+        Valid(
+            _PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id) AS entry")\n'
+            'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id)"))\n'
+        ),
         # A groupBy aggregate is SPX101's business, and pandas' first is not Spark's.
-        Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('user').first()\n"
-              "pdf.rolling(3).apply(lambda xs: xs[0])\n"),
+        Valid(
+            "import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('user').first()\n"
+            "pdf.rolling(3).apply(lambda xs: xs[0])\n"
+        ),
         # A local `first` shadows Spark's.
-        Valid(_PRELUDE + "def first(column):\n    return F.min(column)\n"
-              'events.withColumn("f", first("page").over(Window.partitionBy("user")))\n'),
+        Valid(
+            _PRELUDE + "def first(column):\n    return F.min(column)\n"
+            'events.withColumn("f", first("page").over(Window.partitionBy("user")))\n'
+        ),
         # Ties give `rank` one answer: every row of the partition ranks 1.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\n'
-              'events.withColumn("r", F.rank().over(w))\n'),
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\nevents.withColumn("r", F.rank().over(w))\n'
+        ),
         # One order column that identifies the row, or made unique upstream, and lag over time.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("event_id").desc())\n'
-              'events.withColumn("r", F.row_number().over(w))\n'
-              'by_ts = Window.partitionBy("user").orderBy("ts")\n'
-              'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(by_ts))\n'
-              'events.withColumn("prev", F.lag("page").over(by_ts))\n'),
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("event_id").desc())\n'
+            'events.withColumn("r", F.row_number().over(w))\n'
+            'by_ts = Window.partitionBy("user").orderBy("ts")\n'
+            'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(by_ts))\n'
+            'events.withColumn("prev", F.lag("page").over(by_ts))\n'
+        ),
         # Ordered by its keys after a deduplication on them: one row per key, nothing to choose.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user", "ts").orderBy("ts")\n'
-              'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))\n'),
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user", "ts").orderBy("ts")\n'
+            'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))\n'
+        ),
         # An order column beyond the partition keys, and an order held in a parameter.
-        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("user", "ts")\n'
-              'events.withColumn("r", F.row_number().over(w))\n'
-              'def ranked(df, order):\n'
-              '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'),
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy("user", "ts")\n'
+            'events.withColumn("r", F.row_number().over(w))\n'
+            "def ranked(df, order):\n"
+            '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'
+        ),
         # SQL: the named window is ordered, with a tie-breaker.
         Valid(
             _SQL_PRELUDE + "landing = spark.sql(\n"
@@ -179,7 +197,7 @@ class UnorderedWindow(Rule):
             # frame keeps `last` the partition's last row and `count` the partition's count.
             expected_fix=_PRELUDE
             + 'w = Window.partitionBy("user").orderBy("ts", "page").rowsBetween(Window.unboundedPreceding, '
-            'Window.unboundedFollowing)\n'
+            "Window.unboundedFollowing)\n"
             'latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w))'
             '.withColumn("views", F.count("page").over(w))\n',
         ),
@@ -224,7 +242,8 @@ class UnorderedWindow(Rule):
             line=5,
             column=31,
             related_lines=(4,),
-            expected_fix=_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("user").desc(), F.to_json(F.struct("*")))\n'
+            expected_fix=_PRELUDE
+            + 'w = Window.partitionBy("user").orderBy(F.col("user").desc(), F.to_json(F.struct("*")))\n'
             'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
             'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
         ),
@@ -252,17 +271,17 @@ class UnorderedWindow(Rule):
         ),
         # SQL: a constant order in the WINDOW clause gets the tie-breaker there.
         Invalid(
-            _SQL_PRELUDE + "prev = spark.sql(\"\"\"\n"
+            _SQL_PRELUDE + 'prev = spark.sql("""\n'
             "SELECT user, page, lag(page) OVER w AS previous\n"
             "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1)\n"
-            "\"\"\")\n",
+            '""")\n',
             line=4,
             column=19,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE + "prev = spark.sql(\"\"\"\n"
+            expected_fix=_SQL_PRELUDE + 'prev = spark.sql("""\n'
             "SELECT user, page, lag(page) OVER w AS previous\n"
             "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*)))\n"
-            "\"\"\")\n",
+            '""")\n',
         ),
         # One order column that can tie: which of the tied rows gets number 1 is arrival order.
         Invalid(
@@ -273,7 +292,8 @@ class UnorderedWindow(Rule):
             related_lines=(4,),
             severity=Severity.INFO,
             # The whole row orders the tied rows (unsafe: a unique id may be what was meant).
-            expected_fix=_PRELUDE + 'w = Window.partitionBy("order").orderBy(F.desc("discount"), F.to_json(F.struct("*")))\n'
+            expected_fix=_PRELUDE
+            + 'w = Window.partitionBy("order").orderBy(F.desc("discount"), F.to_json(F.struct("*")))\n'
             'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n',
         ),
         # A helper that gets its order as an argument: reported where it is called with a constant.
@@ -311,7 +331,9 @@ class UnorderedWindow(Rule):
             "can change with partitioning. Add a tie-breaker column (`orderBy(<column>, <unique id>)`) "
             "unless the column is unique within each partition"
         )
-        return self.finding(ctx, call.span, message, related=related, severity=Severity.INFO, fix=_tie_broken_fix(ctx.graph, call))
+        return self.finding(
+            ctx, call.span, message, related=related, severity=Severity.INFO, fix=_tie_broken_fix(ctx.graph, call)
+        )
 
     def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -401,7 +423,9 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     window, window_imports = window_class(graph)
     frame = None
     if not call.window.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):
-        frame = tuple(cst.Attribute(value=window, attr=cst.Name(b)) for b in ("unboundedPreceding", "unboundedFollowing"))
+        frame = tuple(
+            cst.Attribute(value=window, attr=cst.Name(b)) for b in ("unboundedPreceding", "unboundedFollowing")
+        )
     rewrite = partial(_ordered_spec, tuple(order), frame)
     description = f"order the window by {what}" + (" over the whole partition" if frame else "")
     return Fix(safety, description, ((spec_call, rewrite), *extra), imports + (window_imports if frame else ()))
@@ -433,9 +457,13 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     order = _order_call(graph, span) if span is not None else None
     # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes
     # only as its sole argument.
-    if order is None or not order.args or any(
-        a.keyword is not None or a.star or not isinstance(a.value, (cst.SimpleString, cst.Call, cst.Attribute))
-        for a in order.args
+    if (
+        order is None
+        or not order.args
+        or any(
+            a.keyword is not None or a.star or not isinstance(a.value, (cst.SimpleString, cst.Call, cst.Attribute))
+            for a in order.args
+        )
     ):
         return "the spec's `orderBy` is not built here from columns (a name may hold a list)"
     tie, imports = whole_row(functions_like(graph))
@@ -510,11 +538,17 @@ def _at_call_site(ctx: RuleContext, node: StageNode, call: ColumnCall, finding: 
     if node.call_site is None:
         return finding
     alone = [n for n in ctx.graph.nodes if n.call_site is None and any(c.span == call.span for c in n.columns.calls)]
-    if any(_order_orders_nothing(ctx.graph, n, c) or _order_may_tie(ctx.graph, n, c)
-           for n in alone for c in n.columns.calls if c.span == call.span):
+    if any(
+        _order_orders_nothing(ctx.graph, n, c) or _order_may_tie(ctx.graph, n, c)
+        for n in alone
+        for c in n.columns.calls
+        if c.span == call.span
+    ):
         return finding
-    related = (RelatedLocation(finding.span, f"`{call.function}` in the helper uses the order it was given"),
-               *finding.related)
+    related = (
+        RelatedLocation(finding.span, f"`{call.function}` in the helper uses the order it was given"),
+        *finding.related,
+    )
     return dataclasses.replace(finding, span=node.call_site.plain(), related=related)
 
 
@@ -535,8 +569,10 @@ def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) 
     if not window.order_by or window.order_opaque or not set(window.order_by) <= set(window.partition_by):
         return False
     # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call.
-    sourced = any((n.spec is not None and n.spec.source) or (n.imported is not None and n.imported.sourced)
-                  for n in [node, *graph.upstream(node)])
+    sourced = any(
+        (n.spec is not None and n.spec.source) or (n.imported is not None and n.imported.sourced)
+        for n in [node, *graph.upstream(node)]
+    )
     return sourced and not deduplicated_on(graph, node, window.partition_by)
 
 

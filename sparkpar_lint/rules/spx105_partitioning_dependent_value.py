@@ -76,8 +76,8 @@ class PartitioningDependentValue(Rule):
         Valid(
             _PRELUDE
             + "import pandas as pd\n"
-            + "def shout(pdf):\n    return pdf.apply(lambda row: row.str.upper(), axis=1).drop(columns=[\"pid\"])\n"
-            + "def blanks(pdf):\n    return pd.DataFrame({\"name\": [\"?\" for _ in range(len(pdf))]})\n"
+            + 'def shout(pdf):\n    return pdf.apply(lambda row: row.str.upper(), axis=1).drop(columns=["pid"])\n'
+            + 'def blanks(pdf):\n    return pd.DataFrame({"name": ["?" for _ in range(len(pdf))]})\n'
             + 'batched = spark.read.parquet("t").withColumn("pid", F.spark_partition_id()).groupBy("pid")\n'
             + 'batched.applyInPandas(shout, "name string").write.parquet("loud")\n'
             + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(blanks, "name string")\n'
@@ -89,8 +89,10 @@ class PartitioningDependentValue(Rule):
             + 'visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n'
         ),
         # Seeded samples, and an unseeded one that is only previewed.
-        Valid(_PRELUDE + 'df = spark.read.parquet("e")\ntrain, test = df.randomSplit([0.8, 0.2], seed=7)\n'
-              'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'),
+        Valid(
+            _PRELUDE + 'df = spark.read.parquet("e")\ntrain, test = df.randomSplit([0.8, 0.2], seed=7)\n'
+            'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'
+        ),
     ]
     INVALID = [
         # The near miss: an average of the salted partial sums depends on how the salt split them.
@@ -108,7 +110,7 @@ class PartitioningDependentValue(Rule):
         Invalid(
             _PRELUDE
             + "import pandas as pd\n"
-            + "def numbered(pdf):\n    return pd.DataFrame({\"n\": [i for i in range(len(pdf))]})\n"
+            + 'def numbered(pdf):\n    return pd.DataFrame({"n": [i for i in range(len(pdf))]})\n'
             + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(numbered, "n long")\n',
             line=6,
             column=33,
@@ -185,9 +187,7 @@ class PartitioningDependentValue(Rule):
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE
-            + 'lines = spark.sparkContext.textFile("t").distinct()\n'
-            + "numbered = lines.zipWithIndex()\n",
+            _PRELUDE + 'lines = spark.sparkContext.textFile("t").distinct()\n' + "numbered = lines.zipWithIndex()\n",
             line=4,
             column=17,
             # After a shuffle the order means nothing: number the values in one order of their own.
@@ -197,8 +197,7 @@ class PartitioningDependentValue(Rule):
         ),
         # An unseeded split: the model trained on it, and its accuracy, change on every run.
         Invalid(
-            _PRELUDE
-            + 'train, test = spark.read.parquet("labelled").randomSplit([0.8, 0.2])\n',
+            _PRELUDE + 'train, test = spark.read.parquet("labelled").randomSplit([0.8, 0.2])\n',
             line=3,
             column=45,
             severity=Severity.WARNING,
@@ -276,12 +275,15 @@ class PartitioningDependentValue(Rule):
         shuffle = shuffle or next((d for d in graph.downstream(node) if d.is_shuffle), None)
         message = (
             f"`{node.method}` numbers rows by partition and position, which change with the "
-            "partitioning" + (f" (`{shuffle.method}` shuffles them)" if shuffle else "")
+            "partitioning"
+            + (f" (`{shuffle.method}` shuffles them)" if shuffle else "")
             + "; key rows by their data instead"
         )
         related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles"),) if shuffle else ()
         severity = Severity.ERROR if shuffle is not None else Severity.WARNING
-        return self.finding(ctx, node.span, message, severity=severity, related=related, fix=_sorted_numbering(graph, node))
+        return self.finding(
+            ctx, node.span, message, severity=severity, related=related, fix=_sorted_numbering(graph, node)
+        )
 
 
 # Random subsets and where their seed goes: (positional index of the seed, or with a leading
@@ -295,8 +297,10 @@ def _seeded(node: StageNode) -> bool:
         return "seed" in node.keywords
     positional = [a.value for a in node.call.args if a.keyword is None]
     index = _SAMPLERS[node.method]
-    if node.method == "sample" and (node.receiver == "RDD" or (positional and isinstance(positional[0], cst.Name)
-                                                                and positional[0].value in ("True", "False"))):
+    if node.method == "sample" and (
+        node.receiver == "RDD"
+        or (positional and isinstance(positional[0], cst.Name) and positional[0].value in ("True", "False"))
+    ):
         index += 1  # sample(withReplacement, fraction, seed)
     return len(positional) > index
 

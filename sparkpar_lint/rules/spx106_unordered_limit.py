@@ -43,17 +43,18 @@ class UnorderedLimit(Rule):
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
     fix_safety = SAFE
     VALID = [
+        Valid(_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
         Valid(
-            _PRELUDE
-            + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'
+            _PRELUDE + 'counts = events.groupBy("page").count()\n'
+            'ranked = counts.sort("count", "page")\n'
+            'ranked.select("page").take(5)\n'
         ),
-        Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
-              'ranked = counts.sort("count", "page")\n'
-              'ranked.select("page").take(5)\n'),
         # A global aggregate is one row: taking it is deterministic.
-        Valid(_PRELUDE + 'latest = events.agg(F.max("ts")).collect()[0][0]\n'
-              'n = events.groupBy().agg(F.countDistinct("user")).first()\n'
-              'm = events.select(F.max("ts")).head()\n'),
+        Valid(
+            _PRELUDE + 'latest = events.agg(F.max("ts")).collect()[0][0]\n'
+            'n = events.groupBy().agg(F.countDistinct("user")).first()\n'
+            'm = events.select(F.max("ts")).head()\n'
+        ),
         # After `from pyspark.sql.functions import *`, `round` and `max` are Spark's: still one row.
         Valid(
             "from pyspark.sql import SparkSession\nfrom pyspark.sql.functions import *\n"
@@ -66,35 +67,49 @@ class UnorderedLimit(Rule):
         Valid(_PRELUDE + 'events.limit(20).show()\nevents.groupBy("page").count().collect()\n'),
         # A preview for a person, not a result.
         Valid(_PRELUDE + 'events.join(spark.read.parquet("users"), "user").limit(5).show()\n'),
-        Valid(_PRELUDE + 'events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b)'
-              '.takeOrdered(5, key=lambda kv: -kv[1])\n'),
+        Valid(
+            _PRELUDE + "events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b)"
+            ".takeOrdered(5, key=lambda kv: -kv[1])\n"
+        ),
         # The filter pins the grouping key: one row, whatever the order.
-        Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
-              'home = counts.filter("page = \'home\'").first()\n'
-              'n = counts.filter(F.col("page") == "home").collect()[0]\n'),
+        Valid(
+            _PRELUDE + 'counts = events.groupBy("page").count()\n'
+            "home = counts.filter(\"page = 'home'\").first()\n"
+            'n = counts.filter(F.col("page") == "home").collect()[0]\n'
+        ),
         # Printed: a slice of collected rows, and the sizes of the partitions (a layout lesson).
-        Valid(_PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
-              'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'),
+        Valid(
+            _PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
+            'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'
+        ),
         # A result nobody keeps: a notebook shows it, a script drops it.
-        Valid(_PRELUDE + 'counts = events.rdd.map(lambda e: (e.page, 1)).reduceByKey(lambda a, b: a + b)\n'
-              'counts.take(5)\nevents.groupBy("page").count().collect()[0]\n'),
+        Valid(
+            _PRELUDE + "counts = events.rdd.map(lambda e: (e.page, 1)).reduceByKey(lambda a, b: a + b)\n"
+            'counts.take(5)\nevents.groupBy("page").count().collect()[0]\n'
+        ),
         # Emptiness checks and row counts: how many rows came back, never which.
-        Valid(_PRELUDE + 'counts = events.groupBy("page").count()\n'
-              'if len(counts.head(1)) > 0 and not counts.take(1):\n    pass\n'
-              'if counts.first() is None:\n    pass\n'
-              'while counts.limit(1).collect():\n    break\n'
-              'n = len(counts.take(5))\n'),
+        Valid(
+            _PRELUDE + 'counts = events.groupBy("page").count()\n'
+            "if len(counts.head(1)) > 0 and not counts.take(1):\n    pass\n"
+            "if counts.first() is None:\n    pass\n"
+            "while counts.limit(1).collect():\n    break\n"
+            "n = len(counts.take(5))\n"
+        ),
         # `take(n)` of at most n rows (literal rows, an earlier limit): every row, like `collect()`.
-        Valid(_PRELUDE + 'regions = spark.createDataFrame([("eu", 3), ("us", 4), ("eu", 5)], ["region", "n"])\n'
-              'totals = regions.groupBy("region").agg(F.sum("n").alias("n")).take(10)\n'
-              'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(5)\n'),
+        Valid(
+            _PRELUDE + 'regions = spark.createDataFrame([("eu", 3), ("us", 4), ("eu", 5)], ["region", "n"])\n'
+            'totals = regions.groupBy("region").agg(F.sum("n").alias("n")).take(10)\n'
+            'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(5)\n'
+        ),
         # No rows at all, and a notebook preview.
-        Valid(_PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
-              'display(events.groupBy("page").count().limit(10))\n'),
+        Valid(
+            _PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
+            'display(events.groupBy("page").count().limit(10))\n'
+        ),
         # pandas head after a pandas groupby.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('k').sum().head(5)\n"),
         # A local list, not a Spark result.
-        Valid(_PRELUDE + 'rows = [1, 2]\nfirst = rows[0]\n'),
+        Valid(_PRELUDE + "rows = [1, 2]\nfirst = rows[0]\n"),
         # A preview of a read, and a sorted sample that is written, stay clean.
         Valid(_PRELUDE + 'events.limit(20).show()\nevents.orderBy("ts", "id").limit(1000).write.parquet("s")\n'),
         # SQL: a total ORDER BY before LIMIT; a global aggregate is one row.
@@ -108,8 +123,10 @@ class UnorderedLimit(Rule):
         # limit(0): an empty frame with the schema, the same whatever arrives first.
         Valid(_PRELUDE + 'events.select("user").limit(0).union(events.select("user")).write.parquet("u")\n'),
         # A pandas frame indexed by column names picks columns, not rows.
-        Valid(_PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
-              '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'),
+        Valid(
+            _PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
+            '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'
+        ),
     ]
     INVALID = [
         # The near miss: three of up to five grouped rows.
@@ -122,8 +139,7 @@ class UnorderedLimit(Rule):
         ),
         # The near miss: the test reads a value of the row `take` picked, not only whether one came.
         Invalid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\n'
-            'if counts.take(1)[0]["count"] > 3:\n    pass\n',
+            _PRELUDE + 'counts = events.groupBy("page").count()\nif counts.take(1)[0]["count"] > 3:\n    pass\n',
             line=5,
             column=10,
             related_lines=(4,),
@@ -131,8 +147,7 @@ class UnorderedLimit(Rule):
         ),
         # A near miss: `count` is no key of the grouped rows, so several can match.
         Invalid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\n'
-            'busy = counts.filter("count = 3").first()\n',
+            _PRELUDE + 'counts = events.groupBy("page").count()\nbusy = counts.filter("count = 3").first()\n',
             line=5,
             column=34,
             related_lines=(4,),
@@ -264,7 +279,9 @@ class UnorderedLimit(Rule):
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)
-            elif node.method == "limit" and node.input_order.kind != "total" and not node.streaming and not _empty(node):
+            elif (
+                node.method == "limit" and node.input_order.kind != "total" and not node.streaming and not _empty(node)
+            ):
                 consumer = _result_consumer(graph, node)
                 if consumer is not None:
                     yield self._source_finding(ctx, node, consumer)

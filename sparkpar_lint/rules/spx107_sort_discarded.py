@@ -32,16 +32,14 @@ class SortDiscarded(Rule):
         # The order reaches a writer, a limit, the driver, or nothing at all.
         Valid(_PRELUDE + 'events.orderBy("ts").write.parquet("out")\n'),
         Valid(_PRELUDE + 'events.orderBy(F.desc("ts"), "event_id").limit(10).collect()\n'),
-        Valid(_PRELUDE + 'pdf = events.sort("ts").select("user", "ts").toPandas()\n'
-              'events.orderBy("ts").show()\n'),
-        Valid(_PRELUDE + "def ordered(df):\n    return df.orderBy(\"ts\")\n"),
+        Valid(_PRELUDE + 'pdf = events.sort("ts").select("user", "ts").toPandas()\nevents.orderBy("ts").show()\n'),
+        Valid(_PRELUDE + 'def ordered(df):\n    return df.orderBy("ts")\n'),
         # A notebook preview of the sorted rows uses the order.
         Valid(_PRELUDE + 'display(events.groupBy("page").count().orderBy(F.desc("count"), "page"))\n'),
         # Sorting after the shuffle is the fix, not the bug.
         Valid(_PRELUDE + 'events.groupBy("user").count().orderBy("count")\n'),
         # One branch uses the order, so the sort is not wasted.
-        Valid(_PRELUDE + 'ranked = events.orderBy("ts")\n'
-              'ranked.limit(5).show()\nranked.groupBy("user").count()\n'),
+        Valid(_PRELUDE + 'ranked = events.orderBy("ts")\nranked.limit(5).show()\nranked.groupBy("user").count()\n'),
         # Only one branch of an if/else sorts: the sorts do not follow one another.
         Valid(
             _PRELUDE
@@ -55,7 +53,10 @@ class SortDiscarded(Rule):
         # pandas: sort_values then groupby keeps order within groups.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').groupby('user').first()\n"),
         # SQL: the sort comes after the aggregation.
-        Valid(_SQL_PRELUDE + 'per_user = spark.sql("SELECT user, count(*) AS n FROM visits GROUP BY user ORDER BY user")\n'),
+        Valid(
+            _SQL_PRELUDE
+            + 'per_user = spark.sql("SELECT user, count(*) AS n FROM visits GROUP BY user ORDER BY user")\n'
+        ),
     ]
     INVALID = [
         Invalid(

@@ -14,8 +14,15 @@ from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # PySpark's keyword names for combine functions, by the kind of fold they do.
 KEYWORD_KINDS = {
-    "func": "merge", "f": "merge", "op": "merge", "combOp": "merge", "combFunc": "merge",
-    "mergeCombiners": "merge", "seqOp": "seq", "seqFunc": "seq", "mergeValue": "seq",
+    "func": "merge",
+    "f": "merge",
+    "op": "merge",
+    "combOp": "merge",
+    "combFunc": "merge",
+    "mergeCombiners": "merge",
+    "seqOp": "seq",
+    "seqFunc": "seq",
+    "mergeValue": "seq",
     "createCombiner": "create",
 }
 _PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
@@ -44,7 +51,8 @@ class NonCommutativeCombiner(Rule):
         ),
         # Functions that agree: a per-partition (sum, count) merged tuple-wise, a max merged with max.
         Valid(
-            _PRELUDE + _PAIRS
+            _PRELUDE
+            + _PAIRS
             + "pairs.combineByKey(lambda v: (v, 1), lambda a, v: (a[0] + v, a[1] + 1),\n"
             + "                   lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
             + "pairs.values().aggregate(0, lambda a, v: max(a, v), lambda a, b: max(a, b))\n"
@@ -80,7 +88,8 @@ class NonCommutativeCombiner(Rule):
     INVALID = [
         # The same reduce after a shuffle: the partitions hold the words in shuffle order.
         Invalid(
-            _PRELUDE + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).distinct().reduce(lambda a, b: f"{a} {b}")\n',
+            _PRELUDE
+            + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).distinct().reduce(lambda a, b: f"{a} {b}")\n',
             line=3,
             column=69,
         ),
@@ -135,7 +144,8 @@ class NonCommutativeCombiner(Rule):
         ),
         # Each function is fine alone; together they add up the partitions' maxima.
         Invalid(
-            _PRELUDE + "nums = spark.sparkContext.parallelize(range(100), 4)\n"
+            _PRELUDE
+            + "nums = spark.sparkContext.parallelize(range(100), 4)\n"
             + "peak = nums.aggregate(0, lambda a, v: max(a, v), lambda a, b: a + b)\n",
             line=4,
             column=12,
@@ -143,7 +153,9 @@ class NonCommutativeCombiner(Rule):
         # A lambda held in a variable, and a helper that receives the combiner as a parameter:
         # reported where the helper is called, with the helper's line as the related location.
         Invalid(
-            _PRELUDE + _PAIRS + "def merged(rdd, combine):\n    return rdd.reduceByKey(combine)\n"
+            _PRELUDE
+            + _PAIRS
+            + "def merged(rdd, combine):\n    return rdd.reduceByKey(combine)\n"
             + "halve = lambda a, b: (a + b) / 2\nmerged(pairs, halve)\n",
             line=7,
             column=0,
@@ -162,10 +174,16 @@ class NonCommutativeCombiner(Rule):
         spec = node.spec
         kinds = spec.combiner_kinds or ("merge",) * len(spec.functions)
         positional = [a for a in node.call.args if a.keyword is None]
-        slots = [(index, kind, positional[index].value) for index, kind in zip(spec.functions, kinds)
-                 if index < len(positional)]
-        slots += [(a.keyword.value, KEYWORD_KINDS.get(a.keyword.value, ""), a.value)
-                  for a in node.call.args if a.keyword is not None]
+        slots = [
+            (index, kind, positional[index].value)
+            for index, kind in zip(spec.functions, kinds)
+            if index < len(positional)
+        ]
+        slots += [
+            (a.keyword.value, KEYWORD_KINDS.get(a.keyword.value, ""), a.value)
+            for a in node.call.args
+            if a.keyword is not None
+        ]
         alone = []
         for where, kind, expr in slots:
             if kind not in (combiners.MERGE, combiners.SEQ):
@@ -175,8 +193,11 @@ class NonCommutativeCombiner(Rule):
             if verdict is not None and verdict.kind != combiners.SAFE:
                 yield self._finding(ctx, graph, node.method, expr, verdict, _passed_in(node, where, expr))
         if all(v is not None and v.kind == combiners.SAFE for v in alone):
-            yield from self._pair(ctx, node, {KEYWORD_KINDS.get(w, w) if isinstance(w, str) else k: node.function_slots.get(w)
-                                               for w, k, _ in slots})
+            yield from self._pair(
+                ctx,
+                node,
+                {KEYWORD_KINDS.get(w, w) if isinstance(w, str) else k: node.function_slots.get(w) for w, k, _ in slots},
+            )
 
     def _pair(self, ctx, node: StageNode, by_kind: dict) -> Iterator[Finding]:
         """Functions each fine alone that disagree with one another: one finding for the call."""
@@ -218,7 +239,11 @@ class NonCommutativeCombiner(Rule):
             # PySpark folds partition results on the driver in partition order, and the partitions
             # hold the input in order: an associative combiner gives one answer.
             return combiners.Verdict(combiners.SAFE)
-        if verdict.kind == combiners.UNSAFE and "dict merge" in (verdict.proof or "") and not _fixed_dict_keys(graph, node):
+        if (
+            verdict.kind == combiners.UNSAFE
+            and "dict merge" in (verdict.proof or "")
+            and not _fixed_dict_keys(graph, node)
+        ):
             # Later-wins merges are safe when keys never repeat; the code does not show they do.
             return combiners.Verdict(combiners.UNKNOWN)
         return verdict

@@ -89,9 +89,7 @@ class HiddenMutableState(Rule):
             column=4,
         ),
         Invalid(
-            _PRELUDE
-            + "errors = []\n"
-            + 'spark.sparkContext.textFile("t").foreach(lambda line: errors.append(line))\n',
+            _PRELUDE + "errors = []\n" + 'spark.sparkContext.textFile("t").foreach(lambda line: errors.append(line))\n',
             line=4,
             column=54,
         ),

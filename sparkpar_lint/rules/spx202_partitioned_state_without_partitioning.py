@@ -57,8 +57,14 @@ class PartitionedStateWithoutPartitioning(Rule):
     summary = "Per-key state in a partition-level function whose input is not partitioned by that key."
     fix_safety = SAFE
     VALID = [
-        Valid(_PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)\n'),
-        Valid(_PRELUDE + _PANDAS + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n'),
+        Valid(
+            _PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)\n'
+        ),
+        Valid(
+            _PRELUDE
+            + _PANDAS
+            + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n'
+        ),
         # RDD partitionBy hashes the pair's key, which the function keys its state by.
         Valid(
             _PRELUDE
@@ -78,7 +84,10 @@ class PartitionedStateWithoutPartitioning(Rule):
             + 'names = spark.sparkContext.broadcast({})\nspark.read.parquet("e").rdd.mapPartitions(enrich)\n'
         ),
         # Grouped: Spark hands the function one key's rows.
-        Valid(_PRELUDE + 'spark.read.parquet("e").groupBy("user").applyInPandas(lambda pdf: pdf.groupby("user").sum(), "s")\n'),
+        Valid(
+            _PRELUDE
+            + 'spark.read.parquet("e").groupBy("user").applyInPandas(lambda pdf: pdf.groupby("user").sum(), "s")\n'
+        ),
     ]
     INVALID = [
         Invalid(
@@ -91,7 +100,9 @@ class PartitionedStateWithoutPartitioning(Rule):
             + 'spark.read.parquet("e").repartition("device").rdd.mapPartitions(last_seen)\n',
         ),
         Invalid(
-            _PRELUDE + _PANDAS + 'spark.read.parquet("e").repartition(16).mapInPandas(per_user, "user string, amount double")\n',
+            _PRELUDE
+            + _PANDAS
+            + 'spark.read.parquet("e").repartition(16).mapInPandas(per_user, "user string, amount double")\n',
             line=6,
             column=40,
             related_lines=(5, 6),
@@ -181,7 +192,7 @@ class PartitionedStateWithoutPartitioning(Rule):
         message = (
             f"`{name}` keeps {what} per `{key}` inside each partition, but its input is {how}: rows "
             f"of one `{key}` land in several partitions and each sees only part of them. "
-            f"Hash-partition by `{key}` right before (`repartition(n, \"{key}\")`, RDD `partitionBy`), "
+            f'Hash-partition by `{key}` right before (`repartition(n, "{key}")`, RDD `partitionBy`), '
             "plus `sortWithinPartitions` if it also needs order"
         )
         return self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(graph, node, function, key))

@@ -46,15 +46,11 @@ class ProcessingTimeDependence(Rule):
         Valid(
             _PRELUDE
             + "import datetime\n"
-            + 'run_date = datetime.date.today().isoformat()\n'
+            + "run_date = datetime.date.today().isoformat()\n"
             + 'spark.read.parquet("e").write.parquet(f"out/{run_date}")\n'
         ),
         # A local helper called `now` is not the clock.
-        Valid(
-            _PRELUDE
-            + "def now(row):\n    return row.ts\n"
-            + 'spark.read.parquet("e").rdd.map(now)\n'
-        ),
+        Valid(_PRELUDE + "def now(row):\n    return row.ts\n" + 'spark.read.parquet("e").rdd.map(now)\n'),
         # Timing a partition for the log changes no output.
         Valid(
             _PRELUDE
@@ -140,10 +136,14 @@ class ProcessingTimeDependence(Rule):
             if node.spec is not None and node.spec.functions and node.call is not None:
                 for arg in node.call.args:
                     text = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
-                    if isinstance(text, str) and text.lower().replace("_", "") in (m.lower() for m in _PROCESSING_TIME_MARKERS):
+                    if isinstance(text, str) and text.lower().replace("_", "") in (
+                        m.lower() for m in _PROCESSING_TIME_MARKERS
+                    ):
                         yield self.finding(ctx, graph.span_of(arg.value), _timeout_message(f'"{text}"', node.method))
                     elif isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "ProcessingTimeTimeout":
-                        yield self.finding(ctx, graph.span_of(arg.value), _timeout_message("`ProcessingTimeTimeout`", node.method))
+                        yield self.finding(
+                            ctx, graph.span_of(arg.value), _timeout_message("`ProcessingTimeTimeout`", node.method)
+                        )
         for function, _ in executor_functions(graph):
             for value in per_task_values(function.node, ImportTable(graph.imports)):
                 yield self.finding(ctx, graph.span_of(value.call), _message(value.name, value.kind, function))
@@ -164,8 +164,10 @@ def _message(name: str, kind: str, function) -> str:
     elif function.role in _PARTITION_ROLES:
         per = "partition"
     what = "reads the wall clock" if kind == "clock" else "draws a random value"
-    use = "an event-time column (or `current_timestamp()`, fixed once per query)" if kind == "clock" else (
-        "a value derived from the data (a hash of the key columns), or a seed taken from it"
+    use = (
+        "an event-time column (or `current_timestamp()`, fixed once per query)"
+        if kind == "clock"
+        else ("a value derived from the data (a hash of the key columns), or a seed taken from it")
     )
     where = "a lambda" if function.name == "<lambda>" else f"`{function.name}`"
     return (

@@ -73,8 +73,7 @@ class StatefulStreamWithoutWatermark(Rule):
             + 'clicks.groupBy("user_id").transformWithStateInPandas(LastSeen(), "ts long", "append", "None")\n'
         ),
         Valid(
-            _PRELUDE
-            + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n'
+            _PRELUDE + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n'
         ),
         # The watermark is set in a helper the stream passes through.
         Valid(
@@ -172,7 +171,8 @@ class StatefulStreamWithoutWatermark(Rule):
             _PRELUDE + 'clicks.dropDuplicates(["event_id", "event_time"])\n',
             line=4,
             column=7,
-            expected_fix=_PRELUDE + 'clicks.withWatermark("event_time", "10 minutes").dropDuplicates(["event_id", "event_time"])\n',
+            expected_fix=_PRELUDE
+            + 'clicks.withWatermark("event_time", "10 minutes").dropDuplicates(["event_id", "event_time"])\n',
         ),
         Invalid(
             _PRELUDE
@@ -229,7 +229,11 @@ def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | N
     if grouping is None:
         return KeySpace(UNKNOWN)
     window = next(
-        (c for c in grouping.columns.calls if c.spec is not None and c.spec.time_window and c.call is not None and c.call.args),
+        (
+            c
+            for c in grouping.columns.calls
+            if c.spec is not None and c.spec.time_window and c.call is not None and c.call.args
+        ),
         None,
     )
     window_column = column_name(window.call.args[0].value) if window is not None else None
@@ -331,11 +335,19 @@ def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
             f"{column} has few values, and grows without bound if not"
         )
     if complete:
-        return head + why + "; complete output mode keeps every group by design and a watermark drops none: use update mode with an event-time window and a watermark if the state must stay bounded"
+        return (
+            head
+            + why
+            + "; complete output mode keeps every group by design and a watermark drops none: use update mode with an event-time window and a watermark if the state must stay bounded"
+        )
     if _keeps_every_row(node):
-        return head + why + (
-            ". Add `withWatermark(event_time, delay)` upstream: the event time is part of every row, so "
-            "the watermark lets Spark forget rows older than the delay"
+        return (
+            head
+            + why
+            + (
+                ". Add `withWatermark(event_time, delay)` upstream: the event time is part of every row, so "
+                "the watermark lets Spark forget rows older than the delay"
+            )
         )
     if space.kind == EVENT_TIME:
         column = f'"{space.column}"' if space.column != "the event time" else "event_time"

@@ -119,8 +119,7 @@ class NonIdempotentBatchWrite(Rule):
             related_lines=(7,),
         ),
         Invalid(
-            _PRELUDE
-            + 'orders.writeStream.foreachBatch(lambda df, _: df.write.insertInto("audit.orders")).start()\n',
+            _PRELUDE + 'orders.writeStream.foreachBatch(lambda df, _: df.write.insertInto("audit.orders")).start()\n',
             line=4,
             column=55,
             related_lines=(4,),
@@ -262,8 +261,10 @@ def _partition_overwrites(function: cst.CSTNode, dynamic: bool) -> list[cst.Call
         if mode is None or not mode.args or _literal_node(mode.args[0].value) != "overwrite":
             continue
         options = [c for c in links if c.func.attr.value == "option" and len(c.args) == 2]
-        chained = any(_literal_node(c.args[0].value) == "partitionoverwritemode"
-                      and _literal_node(c.args[1].value) == "dynamic" for c in options)
+        chained = any(
+            _literal_node(c.args[0].value) == "partitionoverwritemode" and _literal_node(c.args[1].value) == "dynamic"
+            for c in options
+        )
         if "partitionBy" in named and (dynamic or chained):
             found.append(mode)
     return found
@@ -296,8 +297,11 @@ def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> s
     for function in graph.definitions:
         if not isinstance(function, cst.FunctionDef) or not any(c is sink.call for c in m.findall(function, m.Call())):
             continue
-        values = {_literal_node(a.value) for a in m.findall(function, m.Assign())
-                  if any(m.matches(t.target, m.Name(name)) for t in a.targets)}
+        values = {
+            _literal_node(a.value)
+            for a in m.findall(function, m.Assign())
+            if any(m.matches(t.target, m.Name(name)) for t in a.targets)
+        }
         return values.pop() if len(values) == 1 else None
     return None
 

@@ -32,7 +32,9 @@ def preserves_partitioning(node: StageNode) -> bool:
 def trusting_consumer(graph: StageGraph, node: StageNode) -> StageNode | None:
     """The first later stage that reuses the partitioner instead of shuffling."""
     for later in graph.downstream(node):
-        if later.spec is not None and (later.spec.uses_partitioner or (later.is_shuffle and later.spec.keys == "pair-key")):
+        if later.spec is not None and (
+            later.spec.uses_partitioner or (later.is_shuffle and later.spec.keys == "pair-key")
+        ):
             return later
         if later.spec is not None and later.is_shuffle and later.spec.forwarding == "keys":
             return later
@@ -43,7 +45,9 @@ class PartitionerNotPreserved(Rule):
     id = "SPX301"
     name = "partitioner-not-preserved"
     severity = Severity.ERROR
-    summary = "`preservesPartitioning=True` on a function that may change the key: keyed stages trust a stale partitioner."
+    summary = (
+        "`preservesPartitioning=True` on a function that may change the key: keyed stages trust a stale partitioner."
+    )
     fix_safety = SAFE
     VALID = [
         Valid(_PRELUDE + "pairs.mapValues(lambda v: v * 2).reduceByKey(lambda a, b: a + b)\n"),
@@ -84,7 +88,8 @@ class PartitionerNotPreserved(Rule):
             + "regrouped.join(pairs)\n",
         ),
         Invalid(
-            _PRELUDE + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True).lookup('a')\n",
+            _PRELUDE
+            + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True).lookup('a')\n",
             line=4,
             column=6,
             expected_fix=_PRELUDE + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()]).lookup('a')\n",

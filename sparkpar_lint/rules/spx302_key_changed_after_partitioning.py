@@ -160,4 +160,3 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
         replacements.append((partitioner.call, drop_call))
     description = f"move `{partitioner.method}` after the key change, right before `{consumer.method}`"
     return Fix(SAFE, description, tuple(replacements))
-

@@ -38,7 +38,11 @@ class _KeyWrites(cst.CSTVisitor):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
-        if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+        if (
+            isinstance(target, cst.Subscript)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+        ):
             name = _literal(target.slice[0].slice.value)
             if name in self.keys:
                 self.found.append((name, target))
@@ -124,7 +128,7 @@ class KeyedFunctionChangesKey(Rule):
                 message = (
                     f"`{function.name}` rewrites the group key `{key}`, so its output is still laid out "
                     f"by the old values: `{consumer.method}` sees rows of one new `{key}` in several "
-                    f"partitions and out of order. Keep the key, or `repartition(n, \"{key}\")` "
+                    f'partitions and out of order. Keep the key, or `repartition(n, "{key}")` '
                     "(plus `sortWithinPartitions`) after it"
                 )
                 yield self.finding(ctx, graph.span_of(where), message, related=related)

@@ -30,7 +30,9 @@ class SinglePartitionWindow(Rule):
     summary = "A window with `orderBy` or a frame but no `partitionBy` moves every row to one partition."
     fix_safety = UNSAFE
     VALID = [
-        Valid(_PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'),
+        Valid(
+            _PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'
+        ),
         Valid(_PRELUDE + 'events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))\n'),
         # A handful of rows: one per month of an aggregate, literal rows, the first ten rows.
         Valid(
@@ -47,13 +49,12 @@ class SinglePartitionWindow(Rule):
         # pandas' rolling window, not Spark's.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').rolling(3).mean()\n"),
         # A local class that happens to be called Window.
-        Valid(
-            "class Window:\n    @staticmethod\n    def orderBy(c):\n        return c\n"
-            "Window.orderBy('ts')\n"
-        ),
+        Valid("class Window:\n    @staticmethod\n    def orderBy(c):\n        return c\nWindow.orderBy('ts')\n"),
         # Keys unpacked from a parameter: partitioned, though the names are unknown here.
-        Valid(_PRELUDE + 'def ranked(df, keys):\n'
-              '    return df.withColumn("n", F.row_number().over(Window.partitionBy(*keys).orderBy("ts")))\n'),
+        Valid(
+            _PRELUDE + "def ranked(df, keys):\n"
+            '    return df.withColumn("n", F.row_number().over(Window.partitionBy(*keys).orderBy("ts")))\n'
+        ),
     ]
     INVALID = [
         Invalid(
@@ -116,7 +117,12 @@ class SinglePartitionWindow(Rule):
             if spec.span in seen:
                 continue
             seen.add(spec.span)
-            uses = [n for n in ctx.graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == spec.span]
+            uses = [
+                n
+                for n in ctx.graph.nodes
+                for c in n.columns.calls
+                if c.window is not None and c.window.span == spec.span
+            ]
             if uses and all(_small_input(ctx.graph, n) for n in uses):
                 continue  # a handful of rows: one partition is the right size
             what = f"`orderBy({', '.join(spec.order_by)})`" if spec.has_order else "a row frame"
@@ -190,7 +196,11 @@ def _spec_start(graph: StageGraph, spec: WindowSpecValue) -> cst.Attribute | Non
     if isinstance(spec.span, LazySpan):
         # The builder spans a spec from its first call: no need to place every node to find it.
         call = spec.span.anchor()
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+        ):
             return call.func
         return None
     where = (spec.span.line, spec.span.column)

@@ -13,8 +13,13 @@ _EXTRA = ("pygls", "lsprotocol")
 
 @click.command("server")
 @click.option("--stdio", is_flag=True, help="Talk over standard input/output (the default and only transport).")
-@click.option("--file-timeout", type=click.FloatRange(min=0), default=20.0, show_default=True,
-              help="Seconds one analysis may take; a file that takes longer gets one diagnostic saying so (0: no limit).")
+@click.option(
+    "--file-timeout",
+    type=click.FloatRange(min=0),
+    default=20.0,
+    show_default=True,
+    help="Seconds one analysis may take; a file that takes longer gets one diagnostic saying so (0: no limit).",
+)
 def server(stdio: bool, file_timeout: float) -> None:
     """Run the sparkpar language server over stdio (diagnostics, fixes as code actions, rule docs on hover)."""
     try:

@@ -87,11 +87,19 @@ def _check(job: _Job | int) -> FileResult | None:
 
 class SparkparServer(LanguageServer):
     def __init__(self, file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
-        super().__init__("sparkpar", metadata.version("sparkpar"), notebook_document_sync=lsp.NotebookDocumentSyncOptions(
-            notebook_selector=[lsp.NotebookDocumentFilterWithCells(
-                notebook="*", cells=[lsp.NotebookCellLanguage(language="python"),
-                                     lsp.NotebookCellLanguage(language="sql")])],
-            save=True))
+        super().__init__(
+            "sparkpar",
+            metadata.version("sparkpar"),
+            notebook_document_sync=lsp.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    lsp.NotebookDocumentFilterWithCells(
+                        notebook="*",
+                        cells=[lsp.NotebookCellLanguage(language="python"), lsp.NotebookCellLanguage(language="sql")],
+                    )
+                ],
+                save=True,
+            ),
+        )
         # uri (a cell's, for notebooks) -> the findings last published for it (hover and code
         # actions read them).
         self.findings: dict[str, list[Finding]] = {}
@@ -139,7 +147,8 @@ class SparkparServer(LanguageServer):
         if result is not None and result.error:
             diagnostics.append(_not_checked(result.error))
         self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        )
 
     async def _analyse(self, path: str | None, data: bytes) -> FileResult | None:
         """The file's result, or None when it is not one sparkpar checks (or the config is bad)."""
@@ -152,8 +161,13 @@ class SparkparServer(LanguageServer):
             return None
         if matches(Path(path), config.exclude, config.root):
             return None
-        job = _Job(path, data, config, tuple(effective_rules(config, self.rule_ids)),
-                   cache.directory if cache is not None else None)
+        job = _Job(
+            path,
+            data,
+            config,
+            tuple(effective_rules(config, self.rule_ids)),
+            cache.directory if cache is not None else None,
+        )
         outcome = await asyncio.get_running_loop().run_in_executor(None, self.worker.run, job, self.file_timeout)
         return FileResult(path, error=f"{path}: {outcome}") if isinstance(outcome, Failure) else outcome
 
@@ -173,8 +187,9 @@ class SparkparServer(LanguageServer):
             diagnostics = [diagnostic(document, f) for f in by_cell[cell.document]]
             if result is not None and result.error and cell.document == first_code:
                 diagnostics.append(_not_checked(result.error))
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                uri=cell.document, version=document.version, diagnostics=diagnostics))
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=cell.document, version=document.version, diagnostics=diagnostics)
+            )
 
     def report(self, message: str) -> None:
         """Show a problem once (a bad config would otherwise pop up on every keystroke)."""
@@ -225,8 +240,12 @@ def _without_header(finding: Finding) -> Finding:
 
 def _not_checked(error: str) -> lsp.Diagnostic:
     """The file's one diagnostic when it could not be analysed (time budget, crash, memory)."""
-    return lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
-                          severity=lsp.DiagnosticSeverity.Warning, source="sparkpar", message=f"sparkpar: {error}")
+    return lsp.Diagnostic(
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+        severity=lsp.DiagnosticSeverity.Warning,
+        source="sparkpar",
+        message=f"sparkpar: {error}",
+    )
 
 
 def _locator(document: TextDocument):
@@ -265,9 +284,12 @@ def diagnostic(document: TextDocument, finding: Finding, locate=None) -> lsp.Dia
         source="sparkpar",
         message=finding.message + ("" if finding.fix_safety is None else f" [fix: {finding.fix_safety}]"),
         related_information=[
-            lsp.DiagnosticRelatedInformation(location=_related_location(document, related, where), message=related.message)
+            lsp.DiagnosticRelatedInformation(
+                location=_related_location(document, related, where), message=related.message
+            )
             for related in finding.related
-        ] or None,
+        ]
+        or None,
         data={"fix": finding.fix_safety},
     )
 
@@ -285,15 +307,23 @@ def _related_location(document: TextDocument, related, where) -> lsp.Location:
 
 def client_range(document: TextDocument, span: Span) -> lsp.Range:
     """Our code-point columns in the units the client negotiated (UTF-16 by default)."""
-    return document.range_to_client_units(ServerTextRange(
-        ServerTextPosition(span.line - 1, span.column), ServerTextPosition(span.end_line - 1, span.end_column)))
+    return document.range_to_client_units(
+        ServerTextRange(
+            ServerTextPosition(span.line - 1, span.column), ServerTextPosition(span.end_line - 1, span.end_column)
+        )
+    )
 
 
 def text_edits(edits: tuple[LineEdit, ...]) -> list[lsp.TextEdit]:
     # Whole lines: character 0 means the same in every position encoding.
     return [
-        lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=e.start_line - 1, character=0),
-                                     end=lsp.Position(line=e.end_line - 1, character=0)), new_text=e.text)
+        lsp.TextEdit(
+            range=lsp.Range(
+                start=lsp.Position(line=e.start_line - 1, character=0),
+                end=lsp.Position(line=e.end_line - 1, character=0),
+            ),
+            new_text=e.text,
+        )
         for e in edits
     ]
 
@@ -355,8 +385,9 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
         ls.findings.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL])
+    )
     def code_action(ls: SparkparServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
         document = ls.workspace.get_text_document(uri)
@@ -379,8 +410,10 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
                 except MissingDoc:
                     page = ""
                 text = f"**{finding.rule_id}** {finding.message}\n\n---\n\n{page}".rstrip()
-                return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
-                                 range=client_range(document, finding.span))
+                return lsp.Hover(
+                    contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
+                    range=client_range(document, finding.span),
+                )
         return None
 
     return server
@@ -388,8 +421,11 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
 
 def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Range) -> list[lsp.CodeAction]:
     chosen = document.range_from_client_units(selection)
-    hit = [f for f in ls.findings.get(document.uri, [])
-           if f.fix_safety is not None and _touches(f.span, chosen.start, chosen.end)]
+    hit = [
+        f
+        for f in ls.findings.get(document.uri, [])
+        if f.fix_safety is not None and _touches(f.span, chosen.start, chosen.end)
+    ]
     if not hit or not document.path:
         return []
     notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
@@ -407,10 +443,15 @@ def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Rang
             continue
         safe = fix.safety == "safe"
         title = f"Fix {finding.rule_id}: {fix.description}" + ("" if safe else " (unsafe: review the choice it makes)")
-        actions.append(lsp.CodeAction(
-            title=title, kind=lsp.CodeActionKind.QuickFix, is_preferred=safe,
-            diagnostics=[diagnostic(document, finding)],
-            edit=lsp.WorkspaceEdit(changes={document.uri: text_edits(fix.edits)})))
+        actions.append(
+            lsp.CodeAction(
+                title=title,
+                kind=lsp.CodeActionKind.QuickFix,
+                is_preferred=safe,
+                diagnostics=[diagnostic(document, finding)],
+                edit=lsp.WorkspaceEdit(changes={document.uri: text_edits(fix.edits)}),
+            )
+        )
     return sorted(actions, key=lambda action: not action.is_preferred)
 
 
@@ -427,9 +468,13 @@ def _fix_all(ls: SparkparServer, document: TextDocument) -> list[lsp.CodeAction]
     outcome = fix_source(document.path, document.source, rule_ids)
     if not outcome.changed:
         return []
-    return [lsp.CodeAction(
-        title="Fix all safe sparkpar findings", kind=FIX_ALL,
-        edit=lsp.WorkspaceEdit(changes={document.uri: text_edits(line_edits(outcome.original, outcome.fixed))}))]
+    return [
+        lsp.CodeAction(
+            title="Fix all safe sparkpar findings",
+            kind=FIX_ALL,
+            edit=lsp.WorkspaceEdit(changes={document.uri: text_edits(line_edits(outcome.original, outcome.fixed))}),
+        )
+    ]
 
 
 def _plain_python(document: TextDocument) -> bool:
@@ -438,8 +483,9 @@ def _plain_python(document: TextDocument) -> bool:
     return bool(document.path) and document.path.endswith(".py") and not is_notebook(document.path, document.source)
 
 
-def _notebook_fixes(ls: SparkparServer, notebook: lsp.NotebookDocument, hit: list[Finding],
-                    fix_all: bool = False) -> list[lsp.CodeAction]:
+def _notebook_fixes(
+    ls: SparkparServer, notebook: lsp.NotebookDocument, hit: list[Finding], fix_all: bool = False
+) -> list[lsp.CodeAction]:
     """Fixes in a synced notebook: the notebook is fixed whole (`sparkpar fix`'s way, imports into
     the first code cell) and each changed cell gets its edits. One action per rule (all of that
     rule's findings in the notebook), or one for every safe fix."""
@@ -450,8 +496,12 @@ def _notebook_fixes(ls: SparkparServer, notebook: lsp.NotebookDocument, hit: lis
     if fix_all:
         groups = [({f.rule_id for f in hit}, False)]
     else:
-        groups = [({rule_id}, unsafe) for rule_id, unsafe in sorted({(f.rule_id, f.fix_safety == "unsafe") for f in hit},
-                                                                     key=lambda g: (g[1], g[0]))]
+        groups = [
+            ({rule_id}, unsafe)
+            for rule_id, unsafe in sorted(
+                {(f.rule_id, f.fix_safety == "unsafe") for f in hit}, key=lambda g: (g[1], g[0])
+            )
+        ]
     actions = []
     for rule_ids, unsafe in groups:
         outcome = fix_notebook(_notebook_path(notebook.uri), data, rule_ids, unsafe=unsafe)
@@ -469,10 +519,15 @@ def _notebook_fixes(ls: SparkparServer, notebook: lsp.NotebookDocument, hit: lis
         if fix_all:
             title, kind = "Fix all safe sparkpar findings", FIX_ALL
         else:
-            title = f"Fix {min(rule_ids)} in this notebook" + (" (unsafe: review the choice it makes)" if unsafe else "")
+            title = f"Fix {min(rule_ids)} in this notebook" + (
+                " (unsafe: review the choice it makes)" if unsafe else ""
+            )
             kind = lsp.CodeActionKind.QuickFix
-        actions.append(lsp.CodeAction(title=title, kind=kind, is_preferred=not unsafe and not fix_all,
-                                      edit=lsp.WorkspaceEdit(changes=changes)))
+        actions.append(
+            lsp.CodeAction(
+                title=title, kind=kind, is_preferred=not unsafe and not fix_all, edit=lsp.WorkspaceEdit(changes=changes)
+            )
+        )
     return actions
 
 

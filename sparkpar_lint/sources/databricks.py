@@ -29,7 +29,9 @@ def read_cells(text: str) -> list[Cell]:
 def _cell(number: int, lines: list[str], first_line: int) -> Cell:
     cell = Cell(number, "code", lines, first_line=first_line)
     # The export's header line is not content: a notebook's first cell may be a SQL cell.
-    content = [i for i, line in enumerate(lines) if line.strip() and not _SEPARATOR.match(line) and not is_databricks(line)]
+    content = [
+        i for i, line in enumerate(lines) if line.strip() and not _SEPARATOR.match(line) and not is_databricks(line)
+    ]
     if not content or not lines[content[0]].startswith("# MAGIC"):
         return cell
     language = _LANGUAGE.match(lines[content[0]])

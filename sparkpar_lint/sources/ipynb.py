@@ -174,7 +174,9 @@ class _Scanner:
                     code = int(self.text[self.at + 2 : self.at + 6], 16)
                     self.at += 6
                     if 0xD800 <= code < 0xDC00 and self.text[self.at : self.at + 2] == "\\u":
-                        code = 0x10000 + ((code - 0xD800) << 10) + (int(self.text[self.at + 2 : self.at + 6], 16) - 0xDC00)
+                        code = (
+                            0x10000 + ((code - 0xD800) << 10) + (int(self.text[self.at + 2 : self.at + 6], 16) - 0xDC00)
+                        )
                         self.at += 6
                     chars.append(chr(code))
                 else:

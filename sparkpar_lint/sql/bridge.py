@@ -5,13 +5,19 @@ from __future__ import annotations
 import libcst as cst
 
 TEMP_VIEW_METHODS = frozenset(
-    {"createOrReplaceTempView", "createTempView", "createGlobalTempView", "createOrReplaceGlobalTempView",
-     "registerTempTable"}
+    {
+        "createOrReplaceTempView",
+        "createTempView",
+        "createGlobalTempView",
+        "createOrReplaceGlobalTempView",
+        "registerTempTable",
+    }
 )
 
 
-def register_view(views: dict[str, tuple[int, bool]], method: str, args: list, node_id: int | None,
-                  streaming: bool) -> None:
+def register_view(
+    views: dict[str, tuple[int, bool]], method: str, args: list, node_id: int | None, streaming: bool
+) -> None:
     """`df.createOrReplaceTempView("name")`: SQL reading `name` continues from `df`, streaming or
     not as `df` is (a foreachBatch micro-batch is a batch DataFrame of a streaming node)."""
     name = getattr(args[0], "text", None) if args else None
@@ -30,6 +36,7 @@ def run_query(builder, value) -> tuple[bool, int | None]:
     node = getattr(value, "node", None)
     if node is None:
         return False, None
+
     def start_of(literal):
         where = builder.graph.positions.get(literal)  # None: a node of another tree
         return (where.start.line, where.start.column) if where is not None else (1, 0)

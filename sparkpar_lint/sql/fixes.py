@@ -38,10 +38,15 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     still give one answer; the alias keeps the output column's name.
     """
     from sqlglot import exp
+
     if call_site is None or sort_site is None or not isinstance(sort_site.expression, exp.Order):
         return None
     func = call_site.expression
-    name = call_site.parsed.text[slice(*call_site.parsed.name_range(func))].lower() if call_site.parsed.name_range(func) else ""
+    name = (
+        call_site.parsed.text[slice(*call_site.parsed.name_range(func))].lower()
+        if call_site.parsed.name_range(func)
+        else ""
+    )
     value = func.this if isinstance(func, exp.Func) else None
     if name not in _ORDERED_PICKS or not isinstance(func.parent, exp.Alias) or not isinstance(value, exp.Column):
         return None
@@ -59,7 +64,9 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
     if literal is None:
         return None
-    description = f"SQL: `{name}` after a lost `ORDER BY` -> `{_ORDERED_PICKS[name]}` of a struct led by the order columns"
+    description = (
+        f"SQL: `{name}` after a lost `ORDER BY` -> `{_ORDERED_PICKS[name]}` of a struct led by the order columns"
+    )
     return Fix(SAFE, description, ((call_site.literal, literal),))
 
 
@@ -76,7 +83,11 @@ def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.SimpleStri
         text = text[:start] + replacement + text[end:]
     value = literal.value
     prefix = value[: len(value) - len(value.lstrip("rRuUfFbB"))]
-    quote = value[len(prefix) : len(prefix) + 3] if value[len(prefix) : len(prefix) + 3] in ('"""', "'''") else value[len(prefix)]
+    quote = (
+        value[len(prefix) : len(prefix) + 3]
+        if value[len(prefix) : len(prefix) + 3] in ('"""', "'''")
+        else value[len(prefix)]
+    )
     if quote in text or text.endswith(quote[0]) or (len(quote) == 1 and "\n" in text):
         return None
     if "r" not in prefix.lower() and "\\" in text:
@@ -115,7 +126,9 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
     if literal is None:
         return None
-    description = f"SQL: `{name}` with no order to read -> `{replacement.split('(')[0]}`, one of the answers it could give"
+    description = (
+        f"SQL: `{name}` with no order to read -> `{replacement.split('(')[0]}`, one of the answers it could give"
+    )
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
 
 
@@ -153,7 +166,9 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | None:
     literal = _rewrite(call_site, [(at, at, f", {_WHOLE_ROW}")])
     if literal is None:
         return None
-    return Fix(UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),))
+    return Fix(
+        UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),)
+    )
 
 
 def _name(parsed: ParsedSql, func: exp.Expression) -> str:
@@ -190,13 +205,26 @@ def _order_end(parsed: ParsedSql, func: exp.Expression, window: exp.Window, sele
     if alias is None:
         return None
     # The WINDOW clause entry `alias AS (...)`, which only frame-blind functions may share.
-    users = [w for w in select.find_all(exp.Window) if w.args.get("alias") is not None and w.alias.lower() == alias.name.lower()]
-    if any(_name(parsed, w.this) not in FRAME_BLIND for w in users if w.this is not None and w.find_ancestor(exp.Select) is select):
+    users = [
+        w
+        for w in select.find_all(exp.Window)
+        if w.args.get("alias") is not None and w.alias.lower() == alias.name.lower()
+    ]
+    if any(
+        _name(parsed, w.this) not in FRAME_BLIND
+        for w in users
+        if w.this is not None and w.find_ancestor(exp.Select) is select
+    ):
         return None
     for i, token in enumerate(tokens[:-2]):
-        if (token.start > call[1] and token.text.lower() == alias.name.lower() and i > 0
-                and tokens[i + 1].token_type == TokenType.ALIAS and tokens[i + 2].token_type == TokenType.L_PAREN
-                and tokens[i - 1].token_type in (TokenType.WINDOW, TokenType.COMMA)):
+        if (
+            token.start > call[1]
+            and token.text.lower() == alias.name.lower()
+            and i > 0
+            and tokens[i + 1].token_type == TokenType.ALIAS
+            and tokens[i + 2].token_type == TokenType.L_PAREN
+            and tokens[i - 1].token_type in (TokenType.WINDOW, TokenType.COMMA)
+        ):
             return _order_in(tokens, depths, i + 2)
     return None
 

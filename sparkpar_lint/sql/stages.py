@@ -107,7 +107,9 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
                 ctx.ctes[cte.alias_or_name.lower()] = built
     if isinstance(node, exp.SetOperation):
         left, right = query(ctx, node.this), query(ctx, node.expression)
-        method = "union" if isinstance(node, exp.Union) else "intersect" if isinstance(node, exp.Intersect) else "subtract"
+        method = (
+            "union" if isinstance(node, exp.Union) else "intersect" if isinstance(node, exp.Intersect) else "subtract"
+        )
         current = ctx.add("DataFrame", method, [left, right], ctx.span(_set_keyword(ctx, node))).id
         if isinstance(node, exp.Union) and node.args.get("distinct"):
             # Plain UNION removes duplicates: a shuffle, unlike UNION ALL.
@@ -172,7 +174,9 @@ def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None)
         span = ctx.span(ctx.parsed.clause(node, TokenType.ORDER_BY))
         current = ctx.add("DataFrame", "orderBy", [current], span, keys=keys, site=order).id
     if node.args.get("limit") is not None:
-        current = ctx.add("DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT)), site=node).id
+        current = ctx.add(
+            "DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT)), site=node
+        ).id
     return current
 
 
@@ -202,7 +206,9 @@ def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.
                     function=name,
                     span=ctx.span(ctx.parsed.call_range(func) or ctx.parsed.name_range(func)),
                     spec=spec,
-                    enclosing=tuple(n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions),
+                    enclosing=tuple(
+                        n for n in (_function_name(ctx, f) for f in _enclosing(func, root)) if n in functions
+                    ),
                     window=_window_spec(ctx, window, named) if window is not None else None,
                     from_sql=True,
                     sql=ctx.site(func),
