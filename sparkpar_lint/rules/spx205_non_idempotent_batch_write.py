@@ -54,6 +54,18 @@ class NonIdempotentBatchWrite(Rule):
             + '    target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()\n'
             + "orders.writeStream.foreachBatch(upsert).start()\n"
         ),
+        # The append runs only while the table does not exist yet: a replay finds it and merges.
+        Valid(
+            _PRELUDE
+            + "from delta.tables import DeltaTable\n"
+            + "def upsert(batch, batch_id):\n"
+            + '    if spark.catalog.tableExists("orders"):\n'
+            + '        target = DeltaTable.forName(spark, "orders")\n'
+            + '        target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()\n'
+            + "    else:\n"
+            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
+            + "orders.writeStream.foreachBatch(upsert).start()\n"
+        ),
         # One directory per batch, overwritten on replay.
         Valid(
             _PRELUDE
@@ -156,6 +168,19 @@ class NonIdempotentBatchWrite(Rule):
             column=17,
             related_lines=(7,),
         ),
+        # The near miss: the append in the branch where the table exists runs again on replay.
+        Invalid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    if spark.catalog.tableExists("orders"):\n'
+            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
+            + "    else:\n"
+            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n",
+            line=6,
+            column=51,
+            related_lines=(9,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -195,7 +220,7 @@ def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator
         if later.spec is None:
             continue
         if later.spec.sink and later.receiver == "Writer" and _appends(graph, later) and not _upserts(later):
-            if not any(_anti_join(n) for n in graph.upstream(later)):
+            if not any(_anti_join(n) for n in graph.upstream(later)) and not _first_write_only(graph, later):
                 yield later, f"`{later.method}` appends"
         elif later.spec.sink and later.receiver == "Writer" and _fresh_location(later, *fresh):
             yield later, f"`{later.method}` writes to a location named by the clock (or a random id)"
@@ -282,6 +307,30 @@ def _appends(graph: StageGraph, sink: StageNode) -> bool:
             mode = _literal_node(link.args[0].value)
         link = link.func.value
     return mode == "append"
+
+
+_EXISTS = frozenset({"tableExists", "isDeltaTable", "exists"})
+
+
+def _first_write_only(graph: StageGraph, sink: StageNode) -> bool:
+    """The write runs only while its target does not exist yet (`if spark.catalog.tableExists(t):
+    merge ... else: append`): a replayed batch finds the target and takes the other branch, which
+    is checked on its own."""
+    if sink.call is None:
+        return False
+    for function in graph.definitions:
+        for branch in m.findall(function, m.If()):
+            test, negated = branch.test, False
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negated = test.expression, True
+            if not isinstance(test, cst.Call) or _callee_name(test) not in _EXISTS:
+                continue
+            missing = branch.body if negated else branch.orelse
+            if isinstance(missing, cst.IndentedBlock | cst.Else) and any(
+                c is sink.call for c in m.findall(missing, m.Call())
+            ):
+                return True
+    return False
 
 
 def _upserts(sink: StageNode) -> bool:
