@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +41,9 @@ SPARKPAR = [sys.executable, "-c", "from sparkpar_lint.cli import main; main()"]
 
 
 def sparkpar(*args, cwd=None):
+    # Never from the checkout: `python -c` would import its sparkpar_lint, not the installed one
+    # (which alone has the rule data under sparkpar_lint.ruledata).
+    cwd = cwd or tempfile.gettempdir()
     return subprocess.run([*SPARKPAR, *map(str, args)], capture_output=True, text=True, cwd=cwd, check=False)
 
 
