@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparkpar_lint.plan.join_keys import join_keys
 from sparkpar_lint.plan.operators import Operator
 
 _SELECTIVITY = {"exactly-one": 1.0, "at-most-one": 0.5, "any": 1.0}
@@ -90,6 +91,8 @@ def _main_chain(graph) -> list:
 def _key_components(node, graph, known) -> tuple[tuple[str, str], ...]:
     """(name, code) per key component: inherited from a grouped input, then the call's own."""
     if not node.keys:
+        if node.method == "join" and isinstance(node.call, cst.Call):  # `on` is a condition
+            return tuple((k, repr(k)) for k in join_keys(node.call))
         return ()
     inherited: tuple[tuple[str, str], ...] = ()
     if node.inputs and node.inputs[0] in known:
