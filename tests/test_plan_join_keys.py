@@ -28,7 +28,7 @@ def _keys(code: str) -> tuple[str, ...]:
         ('a.join(b, expr("(x.id = y.id) and x.v > 3"), "left")', ("id",)),
         ('a.join(b, F.col("a.id") == F.col("b.id"))', ("id",)),
         ('a.join(b, (a["id"] == b["id"]) & (a.ad == b.ad) & (a.v > 3))', ("id", "ad")),
-        ('a.join(b, a.id.eqNullSafe(b.id))', ("id",)),
+        ("a.join(b, a.id.eqNullSafe(b.id))", ("id",)),
         ('a.join(b, on=a.id == b.id, how="left")', ("id",)),
     ],
 )
@@ -46,14 +46,14 @@ def test_join_keys_are_read_from_names_and_conditions(code, keys):
         'a.join(b, F.expr("a.id = = b.id"))',  # not SQL: nothing read, no error
         "a.join(b, (a.id == b.id) | (a.ad == b.ad))",
         "a.join(b, cond)",  # a condition built elsewhere
-        'a.join(b, F.expr(text))',
+        "a.join(b, F.expr(text))",
     ],
 )
 def test_joins_without_a_readable_shared_key_have_none(code):
     assert _keys(code) == ()
 
 
-JOB = '''from pyspark.sql import functions as F
+JOB = """from pyspark.sql import functions as F
 
 
 def job(spark, data):
@@ -61,7 +61,7 @@ def job(spark, data):
     b = spark.read.parquet(data["b"]).alias("b")
     joined = a.join(b, F.expr("a.id = b.id"))
     return joined.groupBy("user").count()
-'''
+"""
 
 
 def test_plan_no_longer_calls_an_expr_join_unknown_state(tmp_path):
