@@ -17,6 +17,17 @@ CASES = [
     ("def f(pdf):\n    pdf.sort_values('ts', inplace=True)\n    return pdf['v'].ffill()\n", "group", False),
     ("def f(pdf):\n    d = pdf['device'].iloc[0]\n    return pdf.assign(n=len(pdf), d=d)\n", "group", False),
     ("def f(pdf):\n    return pdf.iloc[[0]]\n", "group", True),
+    # The row holding the extreme, by label on the fresh index Spark gives the frame, or by position.
+    ("def f(pdf):\n    i = pdf['v'].idxmax()\n    return pdf.iloc[i : i + 1]\n", "group", False),
+    ("def f(pdf):\n    return pdf.iloc[[pdf.v.idxmin()]]\n", "group", False),
+    ("def f(pdf):\n    return pdf.iloc[np.argmax(pdf['v'].values)]\n", "group", False),
+    ("def f(pdf):\n    return pdf['v'].iloc[pdf['v'].argmax()]\n", "group", False),
+    # Labels that are no longer positions, or a position that is not an extreme's.
+    ("def f(pdf):\n    pdf = pdf[pdf.v > 0]\n    return pdf.iloc[[pdf.v.idxmax()]]\n", "group", True),
+    ("def f(pdf):\n    pdf.dropna(inplace=True)\n    return pdf.iloc[[pdf.v.idxmax()]]\n", "group", True),
+    ("def f(pdf):\n    pdf.index = pdf['ts']\n    return pdf.iloc[[pdf.v.idxmax()]]\n", "group", True),
+    ("def f(pdf):\n    i = pdf['v'].idxmax()\n    return pdf.iloc[i * 2]\n", "group", True),
+    ("def f(pdf):\n    return pdf.iloc[pdf.v.idxmax() :: 2]\n", "group", True),
     ("def f(pdf):\n    return pdf.sort_values('device').head(1)\n", "group", True),
     ("def f(key, pdf):\n    return pdf.assign(k=key[0])\n", "group", False),
     ("def f(pdf):\n    return pdf.drop_duplicates(subset=['user'])\n", "group", True),

@@ -28,6 +28,10 @@ FRAMES = "frames"  # an iterator of frames (mapInPandas, applyInPandasWithState)
 PAIR = "pair"  # (key, rows) from groupByKey
 GROUPS = "groups"  # a tuple of row iterables (RDD cogroup values)
 KEY = "key"  # the group key, or a column of it: constant within the group
+# The row holding a column's extreme (`idxmax()`, `argmin()`): chosen by value, not by arrival.
+# Ties aside, like a sort by that column, which is accepted too. `inner` says what it is:
+PICK = "pick"
+LABEL, POSITION = "label", "position"  # idxmax/idxmin give an index label, argmax/argmin a position
 
 # Methods that read rows by position or in sequence.
 POSITIONAL_METHODS = frozenset(
@@ -60,6 +64,7 @@ POSITIONAL_METHODS = frozenset(
     }
 )
 POSITIONAL_INDEXERS = frozenset({"iloc", "iat"})
+VALUE_PICKS = {"idxmax": LABEL, "idxmin": LABEL, "argmax": POSITION, "argmin": POSITION}
 SORT_METHODS = frozenset({"sort_values", "sort_index", "sort_by", "sort"})
 # Conversions that keep the rows (and their order) in a Python iterable.
 ROW_CONVERSIONS = frozenset(
@@ -134,6 +139,8 @@ def find_order_dependence(
 ) -> OrderDependence | None:
     """The first order-dependent operation in the body, or None when it is order-insensitive."""
     analysis = _Analysis(dict(kinds), set(key_columns), dict(helpers or {}), depth=0)
+    # Spark builds each group's frame afresh: its index is 0..n-1, so a label is a position.
+    analysis.fresh_index = {name for name, data in kinds.items() if data.kind == FRAME}
     if isinstance(function, cst.FunctionDef):
         analysis.seeds = _seeding_nexts(_statements(function.body))
     try:
@@ -200,6 +207,24 @@ def _literal_int_index(node: cst.Subscript) -> bool:
     return False
 
 
+def _column_position(element) -> bool:
+    """The column part of `iat[row, 0]` / `iloc[row, "v"]`-like indexing: a literal."""
+    return isinstance(element, cst.Index) and isinstance(element.value, (cst.Integer, cst.SimpleString))
+
+
+def _root_frame(expr: cst.BaseExpression) -> str | None:
+    """`pdf` of `pdf`, `pdf["v"]`, `pdf.v`: the frame a column selection starts from."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        if (
+            isinstance(expr, cst.Subscript)
+            and _literal_strings(expr.slice[0].slice.value if isinstance(expr.slice[0].slice, cst.Index) else None)
+            is None
+        ):
+            return None
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def _names_in(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
 
@@ -221,6 +246,7 @@ class _Analysis:
         self.helpers = helpers
         self.depth = depth
         self.seeds: set[int] = set()  # `next(it)` calls that only seed an order-free fold
+        self.fresh_index: set[str] = set()  # frames whose index labels are still their positions
 
     def report(self, node: cst.CSTNode, operation: str) -> None:
         raise _Found(OrderDependence(node, operation))
@@ -284,6 +310,7 @@ class _Analysis:
 
     def bind(self, target, data: Data | None) -> None:
         if isinstance(target, cst.Name):
+            self.fresh_index.discard(target.value)
             if data is None:
                 self.env.pop(target.value, None)
             else:
@@ -297,6 +324,8 @@ class _Analysis:
             for element, part in zip(target.elements, parts):
                 self.bind(element.value, part)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            if isinstance(target, cst.Attribute) and target.attr.value == "index":
+                self.fresh_index -= _names_in(target.value)  # `pdf.index = ...`: new labels
             self.value(target.value)
 
     # ------------------------------------------------------------------ loops
@@ -357,6 +386,9 @@ class _Analysis:
         return None
 
     def value_Subscript(self, expr: cst.Subscript) -> Data | None:
+        picked = self._picked_row(expr)
+        if picked is not None:
+            return picked
         base = self.value(expr.value)
         for element in expr.slice:
             if isinstance(element.slice, cst.Index):
@@ -381,6 +413,51 @@ class _Analysis:
                 )
             return None
         return None
+
+    def _picked_row(self, expr: cst.Subscript) -> Data | None:
+        """`pdf.iloc[pdf["v"].idxmax()]`, `pdf.iloc[i:i + 1]` with `i = s.argmax()`: the row
+        holding the column's extreme, whichever position it arrived at (ties aside, as for a
+        sort by that column). A label stands for a position only while the frame keeps the index
+        Spark gave it; otherwise None, and the positional read is judged as usual."""
+        indexer = expr.value
+        if not (isinstance(indexer, cst.Attribute) and indexer.attr.value in POSITIONAL_INDEXERS):
+            return None
+        first, *rest = expr.slice
+        if any(not _column_position(element.slice) for element in rest):
+            return None
+        picks = self._picks(first.slice)
+        if not picks:
+            return None
+        if LABEL in picks and _root_frame(indexer.value) not in self.fresh_index:
+            return None
+        frame = self.value(indexer.value)
+        if frame is None or frame.kind not in (FRAME, SERIES):
+            return None
+        return Data(KEY)  # the row it selects is no longer the rows
+
+    def _picks(self, element) -> set[str]:
+        """What picks the row(s) of an index or slice (labels, positions); empty when something else does."""
+        if isinstance(element, cst.Slice):
+            bounds = [b for b in (element.lower, element.upper) if b is not None]
+            if element.step is not None or not bounds:
+                return set()
+            found = [self._pick_of(b) for b in bounds]
+            return set() if None in found else set(found)
+        value = element.value
+        if isinstance(value, cst.List) and value.elements:
+            found = [self._pick_of(e.value) for e in value.elements]
+            return set() if None in found else set(found)
+        pick = self._pick_of(value)
+        return {pick} if pick is not None else set()
+
+    def _pick_of(self, expr: cst.BaseExpression) -> str | None:
+        """LABEL or POSITION when `expr` is a picked row, or one plus/minus a number."""
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            if isinstance(expr.right, cst.Integer):
+                return self._pick_of(expr.left)
+            return None
+        data = self.value(expr)
+        return data.inner if data is not None and data.kind == PICK else None
 
     def value_Call(self, expr: cst.Call) -> Data | None:
         func = expr.func
@@ -413,6 +490,14 @@ class _Analysis:
         base = self.value(func.value)
         args = [self.value(a.value) for a in expr.args]
         method = func.attr.value
+        if method in VALUE_PICKS and len(expr.args) <= 1:
+            of = base if base is not None else (args[0] if args else None)  # `s.argmax()`, `np.argmax(s)`
+            if (
+                of is not None
+                and of.kind in (FRAME, SERIES, ROWS)
+                and (base is not None or VALUE_PICKS[method] == POSITION)
+            ):
+                return Data(PICK, inner=VALUE_PICKS[method])
         if base is None:
             if method in POSITIONAL_SPLITTERS:
                 self._positional_split(expr, args)
@@ -434,6 +519,9 @@ class _Analysis:
             if sorted_now and in_place and isinstance(func.value, cst.Name):
                 self.env[func.value.value] = replace(base, sorted=True)
             return replace(base, sorted=base.sorted or sorted_now)
+        inplace = _keyword(expr, "inplace")
+        if isinstance(inplace, cst.Name) and inplace.value == "True":
+            self.fresh_index -= _names_in(func.value)  # `pdf.dropna(inplace=True)`: labels no longer positions
         if base.kind in (FRAME, SERIES) and not base.sorted:
             self.check_method(expr, method)
         if method in ROW_CONVERSIONS:

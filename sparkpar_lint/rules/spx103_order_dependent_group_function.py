@@ -139,8 +139,42 @@ class OrderDependentGroupFunction(Rule):
             + "    return test\n"
             + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n'
         ),
+        # The row holding the group's largest value, by label (the group's frame is indexed
+        # 0..n-1 afresh) or by position: chosen by value, not by arrival (ties as for a sort).
+        Valid(
+            _PRELUDE
+            + "import numpy as np\n"
+            + "def top_score(pdf):\n"
+            + '    best = pdf["score"].idxmax()\n'
+            + "    return pdf.iloc[best : best + 1]\n"
+            + "def lowest(pdf):\n"
+            + '    return pdf.iloc[[np.argmin(pdf["score"].values)]]\n'
+            + 'scores = spark.read.parquet("scores")\n'
+            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n'
+            + 'scores.groupBy("player").applyInPandas(lowest, scores.schema)\n'
+        ),
     ]
     INVALID = [
+        # After a filter the index labels are arrival positions with gaps: `iloc` of a label then
+        # reads whichever row arrived at that position.
+        Invalid(
+            _PRELUDE
+            + "def top_score(pdf):\n"
+            + '    pdf = pdf[pdf["score"] > 0]\n'
+            + '    return pdf.iloc[[pdf["score"].idxmax()]]\n'
+            + 'scores = spark.read.parquet("scores")\n'
+            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n',
+            line=5,
+            column=11,
+            related_lines=(7,),
+            expected_fix=_PRELUDE
+            + "def top_score(pdf):\n"
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
+            + '    pdf = pdf[pdf["score"] > 0]\n'
+            + '    return pdf.iloc[[pdf["score"].idxmax()]]\n'
+            + 'scores = spark.read.parquet("scores")\n'
+            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n',
+        ),
         # The row `next` takes is kept as it is, not folded with the others.
         Invalid(
             _PRELUDE
