@@ -11,11 +11,14 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "spx205"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# The same replay for the Python writer API and for a SQL INSERT run from the batch function.
+APPENDS = ["spx205/bad_order_log_append", "sql/bad_order_log_insert"]
+KEYED = ["spx205/fixed_order_log_append", "sql/fixed_order_log_insert"]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, FIXTURES / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name.replace("/", "_"), FIXTURES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -49,14 +52,16 @@ def _run_with_one_crash(spark, job, tmp_path: Path) -> tuple[int, int]:
 
 
 @pytest.mark.spark
-def test_replayed_append_writes_the_batch_twice(cluster_spark, tmp_path):
-    written, source_rows = _run_with_one_crash(cluster_spark, _load("bad_order_log_append"), tmp_path)
+@pytest.mark.parametrize("name", APPENDS)
+def test_replayed_append_writes_the_batch_twice(cluster_spark, tmp_path, name):
+    written, source_rows = _run_with_one_crash(cluster_spark, _load(name), tmp_path)
     assert written == 2 * source_rows
 
 
 @pytest.mark.spark
-def test_batch_keyed_overwrite_writes_it_once(cluster_spark, tmp_path):
-    written, source_rows = _run_with_one_crash(cluster_spark, _load("fixed_order_log_append"), tmp_path)
+@pytest.mark.parametrize("name", KEYED)
+def test_batch_keyed_overwrite_writes_it_once(cluster_spark, tmp_path, name):
+    written, source_rows = _run_with_one_crash(cluster_spark, _load(name), tmp_path)
     assert written == source_rows
 
 
@@ -77,11 +82,11 @@ def _run_in_two_batches(spark, job, tmp_path: Path) -> tuple[int, int]:
 
 @pytest.mark.spark
 def test_dynamic_partition_overwrite_per_batch_loses_the_earlier_batch(cluster_spark, tmp_path):
-    kept, sent = _run_in_two_batches(cluster_spark, _load("bad_daily_partition_overwrite"), tmp_path)
+    kept, sent = _run_in_two_batches(cluster_spark, _load("spx205/bad_daily_partition_overwrite"), tmp_path)
     assert (kept, sent) == (2, 5)
 
 
 @pytest.mark.spark
 def test_batch_keyed_partitions_keep_every_batch(cluster_spark, tmp_path):
-    kept, sent = _run_in_two_batches(cluster_spark, _load("fixed_daily_partition_overwrite"), tmp_path)
+    kept, sent = _run_in_two_batches(cluster_spark, _load("spx205/fixed_daily_partition_overwrite"), tmp_path)
     assert kept == sent

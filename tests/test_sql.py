@@ -199,3 +199,75 @@ def test_a_view_of_a_foreach_batch_micro_batch_is_read_as_a_batch():
         'spark.sql("SELECT k, sum(v) AS v FROM live GROUP BY k").writeStream.start()\n'
     )
     assert [line for line, _ in findings(code, "SPX204")] == [8]  # the stream's view only
+
+
+PER_ACCOUNT = (
+    "def totals(batches):\n"
+    "    for pdf in batches:\n"
+    "        yield pdf.groupby('account', as_index=False)['amount'].sum()\n"
+    "spark.read.parquet('p').createOrReplaceTempView('payments')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # The outer SELECT rewrites (or renames onto) the key the inner query distributed by.
+        ("SELECT lower(account) AS account, amount FROM (SELECT * FROM payments DISTRIBUTE BY account)", [(7, 18)]),
+        ("SELECT upper(account) AS account, amount FROM (SELECT * FROM payments CLUSTER BY account)", [(7, 18)]),
+        (
+            "SELECT alias AS account, amount FROM (SELECT *, account AS alias FROM payments DISTRIBUTE BY account)",
+            [(7, 18)],
+        ),
+        # DISTRIBUTE BY reads the SELECT's own output; the key passed through as it is.
+        ("SELECT lower(account) AS account, amount FROM payments DISTRIBUTE BY account", []),
+        ("SELECT account, amount * 2 AS amount FROM (SELECT * FROM payments DISTRIBUTE BY account)", []),
+        ("SELECT p.account AS account, amount FROM (SELECT * FROM payments DISTRIBUTE BY account) p", []),
+        ("SELECT *, lower(note) AS note FROM (SELECT * FROM payments DISTRIBUTE BY account SORT BY amount)", []),
+    ],
+)
+def test_distribute_by_then_a_rewritten_key_in_sql(query, expected):
+    code = (
+        PER_ACCOUNT + f'rows = spark.sql("{query}")\n' + "rows.mapInPandas(totals, 'account string, amount double')\n"
+    )
+    assert findings(code, "SPX302") == expected
+
+
+def test_distribute_and_sort_by_are_stages_at_their_keywords():
+    import libcst as cst
+
+    from sparkpar_lint.graph.builder import build_graph
+
+    code = PRELUDE + 'rows = spark.sql("SELECT * FROM t DISTRIBUTE BY k SORT BY k, ts LIMIT 5")\n'
+    graph = build_graph(cst.parse_module(code), "job.py")
+    stages = [(n.method, n.keys, n.span.column) for n in graph.nodes if n.method != "table"]
+    assert stages == [
+        ("repartition", ("k",), code.splitlines()[2].index("DISTRIBUTE")),
+        ("sortWithinPartitions", ("k", "ts"), code.splitlines()[2].index("SORT BY")),
+        ("limit", (), code.splitlines()[2].index("LIMIT")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("INSERT INTO audit.orders SELECT * FROM new_orders", [(5, 15)]),
+        ("INSERT INTO TABLE audit.orders (id, amount) SELECT id, amount FROM new_orders", [(5, 15)]),
+        # An overwrite replaces the table: a replay writes the same rows again, not twice.
+        ("INSERT OVERWRITE TABLE audit.orders SELECT * FROM new_orders", []),
+        ("INSERT INTO audit.orders VALUES (1, 2.0)", []),
+    ],
+)
+def test_a_sql_insert_in_a_batch_function_is_an_append(statement, expected):
+    code = (
+        "def save(batch, batch_id):\n"
+        "    batch.createOrReplaceTempView('new_orders')\n"
+        f"    spark.sql({statement!r})\n"
+        "spark.readStream.table('orders').writeStream.foreachBatch(save).start()\n"
+    )
+    assert findings(code, "SPX205") == expected
+    if expected:
+        [finding] = [f for f in analyze("job.py", PRELUDE + code) if f.rule_id == "SPX205"]
+        line = (PRELUDE + code).splitlines()[4]
+        assert line[finding.span.column :].startswith("INSERT INTO")
+        assert finding.message.startswith("`INSERT INTO` appends")

@@ -185,6 +185,8 @@ def _dict_keys(expr: cst.BaseExpression) -> list[str]:
 def changed_columns(node: StageNode, keys: tuple[str, ...]) -> tuple[str, ...]:
     """The `keys` a DataFrame stage rewrites, renames or drops (so rows with equal new values may
     sit in different partitions). Stages the catalogue says forward every column change nothing."""
+    if node.projection is not None:
+        return tuple(k for k in keys if node.projection.changes(k))
     if node.spec is None or node.call is None or node.receiver != "DataFrame" or not keys:
         return ()
     args = [a.value for a in node.call.args if a.keyword is None]

@@ -158,6 +158,20 @@ class ImportedCall:
     lookups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
+@dataclass(frozen=True)
+class SqlProjection:
+    """What a SQL SELECT list does to its input's columns (lower-cased names): the columns it
+    passes through as they are, the names it gives to computed values, and whether it has `*`."""
+
+    passed: frozenset[str]
+    defined: frozenset[str]
+    star: bool
+
+    def changes(self, column: str) -> bool:
+        name = column.lower()
+        return name in self.defined or (not self.star and name not in self.passed)
+
+
 @dataclass
 class StageNode:
     id: int
@@ -188,6 +202,8 @@ class StageNode:
     indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
     # Stages built from SQL text: the construct and the literal holding it (sql.fixes.SqlSite).
     sql: object = field(default=None, repr=False)
+    # A SQL SELECT: which columns it keeps and which it rewrites (Python stages read their call).
+    projection: SqlProjection | None = None
     # A call of another project module's function, standing for what that function does.
     imported: ImportedCall | None = None
 

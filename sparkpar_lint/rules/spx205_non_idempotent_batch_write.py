@@ -73,6 +73,24 @@ class NonIdempotentBatchWrite(Rule):
             + '    batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
             + "orders.writeStream.foreachBatch(save).start()\n"
         ),
+        # The same in SQL: the batch's own partition, overwritten on replay; and a MERGE on a key.
+        Valid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    batch.createOrReplaceTempView("new_orders")\n'
+            + "    batch.sparkSession.sql(\n"
+            + '        f"INSERT OVERWRITE TABLE audit.orders PARTITION (batch = {batch_id}) SELECT * FROM new_orders"\n'
+            + "    )\n"
+            + "orders.writeStream.foreachBatch(save).start()\n"
+        ),
+        Valid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    batch.createOrReplaceTempView("new_orders")\n'
+            + '    batch.sparkSession.sql("MERGE INTO audit.orders t USING new_orders s ON t.id = s.id "\n'
+            + '                           "WHEN NOT MATCHED THEN INSERT *")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n"
+        ),
         # Cassandra appends are upserts by primary key; a batch id handed to a helper that keys on it.
         Valid(
             _PRELUDE
@@ -128,6 +146,17 @@ class NonIdempotentBatchWrite(Rule):
             + 'orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()\n',
             line=6,
             column=31,
+            related_lines=(7,),
+        ),
+        # A SQL INSERT run from the batch function appends as `insertInto` does.
+        Invalid(
+            _PRELUDE
+            + "def save(batch, batch_id):\n"
+            + '    batch.createOrReplaceTempView("new_orders")\n'
+            + '    batch.sparkSession.sql("INSERT INTO audit.orders SELECT * FROM new_orders")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n",
+            line=6,
+            column=28,
             related_lines=(7,),
         ),
         Invalid(
@@ -221,7 +250,8 @@ def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator
             continue
         if later.spec.sink and later.receiver == "Writer" and _appends(graph, later) and not _upserts(later):
             if not any(_anti_join(n) for n in graph.upstream(later)) and not _first_write_only(graph, later):
-                yield later, f"`{later.method}` appends"
+                # A SQL INSERT is a write stage with no call: name it as the SQL says it.
+                yield later, "`INSERT INTO` appends" if later.call is None else f"`{later.method}` appends"
         elif later.spec.sink and later.receiver == "Writer" and _fresh_location(later, *fresh):
             yield later, f"`{later.method}` writes to a location named by the clock (or a random id)"
         elif later.method in _PUSHES:

@@ -32,6 +32,15 @@ class KeyChangedAfterPartitioning(Rule):
     summary = "The partition key is rewritten after a hash repartition that a partition-local function relies on."
     fix_safety = SAFE
     VALID = [
+        # DISTRIBUTE BY applies to the SELECT's output: the rows are distributed by the new values.
+        Valid(
+            _PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM orders DISTRIBUTE BY user")\n'
+            + "normalised.mapInPandas(per_user, "
+            + _SCHEMA
+            + ")\n"
+        ),
         # The repartition comes after the change: rows are grouped by the new values.
         Valid(
             _PRELUDE
@@ -54,6 +63,18 @@ class KeyChangedAfterPartitioning(Rule):
         ),
     ]
     INVALID = [
+        # In SQL: DISTRIBUTE BY in the inner query, the key rewritten by the outer SELECT.
+        Invalid(
+            _PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
+            + "normalised.mapInPandas(per_user, "
+            + _SCHEMA
+            + ")\n",
+            line=8,
+            column=24,
+            related_lines=(8, 9),
+        ),
         Invalid(
             _PRELUDE
             + "normalised = (\n"
@@ -132,14 +153,17 @@ class KeyChangedAfterPartitioning(Rule):
             if not relied:
                 continue
             key = sorted(relied)[0]
+            # Stages built from SQL have no call: name them by their SQL clause.
+            partitions = "`DISTRIBUTE BY`" if partitioner.call is None else f"`{partitioner.method}`"
+            changer = "the `SELECT`" if breaker.projection is not None else f"`{breaker.method}`"
             related = (
-                RelatedLocation(partitioner.span, f"`{partitioner.method}` hash-partitions by `{key}` here"),
+                RelatedLocation(partitioner.span, f"{partitions} hash-partitions by `{key}` here"),
                 RelatedLocation(node.span, f"`{node.method}` relies on every `{key}` being in one partition"),
             )
             message = (
-                f"`{breaker.method}` rewrites `{key}` after the rows were hash-partitioned by it: rows "
+                f"{changer} rewrites `{key}` after the rows were hash-partitioned by it: rows "
                 f"with equal new `{key}` values sit in different partitions, and `{node.method}` keeps "
-                f"per-`{key}` state inside each partition. Move the `repartition` after the change"
+                f"per-`{key}` state inside each partition. Move the {partitions} after the change"
             )
             yield self.finding(ctx, breaker.span, message, related=related, fix=_fix(graph, partitioner, node))
 

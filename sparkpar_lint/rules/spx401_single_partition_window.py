@@ -31,6 +31,12 @@ class SinglePartitionWindow(Rule):
     fix_safety = UNSAFE
     VALID = [
         Valid(
+            _PRELUDE
+            + 'events.createOrReplaceTempView("events")\n'
+            + 'ranked = spark.sql("SELECT id, row_number() OVER (PARTITION BY user ORDER BY ts, id) AS n FROM events")\n'
+            + 'ranked.write.parquet("ranked")\n'
+        ),
+        Valid(
             _PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'
         ),
         Valid(_PRELUDE + 'events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))\n'),
@@ -57,6 +63,15 @@ class SinglePartitionWindow(Rule):
         ),
     ]
     INVALID = [
+        # The same window in SQL: an OVER clause with ORDER BY and no PARTITION BY.
+        Invalid(
+            _PRELUDE
+            + 'events.createOrReplaceTempView("events")\n'
+            + 'ranked = spark.sql("SELECT id, row_number() OVER (ORDER BY ts, id) AS n FROM events")\n'
+            + 'ranked.write.parquet("ranked")\n',
+            line=5,
+            column=31,
+        ),
         Invalid(
             _PRELUDE + 'ranked = events.withColumn("rank", F.row_number().over(Window.orderBy("ts")))\n',
             line=4,
@@ -125,11 +140,17 @@ class SinglePartitionWindow(Rule):
             ]
             if uses and all(_small_input(ctx.graph, n) for n in uses):
                 continue  # a handful of rows: one partition is the right size
-            what = f"`orderBy({', '.join(spec.order_by)})`" if spec.has_order else "a row frame"
+            in_sql = any(c.from_sql for n in uses for c in n.columns.calls if c.window == spec)
+            if in_sql:
+                what = f"`ORDER BY {', '.join(spec.order_by)}`" if spec.has_order else "a row frame"
+                partition, instead = "`PARTITION BY`", "`OVER (PARTITION BY key ORDER BY ...)`"
+            else:
+                what = f"`orderBy({', '.join(spec.order_by)})`" if spec.has_order else "a row frame"
+                partition, instead = "`partitionBy`", "`Window.partitionBy(key).orderBy(...)`"
             message = (
-                f"this window has {what} but no `partitionBy`: Spark moves every row to a single "
+                f"this window has {what} but no {partition}: Spark moves every row to a single "
                 "partition and one task computes it, however many cores the cluster has. Partition "
-                "by the key the logic actually needs (`Window.partitionBy(key).orderBy(...)`)"
+                f"by the key the logic actually needs ({instead})"
             )
             yield self.finding(ctx, spec.span, message, fix=_fix(ctx.graph, spec))
 

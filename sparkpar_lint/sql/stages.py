@@ -17,6 +17,7 @@ from sqlglot.tokens import TokenType
 from sparkpar_lint.graph.stage_graph import (
     ColumnCall,
     ColumnExpr,
+    SqlProjection,
     StageNode,
     WindowSpecValue,
 )
@@ -50,7 +51,9 @@ class SqlContext:
             offsets = (first.start, first.end + 1) if first else (0, 0)
         return self.text.span(*offsets)
 
-    def add(self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=(), site=None) -> StageNode:
+    def add(
+        self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=(), site=None, projection=None
+    ) -> StageNode:
         node = StageNode(
             id=0,
             receiver=kind,
@@ -64,6 +67,7 @@ class SqlContext:
             columns=ColumnExpr(tuple(calls), tuple(keys)),
             positional_count=len(keys),
             sql=self.site(site) if site is not None else None,
+            projection=projection,
         )
         self.graph.add(node)
         self.derive_flow(node)
@@ -90,10 +94,30 @@ def _statement(ctx: SqlContext, statement: exp.Expression) -> int | None:
     # INSERT INTO/OVERWRITE ... <query> and MERGE INTO ... USING (<query>): the query's rows are
     # what gets written, so its order questions are the job's.
     if isinstance(statement, exp.Insert) and isinstance(statement.expression, (exp.Query, exp.Subquery)):
-        query(ctx, statement.expression)
+        _insert(ctx, statement, query(ctx, statement.expression))
     elif isinstance(statement, exp.Merge) and isinstance(statement.args.get("using"), exp.Subquery):
         query(ctx, statement.args["using"])
     return None
+
+
+def _insert(ctx: SqlContext, statement: exp.Insert, rows: int | None) -> None:
+    """`INSERT INTO t <query>` is `rows.write.insertInto(t)` (an append); `INSERT OVERWRITE` is
+    `insertInto(t, overwrite=True)`. The write stage is what the state rules judge (SPX205)."""
+    if rows is None:
+        return
+    writer = ctx.add("Writer", "insertInto", [rows], ctx.span(_insert_keyword(ctx, statement)))
+    if statement.args.get("overwrite"):
+        writer.keywords["overwrite"] = "True"
+
+
+def _insert_keyword(ctx: SqlContext, statement: exp.Insert) -> tuple[int, int] | None:
+    """From `INSERT` to the end of the target's name: `INSERT INTO db.log`."""
+    target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
+    name = ctx.parsed.name_range(target.this) if isinstance(target, exp.Table) else None
+    if name is None:
+        return None
+    inserts = [t for t in ctx.parsed.tokens if t.token_type == TokenType.INSERT and t.start < name[0]]
+    return (inserts[-1].start, name[1]) if inserts else name
 
 
 def query(ctx: SqlContext, node: exp.Expression) -> int | None:
@@ -124,7 +148,32 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
     current = _aggregate_and_windows(ctx, node, current)
     if node.args.get("distinct") is not None:
         current = ctx.add("DataFrame", "distinct", [current], ctx.span(ctx.parsed.clause(node, TokenType.DISTINCT))).id
+    current = _distribution(ctx, node, current)
     return _order_and_limit(ctx, node, current)
+
+
+def _distribution(ctx: SqlContext, select: exp.Select, current: int | None) -> int | None:
+    """`DISTRIBUTE BY k` is `repartition(k)`, `SORT BY k` is `sortWithinPartitions(k)`, and
+    `CLUSTER BY k` is both; Spark applies them to the SELECT's output, before LIMIT."""
+    cluster = select.args.get("cluster")
+    distribute = cluster or select.args.get("distribute")
+    if distribute is not None:
+        keys = tuple(_column_name(_unordered(e)) for e in distribute.expressions)
+        kind = TokenType.CLUSTER_BY if cluster is not None else TokenType.DISTRIBUTE_BY
+        current = ctx.add(
+            "DataFrame", "repartition", [current], ctx.span(ctx.parsed.clause(select, kind)), keys=keys
+        ).id
+    sort = cluster or select.args.get("sort")
+    if sort is not None:
+        keys = tuple(_column_name(_unordered(e)) for e in sort.expressions)
+        kind = TokenType.CLUSTER_BY if cluster is not None else TokenType.SORT_BY
+        span = ctx.span(ctx.parsed.clause(select, kind))
+        current = ctx.add("DataFrame", "sortWithinPartitions", [current], span, keys=keys).id
+    return current
+
+
+def _unordered(node: exp.Expression) -> exp.Expression:
+    return node.this if isinstance(node, exp.Ordered) else node
 
 
 def _from(ctx: SqlContext, select: exp.Select) -> int | None:
@@ -150,6 +199,7 @@ def _relation(ctx: SqlContext, relation: exp.Expression) -> int | None:
 
 def _aggregate_and_windows(ctx: SqlContext, select: exp.Select, current: int | None) -> int | None:
     plain, windowed = _calls(ctx, select)
+    projection = _projection(select)
     group = select.args.get("group")
     aggregated = any(c.spec is not None and c.spec.aggregate for c in plain)
     if group is not None:
@@ -159,12 +209,37 @@ def _aggregate_and_windows(ctx: SqlContext, select: exp.Select, current: int | N
         current = ctx.add("GroupedData", "agg", [grouped.id], group_span, keys=keys, calls=plain).id
     elif aggregated:
         current = ctx.add("DataFrame", "agg", [current], ctx.span(_select_keyword(ctx, select)), calls=plain).id
-    elif plain or windowed:
-        current = ctx.add("DataFrame", "select", [current], ctx.span(_select_keyword(ctx, select)), calls=plain).id
+    elif plain or windowed or _rewrites_partition_keys(ctx, current, projection):
+        span = ctx.span(_select_keyword(ctx, select))
+        current = ctx.add("DataFrame", "select", [current], span, calls=plain, projection=projection).id
         plain = []
     if windowed:
         current = ctx.add("DataFrame", "select", [current], ctx.span(_select_keyword(ctx, select)), calls=windowed).id
     return current
+
+
+def _projection(select: exp.Select) -> SqlProjection:
+    passed: set[str] = set()
+    defined: set[str] = set()
+    star = False
+    for item in select.expressions:
+        value = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(value, exp.Star) or (isinstance(value, exp.Column) and isinstance(value.this, exp.Star)):
+            star = True
+        elif isinstance(value, exp.Column) and item.alias_or_name.lower() == value.name.lower():
+            passed.add(value.name.lower())
+        elif item.alias_or_name:
+            defined.add(item.alias_or_name.lower())
+    return SqlProjection(frozenset(passed), frozenset(defined - passed), star)
+
+
+def _rewrites_partition_keys(ctx: SqlContext, current: int | None, projection: SqlProjection) -> bool:
+    """A SELECT with no function calls still needs a stage when it renames or drops a column its
+    input is hash-partitioned by (SPX302 reads it)."""
+    if current is None:
+        return False
+    partitioning = ctx.graph.node(current).output_partitioning
+    return partitioning.kind == "hash" and any(projection.changes(k) for k in partitioning.keys)
 
 
 def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None) -> int | None:
@@ -265,7 +340,7 @@ def _window_spec(ctx: SqlContext, window: exp.Window, named: dict[str, exp.Windo
         order = order or base.args.get("order")
         frame = frame or base.args.get("spec")
     ordered = [o.this for o in order.expressions] if order is not None else []
-    return WindowSpecValue(
+    spec = WindowSpecValue(
         partition_by=tuple(_column_name(p) for p in partition),
         order_by=tuple(_column_name(o) for o in ordered if isinstance(o, exp.Column)),
         has_partition=bool(partition),
@@ -275,6 +350,10 @@ def _window_spec(ctx: SqlContext, window: exp.Window, named: dict[str, exp.Windo
         order_constant=bool(ordered) and all(isinstance(o, exp.Literal) for o in ordered),
         order_opaque=any(not isinstance(o, (exp.Column, exp.Literal)) for o in ordered),
     )
+    if not partition:
+        # A window over every row: one partition computes it (SPX401 reads the graph's specs).
+        ctx.graph.window_specs.append(spec)
+    return spec
 
 
 def _column_name(node: exp.Expression) -> str:
