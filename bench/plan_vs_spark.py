@@ -3,14 +3,16 @@
 For each job in bench/plan_jobs/ (batch and streaming micro-batches; chain, join, union;
 selective and expanding operators), on one local-cluster session with an event log:
 
-1. run it once untimed (a warm-up), then once at Spark's defaults (200 shuffle partitions,
-   adaptive execution) — the run a user already has — and make a profile of Spark's stage
-   metrics from the event log;
+1. run it once untimed (a warm-up), then `--repeats` times at Spark's defaults (200 shuffle
+   partitions, adaptive execution) — the run a user already has; the median run's Spark stage
+   metrics (from the event log) and wall time (first SQL execution start to last end, as
+   `sparkpar profile --event-log` reads it) are the profile;
 2. `sparkpar plan JOB --profile PROFILE --format json` (the real CLI) gives the recommended
    setting as code, the predicted seconds at the defaults and at the recommendation;
-3. run it `--repeats` times at the defaults and at the recommendation (the advice's code is
-   executed with `exec` on the session: it must run), best time of each;
-4. print predicted vs measured speed-up and the error.
+3. run it `--repeats` times at the recommendation (the advice's code is executed with `exec` on
+   the session: it must run); medians of both;
+4. print predicted vs measured speed-up and the error, every run's wall time, and per stage
+   the tasks and seconds measured in the median runs beside the model's.
 
 Batch jobs write to the `noop` sink; streaming jobs run `trigger(availableNow=True)` over the
 input files (two per micro-batch) with a new checkpoint for every run (the setting applies to a
@@ -42,7 +44,7 @@ SCHEMA = "id long, user long, ad long, value long, ts timestamp"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=400_000)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", default="")
     parser.add_argument("--calibration", default=".sparkpar/calibration.json")
     parser.add_argument("--master", default=MASTER)
@@ -55,7 +57,6 @@ def main() -> int:
 
     from pyspark.sql import SparkSession
 
-    from sparkpar_lint.plan.event_log import read_event_log
     from sparkpar_lint.plan.profile import Profile
 
     work = Path(tempfile.mkdtemp(prefix="sparkpar-plan-bench-"))
@@ -86,20 +87,17 @@ def main() -> int:
             except Exception as error:  # a job that fails is reported, the others still run
                 print(f"{path.stem}: the job failed: {str(error).splitlines()[0]}", flush=True)
                 continue
-            _defaults(spark)
-            start = int(time.time() * 1000)
-            profiled = _run(spark, module, data, work, streaming)
-            end = int(time.time() * 1000) + 1
-            metrics = read_event_log(next(logs.iterdir())).between(start, end)
+            defaults = [_measured(spark, module, data, work, streaming, None, logs) for _ in range(args.repeats)]
+            measured_default = _median(defaults)
+            # The profile is the median default run's: one run under this load can be 5x slower.
+            profiled = measured_default
             profile_path = work / f"{path.stem}.profile.json"
-            Profile((), path.name, None, tuple(metrics.stages), len(metrics.jobs)).write(profile_path)
+            Profile((), path.name, None, profiled["stages"], profiled["jobs"], profiled["span"]).write(profile_path)
             report = _plan(path, profile_path, calibration)
             found = report["spark"]
             code = found["recommended"]["code"]
-            measured_default = min(
-                [profiled] + [_timed(spark, module, data, work, streaming, None) for _ in range(args.repeats - 1)]
-            )
-            measured_best = min(_timed(spark, module, data, work, streaming, code) for _ in range(args.repeats))
+            advised = [_measured(spark, module, data, work, streaming, code, logs) for _ in range(args.repeats)]
+            measured_best = _median(advised)
             row = {
                 "job": path.stem,
                 "kind": "streaming" if streaming else "batch",
@@ -107,12 +105,15 @@ def main() -> int:
                 "predicted_default": found["default"]["seconds"],
                 "predicted_best": found["recommended"]["seconds"],
                 "predicted_speedup": found["speedup"],
-                "measured_default": measured_default,
-                "measured_best": measured_best,
-                "measured_speedup": measured_default / measured_best,
+                "measured_default": measured_default["wall"],
+                "measured_best": measured_best["wall"],
+                "measured_speedup": measured_default["wall"] / measured_best["wall"],
+                "default_walls": [round(r["wall"], 3) for r in defaults],
+                "advised_walls": [round(r["wall"], 3) for r in advised],
                 "load": load,
                 "stages": found["stages"],
                 "code": code,
+                "stage_check": _stage_check(profiled, measured_default, measured_best, found, calibration),
             }
             results.append(row)
             _print_row(row)
@@ -162,11 +163,44 @@ def _defaults(spark) -> None:
     spark.conf.set("spark.sql.adaptive.enabled", "true")
 
 
-def _timed(spark, module, data, work, streaming, code) -> float:
+def _measured(spark, module, data, work, streaming, code, logs: Path) -> dict:
+    """One run at the defaults (code None) or at the advice: its wall time and Spark's stages."""
+    from sparkpar_lint.plan.event_log import read_event_log
+
     _defaults(spark)
     if code is not None:
         exec(code, {"spark": spark})  # the planner's advice, as written
-    return _run(spark, module, data, work, streaming)
+    start = int(time.time() * 1000)
+    wall = _run(spark, module, data, work, streaming)
+    end = int(time.time() * 1000) + 1
+    metrics = read_event_log(next(logs.iterdir())).between(start, end)
+    return {"wall": wall, "stages": tuple(metrics.stages), "jobs": len(metrics.jobs), "span": metrics.span()}
+
+
+def _median(runs: list[dict]) -> dict:
+    """The run with the median wall time (the lower middle one for an even count)."""
+    ordered = sorted(runs, key=lambda r: r["wall"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _stage_check(profiled: dict, default: dict, advised: dict, found: dict, calibration: Path) -> dict:
+    """Per stage: what the model predicts from the profile vs what the median runs measured."""
+    from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, Settings, load_costs, predict
+
+    costs = load_costs(calibration if calibration.is_file() else None)
+    out = {}
+    for name, run, settings in (
+        ("default", default, SPARK_DEFAULTS),
+        ("advised", advised, Settings(found["recommended"]["shuffle_partitions"])),
+    ):
+        predicted = predict(profiled["stages"], settings, costs)
+        out[name] = {
+            "wall": round(run["wall"], 3),
+            "span": round(run["span"], 3),
+            "measured": [(s.tasks, round(s.wall_seconds, 3), round(s.run_seconds, 3)) for s in run["stages"]],
+            "predicted": [(p.tasks, round(p.seconds, 3)) for p in predicted.stages],
+        }
+    return out
 
 
 def _run(spark, module, data, work: Path, streaming: bool) -> float:

@@ -29,10 +29,12 @@ from sparkpar_lint.plan.spark_cost import (
     SparkCosts,
     actions,
     batches,
+    blocks_read,
     coalesced,
     costs_from_dict,
     predict,
     recommend,
+    shuffle_writers,
     stage_tasks,
 )
 
@@ -119,6 +121,9 @@ def test_profile_from_event_log_round_trips_through_the_cli(tmp_path):
     loaded = load_profile(out)
     assert loaded.stages == tuple(read_event_log(LOG).stages)
     assert loaded.jobs == 5 and loaded.rows == ()
+    # The run's wall time: first job submitted to last job completed (this trimmed log keeps no
+    # SQL execution end events; a full log's executions also count).
+    assert loaded.wall_seconds == pytest.approx((1795451686712 - 1795451559578) / 1000)
     assert sparkpar("profile").returncode == 2  # neither a job nor a log
 
 
@@ -140,12 +145,15 @@ def test_adaptive_coalescing_and_streaming_task_counts():
 def test_prediction_charges_tasks_blocks_and_state_stores():
     metrics = read_event_log(LOG)
     stream = [s for s in metrics.stages if s.query is not None]
-    costs = SparkCosts(cores=2, task_overhead=0.01, task_run=0.01, state_task=0.1, shuffle_block=1e-3)
+    costs = SparkCosts(
+        cores=2, task_overhead=0.01, task_run=0.01, state_task=0.1, shuffle_block=1e-3, shuffle_fetch=5e-4
+    )
     at = {p: predict(stream, Settings(p), costs).seconds for p in (1, 2, 5, 200)}
     assert at[2] < at[5] < at[200]
     # From 5 to 200 partitions, per micro-batch: 97 more waves of task overhead, 195 more tasks
-    # each running a state store, spread over 2 cores, and 195 more blocks per map task (2 tasks).
-    per_batch = (100 - 3) * 0.01 + 195 * (0.01 + 0.1) / 2 + 2 * 195 * 1e-3 / 2
+    # each running a state store, spread over 2 cores, 195 more blocks written per map task (2
+    # tasks) and as many more fetched by the stateful stage's tasks.
+    per_batch = (100 - 3) * 0.01 + 195 * (0.01 + 0.1) / 2 + 2 * 195 * 1e-3 / 2 + 2 * 195 * 5e-4 / 2
     assert at[200] - at[5] == pytest.approx(2 * per_batch)
     # Measured at 5 partitions, predicted at 5: the measured executor time, spread over 2 cores.
     own = predict(stream, Settings(5), costs)
@@ -155,7 +163,7 @@ def test_prediction_charges_tasks_blocks_and_state_stores():
     assert best.seconds == min(predict(stream, Settings(p), costs).seconds for p in range(1, 201))
     # Without state or blocks to pay for, fewer partitions than cores only lose parallelism.
     batch = [replace(s, stateful=False) for s in stream]
-    free = replace(costs, state_task=0.0, shuffle_block=0.0, task_overhead=0.0, task_run=0.0)
+    free = replace(costs, state_task=0.0, shuffle_block=0.0, shuffle_fetch=0.0, task_overhead=0.0, task_run=0.0)
     assert (
         predict(batch, Settings(1, adaptive=False), free).seconds
         > predict(batch, Settings(2, adaptive=False), free).seconds
@@ -267,3 +275,64 @@ def test_calibrate_fits_constants_from_micro_jobs_on_spark(tmp_path):
     # Every micro-job ran and was found in the event log by its time window.
     assert len(data["measurements"]) >= 12 and all(m["stages"] >= 1 for m in data["measurements"])
     assert constants.task_overhead + constants.task_run > 0
+
+
+def test_a_coalesced_task_fetches_a_block_per_map_task_and_partition():
+    metrics = read_event_log(LOG)
+    batch = [s for s in metrics.stages if s.query is None and s.job_id in (0, 1)]
+    source, reduce = batch
+    # Adaptive execution ran the map stage (0) as a job of its own; the reduce stage (2) names
+    # a skipped copy of it (1) as its parent. The writer is still found, by the rows it wrote.
+    assert reduce.parents == (1,) and source.stage_id == 0
+    assert shuffle_writers(tuple(batch)) == {2: (source,)}
+    assert blocks_read(reduce, batch, lambda parent: parent.tasks, 200) == 2 * 200
+    costs = SparkCosts(
+        cores=2, job_overhead=0, stage_overhead=0, task_overhead=0, task_run=0, shuffle_row=0, shuffle_block=1e-3
+    )
+    fetching = replace(costs, shuffle_fetch=2e-3)
+    at = {p: predict(batch, Settings(p), fetching).seconds for p in (2, 200)}
+    # Both settings coalesce into one reduce task; 200 partitions write 198 more blocks per map
+    # task (2 tasks on 2 cores) and the one reduce task fetches 2 x 198 more, alone.
+    assert [p.tasks for p in predict(batch, Settings(2), fetching).stages] == [2, 1]
+    assert at[200] - at[2] == pytest.approx(198 * 1e-3 + 2 * 198 * 2e-3)
+    assert at[200] - at[2] > predict(batch, Settings(200), costs).seconds - predict(batch, Settings(2), costs).seconds
+
+
+def test_predictions_are_anchored_to_the_profiled_runs_wall_time():
+    from sparkpar_lint.plan.spark_advice import spark_prediction
+    from sparkpar_lint.plan.spark_cost import anchored, profiled_settings
+
+    stream = tuple(s for s in read_event_log(LOG).stages if s.query is not None)
+    costs = SparkCosts(cores=2, batch_overhead=5.0, state_task=0.1)
+    assert profiled_settings(stream) == Settings(5, adaptive=False)
+    at_200 = predict(stream, Settings(200), costs).seconds
+    at_5 = predict(stream, Settings(5, adaptive=False), costs).seconds
+    # The measured run is the prediction at its own setting; other settings add the model's
+    # difference, so the model's fixed costs (batch_overhead here) do not enter.
+    assert anchored(stream, 12.0, Settings(5, adaptive=False), costs) == pytest.approx(12.0)
+    assert anchored(stream, 12.0, Settings(200), costs) == pytest.approx(12.0 + at_200 - at_5)
+    assert anchored(stream, None, Settings(200), costs) == at_200
+    assert anchored(stream, 1.0, Settings(1), replace(costs, state_task=50.0)) == pytest.approx(0.1)  # floor
+    found = spark_prediction(Profile((), "job", None, stream, 2, 12.0), costs)
+    assert found["profiled"] == {"shuffle_partitions": 5, "wall_seconds": 12.0}
+    assert found["default"]["seconds"] == pytest.approx(12.0 + at_200 - at_5, abs=1e-4)
+    assert found["default"]["model_seconds"] == pytest.approx(at_200, abs=1e-4)
+
+
+def test_a_runs_wall_time_spans_its_sql_executions_and_jobs():
+    from sparkpar_lint.plan.event_log import metrics_from_events
+
+    sql = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecution"
+    events = [
+        {"Event": f"{sql}Start", "executionId": 0, "time": 1000},
+        {"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 1500, "Properties": {}, "Stage IDs": []},
+        {"Event": "SparkListenerJobEnd", "Job ID": 0, "Completion Time": 2500},
+        {"Event": f"{sql}End", "executionId": 0, "time": 3000},
+        {"Event": "SparkListenerJobStart", "Job ID": 1, "Submission Time": 9000, "Properties": {}, "Stage IDs": []},
+        {"Event": "SparkListenerJobEnd", "Job ID": 1, "Completion Time": 9400},
+    ]
+    metrics = metrics_from_events(events)
+    assert metrics.executions == [(1000, 3000)]
+    assert metrics.between(0, 5000).span() == pytest.approx(2.0)  # planning before the job counts
+    assert metrics.span() == pytest.approx(8.4)
+    assert metrics.between(8000, 9999).span() == pytest.approx(0.4)

@@ -5,13 +5,14 @@ and executor run times are Spark's own figures (event_log.py). Two least-squares
 (non-negative: a constant that comes out negative is dropped and the rest refitted):
 
 * inside tasks, per stage: run_seconds ~ task_run * tasks + shuffle_row * shuffled rows
-  + shuffle_block * tasks * partitions written + state_task * stateful tasks + rows generated
+  + shuffle_block * tasks * partitions written + shuffle_fetch * blocks fetched + state_task * stateful tasks + rows generated
   (a nuisance term for the micro-jobs' own `spark.range` work);
 * outside tasks, per run: wall - sum(stage run_seconds / min(tasks, cores)) ~ job_overhead * jobs
   + batch_overhead * micro-batches (job_overhead is per action of a batch query) + stage_overhead * stages + task_overhead * waves.
 
 The runs: empty jobs over 2..64 input splits (waves), a small repartition to 2..200 partitions
-without adaptive execution (blocks), 0.2-2 million rows with and without a shuffle (rows), and a
+without adaptive execution (blocks written), a small aggregate at 2..200 partitions that adaptive
+execution packs into one task (blocks fetched), 0.2-2 million rows with and without a shuffle (rows), and a
 stateful streaming count at 2, 12 and 48 shuffle partitions over two micro-batches (state stores).
 pyspark and numpy are imported only here.
 """
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sparkpar_lint.plan.event_log import RunMetrics, StageRun, read_event_log
-from sparkpar_lint.plan.spark_cost import SparkCosts, _writes_setting, actions, batches
+from sparkpar_lint.plan.spark_cost import SparkCosts, _writes_setting, actions, batches, blocks_read
 
 DEFAULT_MASTER = "local-cluster[2,1,1024]"
 
@@ -83,6 +84,8 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
     def noop(frame) -> None:
         frame.write.format("noop").mode("overwrite").save()
 
+    from pyspark.sql.functions import col as spark_col
+
     off = {"spark.sql.adaptive.enabled": "false"}
     small = 2000
     noop(spark.range(0, small, 1, 2))  # warm-up: executors registered, code generated
@@ -96,6 +99,15 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
             small,
             **off,
             **{"spark.sql.shuffle.partitions": partitions},
+        )
+    # Adaptive execution packs the partitions of a small aggregate into one task, which fetches
+    # 2 x partitions blocks: the fetch cost apart from the per-task cost.
+    for partitions in (2, 50, 200):
+        timed(
+            f"coalesced aggregate partitions={partitions}",
+            lambda: noop(spark.range(0, small, 1, 2).groupBy((spark_col("id") % 100).alias("k")).count()),
+            small,
+            **{"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": partitions},
         )
     for rows in (int(200_000 * scale), int(2_000_000 * scale)):
         timed(f"rows={rows}", lambda r=rows: noop(spark.range(0, r, 1, 2)), rows, **off)
@@ -157,7 +169,7 @@ def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
             waves=waves,
             tasks=[s.tasks for s in stages],
         )
-    task_run, shuffle_row, shuffle_block, state_task, _ = _nonnegative(np, inside_rows, inside_target)
+    task_run, shuffle_row, shuffle_block, shuffle_fetch, state_task, _ = _nonnegative(np, inside_rows, inside_target)
     job, batch, stage, task = _nonnegative(np, outside_rows, outside_target)
     return SparkCosts(
         cores=cores,
@@ -167,6 +179,7 @@ def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
         task_run=task_run,
         shuffle_row=shuffle_row,
         shuffle_block=shuffle_block,
+        shuffle_fetch=shuffle_fetch,
         state_task=state_task,
         batch_overhead=batch,
         source="calibration",
@@ -179,6 +192,7 @@ def _inside_features(stage: StageRun, stages) -> list[float]:
         stage.tasks,
         stage.shuffle_write_rows + stage.shuffle_read_rows,
         writes,
+        blocks_read(stage, stages, lambda parent: parent.tasks, stage.shuffle_partitions),
         stage.tasks if stage.stateful else 0,
     ]
 

@@ -116,12 +116,22 @@ class RunMetrics:
     stages: list[StageRun] = field(default_factory=list)
     jobs: list[JobRun] = field(default_factory=list)
     settings: dict[str, str] = field(default_factory=dict)  # Spark properties of the first job
+    # SQL executions (start_ms, end_ms): they also cover the driver's planning around the jobs.
+    executions: list[tuple[int, int]] = field(default_factory=list)
 
     def between(self, start_ms: int, end_ms: int) -> RunMetrics:
-        """The jobs submitted in [start_ms, end_ms] and their stages."""
+        """The jobs submitted in [start_ms, end_ms], their stages, the executions started then."""
         jobs = [j for j in self.jobs if start_ms <= j.submitted_ms <= end_ms]
         ids = {j.job_id for j in jobs}
-        return RunMetrics([s for s in self.stages if s.job_id in ids], jobs, self.settings)
+        executions = [e for e in self.executions if start_ms <= e[0] <= end_ms]
+        return RunMetrics([s for s in self.stages if s.job_id in ids], jobs, self.settings, executions)
+
+    def span(self) -> float:
+        """Seconds from the first SQL execution or job start to the last one's end: the run's
+        wall time as the log shows it (time spent before the first execution is not in it)."""
+        starts = [j.submitted_ms for j in self.jobs] + [e[0] for e in self.executions]
+        ends = [j.completed_ms for j in self.jobs] + [e[1] for e in self.executions]
+        return max(max(ends) - min(starts), 0) / 1000 if starts and ends else 0.0
 
 
 def read_event_log(path: str | Path) -> RunMetrics:
@@ -148,11 +158,18 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
     execution_conf: dict[str, dict] = {}
     job_conf: dict[int, dict] = {}
     job_execution: dict[int, int | None] = {}
+    execution_start: dict[str, int] = {}
     for event in events:
         kind = event.get("Event") if isinstance(event, dict) else None
         if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
             changed = event.get("modifiedConfigs")
             execution_conf[str(event.get("executionId"))] = changed if isinstance(changed, dict) else {}
+            if isinstance(event.get("time"), int):
+                execution_start[str(event.get("executionId"))] = event["time"]
+        elif isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionEnd"):
+            began = execution_start.pop(str(event.get("executionId")), None)
+            if began is not None and isinstance(event.get("time"), int):
+                metrics.executions.append((began, max(event["time"], began)))
         elif kind == "SparkListenerJobStart":
             props = event.get("Properties") or {}
             job_conf[int(event["Job ID"])] = {

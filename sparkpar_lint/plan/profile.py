@@ -50,7 +50,7 @@ from sparkpar_lint.plan.operators import ModelError, Operator
 
 PROFILE_VERSION = 1
 _ROW_KEYS = {"name", "stage_id", "rows_in", "rows_out", "seconds"}
-_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators", "stages", "jobs"}
+_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators", "stages", "jobs", "wall_seconds"}
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class Profile:
     spark: dict | None = None
     stages: tuple[StageRun, ...] = ()  # Spark's own per-stage metrics (from an event log)
     jobs: int = 0  # Spark jobs the stages ran in
+    wall_seconds: float | None = None  # the profiled run's wall time (event log: first start to last end)
 
     def to_dict(self) -> dict:
         data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job, "operators": [r.to_dict() for r in self.rows]}
@@ -95,6 +96,8 @@ class Profile:
         if self.stages:
             data["stages"] = [s.to_dict() for s in self.stages]
             data["jobs"] = self.jobs
+        if self.wall_seconds is not None:
+            data["wall_seconds"] = self.wall_seconds
         return data
 
     def write(self, path: str | Path) -> None:
@@ -144,7 +147,11 @@ def profile_from_dict(data: object) -> Profile:
     jobs = data.get("jobs", len({s.job_id for s in stages}))
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise ModelError(f'"jobs" must be a whole number >= 0, not {jobs!r}')
-    return Profile(rows, str(data.get("job", "")), spark if isinstance(spark, dict) else None, stages, jobs)
+    wall = data.get("wall_seconds")
+    if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < math.inf):
+        raise ModelError(f'"wall_seconds" must be a number >= 0, not {wall!r}')
+    spark = spark if isinstance(spark, dict) else None
+    return Profile(rows, str(data.get("job", "")), spark, stages, jobs, None if wall is None else float(wall))
 
 
 def _stages(raw: object) -> tuple[StageRun, ...]:

@@ -128,7 +128,8 @@ def profile_from_event_log(path: Path):
     if queries:
         batches = len({(s.query, s.batch) for s in metrics.stages if s.query})
         notes.append(f"{len(queries)} streaming quer{'y' if len(queries) == 1 else 'ies'}, {batches} micro-batch(es)")
-    return Profile((), str(path), spark or None, tuple(metrics.stages), len(metrics.jobs)), notes
+    wall = metrics.span() or None
+    return Profile((), str(path), spark or None, tuple(metrics.stages), len(metrics.jobs), wall), notes
 
 
 # ------------------------------------------------------------------------------ slicing (no Spark)

@@ -13,7 +13,16 @@ from dataclasses import replace
 
 from sparkpar_lint.plan.advice import PlanReport
 from sparkpar_lint.plan.profile import Profile
-from sparkpar_lint.plan.spark_cost import SPARK_DEFAULTS, SparkCosts, actions, batches, predict, recommend
+from sparkpar_lint.plan.spark_cost import (
+    SPARK_DEFAULTS,
+    SparkCosts,
+    actions,
+    anchored,
+    batches,
+    predict,
+    profiled_settings,
+    recommend,
+)
 
 _SETTING_ADVICE = '`spark.conf.set("spark.sql.shuffle.partitions"'
 _LEAVE_ADVICE = "leave spark.sql.shuffle.partitions alone"
@@ -23,18 +32,30 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
     stages = profile.stages
     default = predict(stages, SPARK_DEFAULTS, costs)
     best = recommend(stages, costs)
+    wall = profile.wall_seconds
+    at_default = anchored(stages, wall, SPARK_DEFAULTS, costs)
+    at_best = anchored(stages, wall, best.settings, costs)
     stateful = any(s.stateful for s in stages)
     streaming = any(s.query is not None for s in stages)
     return {
         "calibration": costs.source,
         "cores": costs.cores,
-        "default": {"shuffle_partitions": default.settings.shuffle_partitions, "seconds": round(default.seconds, 4)},
+        "profiled": {
+            "shuffle_partitions": profiled_settings(stages).shuffle_partitions,
+            "wall_seconds": wall,
+        },
+        "default": {
+            "shuffle_partitions": default.settings.shuffle_partitions,
+            "seconds": round(at_default, 4),
+            "model_seconds": round(default.seconds, 4),
+        },
         "recommended": {
             "shuffle_partitions": best.settings.shuffle_partitions,
-            "seconds": round(best.seconds, 4),
+            "seconds": round(at_best, 4),
+            "model_seconds": round(best.seconds, 4),
             "code": best.settings.code(),
         },
-        "speedup": round(default.seconds / best.seconds, 4) if best.seconds > 0 else None,
+        "speedup": round(at_default / at_best, 4) if at_best > 0 else None,
         "stages": len(stages),
         "actions": actions(stages),
         "micro_batches": batches(stages),

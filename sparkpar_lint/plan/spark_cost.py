@@ -4,10 +4,13 @@ Spark runs a job as stages separated by shuffles; a stage is a set of tasks, at 
 time. For a stage of n tasks the model charges, in wall-clock seconds:
 
     stage_overhead + waves * task_overhead
-    + (work + shuffled_rows * shuffle_row + n * (task_run + blocks + state)) / min(n, cores)
+    + (work + shuffled_rows * shuffle_row + fetched * shuffle_fetch
+       + n * (task_run + blocks + state)) / min(n, cores)
 
 with waves = ceil(n / cores); `blocks` = shuffle_block per shuffle partition a map task writes
-(a map task writes one block per reduce partition); `state` = state_task for a stateful
+(a map task writes one block per reduce partition); `fetched` the blocks a reducing stage fetches
+(map tasks x partitions: adaptive coalescing packs 200 partitions into one task, which then
+fetches 200 blocks per map task, one after another); `state` = state_task for a stateful
 streaming task (it loads and commits its state store every micro-batch); `work` the stage's own
 executor run time measured in a profile, less what the model charges inside tasks for the
 measured task count (which is how a profile run at any setting predicts another). Each job adds
@@ -30,9 +33,10 @@ so the model never prefers more partitions than cores for a reason other than wa
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -56,6 +60,7 @@ class SparkCosts:
     task_run: float = 0.01  # per task, inside its executor run time: setup, code generation, commit
     shuffle_row: float = 2e-7  # per row written to and read back from a shuffle
     shuffle_block: float = 2e-4  # per shuffle block a map task writes (one per reduce partition)
+    shuffle_fetch: float = 2e-4  # per shuffle block a reduce task fetches (one per map task and partition)
     state_task: float = 0.05  # per stateful streaming task per micro-batch (state store load/commit)
     batch_overhead: float = 0.3  # per streaming micro-batch: offset and commit logs, planning
     source: str = "built-in defaults"
@@ -153,34 +158,108 @@ def coalesced(partitions: int, shuffle_bytes: int, cores: int) -> int:
 
 
 def stage_tasks(stage: StageRun, settings: Settings, costs: SparkCosts) -> int:
-    if not follows_setting(stage):
-        return stage.tasks
+    if not follows_setting(stage) or settings == ran_under(stage):
+        return stage.tasks  # at the setting it ran under, the count Spark chose is the truth
     if settings.adaptive and stage.query is None:  # streaming queries never coalesce
         return coalesced(settings.shuffle_partitions, stage.shuffle_read_bytes, costs.cores)
     return settings.shuffle_partitions
 
 
+def ran_under(stage: StageRun) -> Settings:
+    return Settings(stage.shuffle_partitions, stage.adaptive)
+
+
+def profiled_settings(stages: Sequence[StageRun]) -> Settings:
+    """The settings the profiled run ran under (its first stage that follows the setting; the
+    first stage's when none does)."""
+    following = [s for s in stages if follows_setting(s)] or list(stages)
+    return ran_under(following[0]) if following else SPARK_DEFAULTS
+
+
 def _writes_setting(stage: StageRun, stages: Sequence[StageRun]) -> bool:
     """The stage writes a shuffle read by a stage that follows the setting (blocks = setting)."""
-    if stage.shuffle_write_rows == 0 and stage.shuffle_write_bytes == 0:
+    if not _writes(stage):
         return False
-    readers = [s for s in stages if stage.stage_id in s.parents]
+    writers = shuffle_writers(tuple(stages))
+    readers = [s for s in stages if stage in writers.get(s.stage_id, ())]
     return not readers or any(follows_setting(s) for s in readers)
 
 
-def in_task(stage: StageRun, stages: Sequence[StageRun], costs: SparkCosts, tasks: int, partitions: int) -> float:
-    """Executor seconds the model charges inside `tasks` tasks of the stage, besides its work."""
+def blocks_read(
+    stage: StageRun, stages: Sequence[StageRun], parent_tasks: Callable[[StageRun], int], partitions: int
+) -> int:
+    """Shuffle blocks the stage fetches, over all its tasks: one per map task of each parent that
+    wrote a shuffle, per partition it reads. Adaptive coalescing packs those blocks into fewer
+    tasks but fetches as many, so 200 partitions coalesced into 1 task fetch 200 per map task."""
+    if not stage.reads_shuffle:
+        return 0
+    width = partitions if follows_setting(stage) else stage.tasks
+    return sum(parent_tasks(w) for w in shuffle_writers(tuple(stages)).get(stage.stage_id, ())) * width
+
+
+def _writes(stage: StageRun) -> bool:
+    return stage.shuffle_write_rows > 0 or stage.shuffle_write_bytes > 0
+
+
+@functools.lru_cache(maxsize=64)
+def shuffle_writers(stages: tuple[StageRun, ...]) -> dict[int, tuple[StageRun, ...]]:
+    """Per stage that reads a shuffle, the completed stages that wrote it.
+
+    A direct parent that ran is the writer. Adaptive execution runs every shuffle's map stage as
+    a job of its own, and the next job lists that map stage again under a new id, skipped (it is
+    never completed); such a reader's writers are the earlier unclaimed map stages of the same
+    action whose rows written add up to its rows read (the latest ones when none add up)."""
+    ids = {s.stage_id for s in stages}
+    claimed = {p for s in stages for p in s.parents if p in ids}
+    found: dict[int, tuple[StageRun, ...]] = {}
+    for reader in sorted(stages, key=lambda s: (s.submitted_ms, s.stage_id)):
+        if not reader.reads_shuffle:
+            continue
+        direct = tuple(s for s in stages if s.stage_id in reader.parents and _writes(s))
+        if direct:
+            found[reader.stage_id] = direct
+            continue
+        candidates = [
+            s
+            for s in stages
+            if _writes(s)
+            and s.stage_id not in claimed
+            and (s.execution, s.query, s.batch) == (reader.execution, reader.query, reader.batch)
+            and (s.submitted_ms, s.stage_id) < (reader.submitted_ms, reader.stage_id)
+        ]
+        chosen, rows = [], 0
+        for candidate in reversed(candidates):
+            chosen.append(candidate)
+            rows += candidate.shuffle_write_rows
+            if rows >= reader.shuffle_read_rows:
+                break
+        if rows != reader.shuffle_read_rows and candidates:
+            chosen = [candidates[-1]]
+        claimed.update(s.stage_id for s in chosen)
+        found[reader.stage_id] = tuple(chosen)
+    return found
+
+
+def in_task(stage: StageRun, stages: Sequence[StageRun], costs: SparkCosts, settings: Settings | None = None) -> float:
+    """Executor seconds the model charges inside the stage's tasks at `settings` (None: as it
+    ran), besides its work: per task, per block written and fetched, per shuffled row."""
+    if settings is None:
+        tasks, partitions = stage.tasks, stage.shuffle_partitions
+        parent_tasks: Callable[[StageRun], int] = lambda parent: parent.tasks  # noqa: E731
+    else:
+        tasks, partitions = stage_tasks(stage, settings, costs), settings.shuffle_partitions
+        parent_tasks = lambda parent: stage_tasks(parent, settings, costs)  # noqa: E731
     per_task = costs.task_run + (costs.state_task if stage.stateful else 0.0)
     if _writes_setting(stage, stages):
         per_task += costs.shuffle_block * partitions
     rows = stage.shuffle_write_rows + stage.shuffle_read_rows
-    return tasks * per_task + costs.shuffle_row * rows
+    fetched = blocks_read(stage, stages, parent_tasks, partitions)
+    return tasks * per_task + costs.shuffle_row * rows + costs.shuffle_fetch * fetched
 
 
 def stage_work(stage: StageRun, stages: Sequence[StageRun], costs: SparkCosts) -> float:
     """The stage's own executor seconds: measured run time less the model's in-task charges."""
-    charged = in_task(stage, stages, costs, stage.tasks, stage.shuffle_partitions)
-    return max(stage.run_seconds - charged, 0.0)
+    return max(stage.run_seconds - in_task(stage, stages, costs), 0.0)
 
 
 @dataclass(frozen=True)
@@ -213,11 +292,24 @@ def predict(stages: Sequence[StageRun], settings: Settings, costs: SparkCosts) -
     for stage in stages:
         n = stage_tasks(stage, settings, costs)
         waves = math.ceil(n / costs.cores)
-        executor = stage_work(stage, stages, costs) + in_task(stage, stages, costs, n, settings.shuffle_partitions)
+        executor = stage_work(stage, stages, costs) + in_task(stage, stages, costs, settings)
         seconds = costs.stage_overhead + waves * costs.task_overhead + executor / min(n, costs.cores)
         out.append(StagePrediction(stage.stage_id, n, seconds))
         total += seconds
     return Prediction(settings, total, tuple(out))
+
+
+def anchored(stages: Sequence[StageRun], wall: float | None, settings: Settings, costs: SparkCosts) -> float:
+    """Seconds at `settings`, anchored to the profiled run's measured wall time: the measured run
+    plus what the model says changes between its settings and these. What does not change
+    (planning, reading, the job's own work) is then measured, not modelled; without a wall time,
+    the model's own total. Never below a tenth of the measured wall (the model's savings are
+    bounded by what was measured)."""
+    predicted = predict(stages, settings, costs).seconds
+    if not wall:
+        return predicted
+    at_profile = predict(stages, profiled_settings(stages), costs).seconds
+    return max(wall + predicted - at_profile, wall / 10)
 
 
 def recommend(
