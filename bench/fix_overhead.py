@@ -4,7 +4,8 @@ The workload is shaped like the Yahoo streaming benchmark: ad events -> filter v
 campaigns -> windowed count per campaign, plus an order-dependent stage (the last ad seen per
 campaign window, after a sort the shuffle discards). The fixed job is produced by running
 `sparkpar fix` on the original's source, then all three run in one Spark session on the same
-cached input. Prints rows/s per variant and the ratios; asserts nothing.
+cached input, in round robin. Prints rows/s per variant, the ratios and the machine's load
+average; asserts nothing.
 
     python bench/fix_overhead.py [--rows 2000000] [--repeats 3]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import sys
 import tempfile
@@ -61,6 +63,14 @@ def load(name: str, source: str, folder: Path):
     return module.pipeline
 
 
+def _load() -> str:
+    """The 1/5/15-minute load averages: figures taken on a busy machine are noise-bound."""
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -87,6 +97,7 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    print(f"load average at start: {_load()}")
     events = (
         spark.range(args.rows)
         .select(
@@ -107,17 +118,22 @@ def main() -> None:
             "hand-written fix": load("hand", HAND_WRITTEN, Path(folder)),
             "hand-written, ties broken": load("hand_ties", HAND_WRITTEN_TIES, Path(folder)),
         }
-        throughput = {}
-        for name, pipeline in variants.items():
+        for pipeline in variants.values():
             pipeline(events, campaigns).write.format("noop").mode("overwrite").save()  # warm-up
-            seconds = []
-            for _ in range(args.repeats):
+        # Round robin, not one variant after another: on a shared machine the load drifts, and a
+        # drift must not land on one variant only.
+        seconds: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.repeats):
+            for name, pipeline in variants.items():
                 start = time.perf_counter()
                 pipeline(events, campaigns).write.format("noop").mode("overwrite").save()
-                seconds.append(time.perf_counter() - start)
-            throughput[name] = args.rows / statistics.median(seconds)
-            print(f"{name:26s} median {statistics.median(seconds):6.2f} s  {throughput[name]:12,.0f} rows/s")
+                seconds[name].append(time.perf_counter() - start)
+        throughput = {}
+        for name, taken in seconds.items():
+            throughput[name] = args.rows / statistics.median(taken)
+            print(f"{name:26s} median {statistics.median(taken):6.2f} s  {throughput[name]:12,.0f} rows/s")
     spark.stop()
+    print(f"load average at end: {_load()}")
     print(
         f"sparkpar fix / hand-written fix throughput: {throughput['sparkpar fix'] / throughput['hand-written fix']:.3f}"
     )

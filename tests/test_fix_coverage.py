@@ -172,12 +172,35 @@ def test_firsts_of_one_stage_still_come_from_one_row():
     assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
 
 
-def test_lists_of_one_stage_that_line_up_are_left_with_a_reason():
+def test_lists_of_one_stage_that_line_up_still_line_up():
+    # Two `collect_list`s of one stage read one arrival order: item i of one list belongs with item
+    # i of the other (when neither is null). Sorting each on its own would pair values of different
+    # rows; one sorted list of structs keeps them together, nulls still left out per list.
     code = (
         "from pyspark.sql import functions as F\n"
         "\n"
         "def baskets(df):\n"
-        '    return df.groupBy("name").agg(F.collect_list("food"), F.collect_list("price"))\n'
+        "    return (\n"
+        '        df.groupBy("name")  # one row per customer\n'
+        '        .agg(F.collect_list("food").alias("foods"), F.collect_list("price").alias("prices"))\n'
+        "    )\n"
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    compile(fixed, "job.py", "exec")
+    for name in ("food", "price"):
+        assert f'F.array_sort(F.collect_list(F.struct("food", "price"))).getField("{name}")' in fixed
+    assert fixed.count("F.array_compact(") == 2 and "# one row per customer\n" in fixed
+    assert max(len(line) for line in fixed.splitlines()) <= 100
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
+
+
+def test_a_list_and_a_first_of_one_stage_are_left_with_a_reason():
+    code = (
+        "from pyspark.sql import functions as F\n"
+        "\n"
+        "def baskets(df):\n"
+        '    return df.groupBy("name").agg(F.collect_list("food"), F.first("price"))\n'
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)

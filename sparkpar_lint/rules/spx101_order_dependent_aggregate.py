@@ -580,6 +580,8 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     simple form and are left to the author."""
     # One order of the struct's fields for every aggregate of the stage, so all pick the same row.
     calls = [c for c in node_calls if c is call or c in siblings]
+    if all(c.function in _LISTS for c in calls):
+        return _lists_in_one_order(call, calls)
     kinds = {c.function in _FIRST for c in calls}
     if any(c.function not in _FIRST | _LAST for c in calls) or len(kinds) != 1:
         return _SHARED_ORDER
@@ -600,6 +602,35 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     )
     return Fix(
         UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports + more
+    )
+
+
+def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | str:
+    """`collect_list("a")`, `collect_list("b")` → `array_compact(array_sort(collect_list(struct("a",
+    "b"))).getField("a"))`, and the same for `b`: both lists in the one order of the sorted rows, each
+    without its nulls, which is what the original gives when the rows arrive in that order."""
+    names = []
+    for c in calls:
+        name = column_name(c.call.args[0].value) if len(c.call.args) == 1 else None
+        if name is None or "." in name or c.call.args[0].keyword is not None or c.call.args[0].star:
+            return "the stage's lists that line up collect expressions, not plain columns, to sort as one row"
+        names += [name] if name not in names else []
+    row, imports = column_function(call.call, "struct", [string(n) for n in names])
+    collected, more = column_function(call.call, call.function, [row])
+    ordered, sort_imports = column_function(call.call, "array_sort", [collected])
+    own = column_name(call.call.args[0].value)
+    values = cst.Call(func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(own))])
+    # The struct is never null, so the nulls collect_list skips come back unless dropped again.
+    replacement, compact_imports = column_function(call.call, "array_compact", [values])
+    what = (
+        f"`{call.function}({own})` → `{own}` of the rows sorted by ({', '.join(names)}), nulls left out as "
+        "before: no order to read, and the stage's lists still line up"
+    )
+    return Fix(
+        UNSAFE,
+        what + ", one of the answers the job could already give",
+        ((call.call, replacement),),
+        imports + more + sort_imports + compact_imports,
     )
 
 
