@@ -46,12 +46,25 @@ def _collect(result) -> list:
     return [_plain(row) for row in rows]
 
 
-def run(spark: SparkSession, module: ModuleType, seed: int | None, arrival: str | None = None) -> list:
+def run(
+    spark: SparkSession,
+    module: ModuleType,
+    seed: int | None,
+    arrival: str | None = None,
+    source_order: bool = False,
+) -> list:
     """One run: seed None is the sequential semantics; otherwise a seeded random interleaving.
 
     `arrival` ("ascending" or "descending", with seed None) runs the sequential semantics on the
     same rows arriving in another order: sorted by the whole row as Spark orders it
     (`to_json(struct("*"))`), an order the rows of an unordered table could come in.
+
+    `source_order` (with a seed) keeps the order the source holds its rows in, as a file read in
+    splits does: INPUTS' rows are cut into consecutive slices, one per input partition, and only
+    the partition counts are drawn. What sequence-number fixes promise is the answer for rows in
+    that order, under any partitioning.
+
+    Each input is also a temporary view of its name, for jobs that read it as a table.
     """
     schema = getattr(module, "SCHEMA", {})
     rng = random.Random(seed)
@@ -64,6 +77,11 @@ def run(spark: SparkSession, module: ModuleType, seed: int | None, arrival: str 
     frames = {}
     for name, rows in module.INPUTS.items():
         rows = list(rows)
+        if seed is not None and source_order:
+            slices = spark.sparkContext.parallelize(rows, input_partitions)  # consecutive slices, in order
+            frames[name] = spark.createDataFrame(slices, schema.get(name))
+            frames[name].createOrReplaceTempView(name)
+            continue
         if seed is not None:
             rng.shuffle(rows)
         frame = spark.createDataFrame(rows, schema.get(name))
@@ -73,6 +91,7 @@ def run(spark: SparkSession, module: ModuleType, seed: int | None, arrival: str 
             whole_row = F.to_json(F.struct(*frame.columns))  # a sort takes no `*`
             frame = frame.orderBy(whole_row.desc() if arrival == "descending" else whole_row)
         frames[name] = frame.coalesce(1) if seed is None else frame.repartition(input_partitions)
+        frames[name].createOrReplaceTempView(name)
     output = _collect(module.job(spark, **frames))
     if getattr(module, "OUTPUT", "bag") == "bag":
         output.sort(key=repr)

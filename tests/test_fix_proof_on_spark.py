@@ -6,6 +6,9 @@ An unsafe fix (applied only with --unsafe-fixes) promises less: one answer under
 interleaving, and an answer the original job already gives, either its sequential answer or
 one observed in its own runs: the permuted runs, and the sequential semantics with the rows
 arriving sorted by the whole row (ascending and descending), orders an unordered input can come in.
+
+A fix that numbers rows at the source (`_sparkpar_seq`) promises the sequential answer for the
+rows in the order the source holds them; its runs keep that order and vary the partitioning.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ pytest.importorskip("pyspark")
 from spark_harness import is_runnable, load_job, run  # noqa: E402
 from sparkpar_lint.fixes.engine import fix_source  # noqa: E402
 from sparkpar_lint.fixes.model import UNSAFE  # noqa: E402
+from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN  # noqa: E402
 from sparkpar_lint.rules import all_rules  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -50,8 +54,15 @@ def test_fixed_job_gives_the_sequential_answer_of_the_original(cluster_spark, pa
     original = load_job(path)
     expected = run(cluster_spark, original, None)
     fixed_job = load_job(fixed)
-    outputs = [run(cluster_spark, fixed_job, seed) for seed in [None, *range(RUNS)]]
     renamed = getattr(original, "FIX_RENAMES_COLUMN", None)
+    if SEQUENCE_COLUMN in outcome.fixed:
+        # A sequence number promises the answer for the rows in the order the source holds them
+        # (the sequential answer), under any partitioning: the source keeps its order, the
+        # partition counts vary.
+        outputs = [run(cluster_spark, fixed_job, seed, source_order=True) for seed in [None, *range(RUNS)]]
+        assert all(output == expected for output in outputs)
+        return
+    outputs = [run(cluster_spark, fixed_job, seed) for seed in [None, *range(RUNS)]]
     if renamed is None and outputs[0] != expected and any(f.fix.safety == UNSAFE for f in outcome.applied):
         assert all(output == outputs[0] for output in outputs)
         observed = [run(cluster_spark, original, seed) for seed in range(RUNS)]
