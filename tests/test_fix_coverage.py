@@ -231,3 +231,20 @@ def test_a_streaming_deduplication_says_why_it_is_left():
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX102"]
     assert findings and all(f.fix is None for f in findings)
     assert all(f.no_fix_reason.startswith("a streaming deduplication keeps the first copy") for f in findings)
+
+
+def test_a_partition_id_used_as_a_key_says_why_it_is_left():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql import functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'readings = spark.read.parquet("readings")\n'
+        'batched = readings.withColumn("batch", F.spark_partition_id())\n'
+        "def label(pdf):\n"
+        "    return pdf.assign(label=range(len(pdf)))\n"
+        'labelled = batched.groupBy("batch").applyInPandas(label, "sensor string, label long")\n'
+        'labelled.write.parquet("out")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    assert findings and all(f.fix is None for f in findings)
+    assert all(f.no_fix_reason.startswith("`spark_partition_id()` says where a row sits") for f in findings)

@@ -469,6 +469,11 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
     Only where the identifying columns are evident: the rows come out of a `distinct` of a
     `select` of columns, a `dropDuplicates(subset)`, or a `groupBy(keys).agg(...)`.
     """
+    if call.function == "spark_partition_id":
+        return (
+            "`spark_partition_id()` says where a row sits, not what it holds: a key derived from the "
+            "row (`xxhash64(<id>) % <batches>`) needs a batch count, which is the author's to choose"
+        )
     if call.function != "monotonically_increasing_id" or call.call is None:
         return None
     columns = _identifying_columns(graph, node)
