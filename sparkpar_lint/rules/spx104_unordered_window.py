@@ -447,7 +447,7 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     if call.from_sql:
         # The same tie-breaker, written into the query (sql/fixes.py).
         return window_tie_fix(call.sql) or (
-            "the SQL is not one plain string literal, its SELECT aggregates or joins (`*` is not the "
+            "the SQL is not a string the fixer can edit, its SELECT aggregates or joins (`*` is not the "
             "window's rows there), or a frame-reading function shares the window"
         )
     if call.function not in FRAME_BLIND:

@@ -48,13 +48,6 @@ def run_query(builder, value) -> tuple[bool, int | None]:
     if parsed is None:
         return False, None
     ctx = SqlContext(parsed, text, builder.graph, builder.catalogue, builder.derive_flow, builder.views)
-    ctx.literal = _plain_literal(node, text.text)
+    # The string expression itself: fixes write into its literal parts (sql/literal_edit.py).
+    ctx.literal = node.value if isinstance(node, cst.Arg) else node
     return True, run_statements(ctx)
-
-
-def _plain_literal(node, sql: str) -> cst.SimpleString | None:
-    """The literal when its source body is exactly the SQL (so SQL offsets are source offsets)."""
-    if not isinstance(node, cst.SimpleString):
-        return None
-    body = node.raw_value
-    return node if body == sql else None

@@ -1,7 +1,8 @@
-"""Fixes for SQL in one plain string literal: the literal is replaced by one with the query edited.
+"""Fixes for SQL in Python strings: the string expression is replaced by one with the query edited.
 
-Only literals whose source text is the SQL itself (no escapes) are rewritten, so an edit at an
-offset of the SQL is the same edit in the source; f-strings and concatenations get no fix.
+Plain literals, f-strings and concatenations are rewritten where every edit falls in literal text
+whose source is the SQL itself (sql/literal_edit.py); interpolated parts are kept byte for byte.
+Otherwise the fix functions return why not (a string), which `--show-unfixed` prints.
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ _ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_val
 
 @dataclass(frozen=True)
 class SqlSite:
-    """Where a stage or call came from: its SQL construct, and the literal to rewrite (or None)."""
+    """Where a stage or call came from: its SQL construct, and the string expression holding the
+    SQL (a literal, an f-string, a concatenation), or None when fixes may not edit it."""
 
     parsed: ParsedSql
     expression: exp.Expression
-    literal: cst.SimpleString | None
+    literal: cst.BaseExpression | None
 
 
-def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | None:
+def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | str | None:
     """`last(v) AS x` after a lost `ORDER BY k` -> `max(struct(k, v)).v AS x` (safe).
 
     The struct compares the order columns first and the value last, so rows tied on the order
@@ -62,8 +64,8 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
         return None
     replacement = f"{_ORDERED_PICKS[name]}(struct({', '.join(keys)}, {column})).{_quoted(value.name)}"
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
-    if literal is None:
-        return None
+    if not isinstance(literal, cst.CSTNode):
+        return literal
     description = (
         f"SQL: `{name}` after a lost `ORDER BY` -> `{_ORDERED_PICKS[name]}` of a struct led by the order columns"
     )
@@ -74,31 +76,21 @@ def _quoted(name: str) -> str:
     return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else f"`{name.replace('`', '``')}`"
 
 
-def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.SimpleString | None:
-    literal = site.literal
-    if literal is None or not site.parsed.rewritable:
+def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.CSTNode | str | None:
+    """The string expression with the edits made, or why not (None: no string to edit)."""
+    from sparkpar_lint.sql.literal_edit import rewrite
+
+    if site.literal is None:
         return None
-    text = site.parsed.text
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    value = literal.value
-    prefix = value[: len(value) - len(value.lstrip("rRuUfFbB"))]
-    quote = (
-        value[len(prefix) : len(prefix) + 3]
-        if value[len(prefix) : len(prefix) + 3] in ('"""', "'''")
-        else value[len(prefix)]
-    )
-    if quote in text or text.endswith(quote[0]) or (len(quote) == 1 and "\n" in text):
-        return None
-    if "r" not in prefix.lower() and "\\" in text:
-        return None
-    return literal.with_changes(value=f"{prefix}{quote}{text}{quote}")
+    if not site.parsed.rewritable:
+        return "the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them"
+    return rewrite(site.literal, site.parsed.text, edits)
 
 
 _LISTS = {"collect_list", "array_agg"}
 
 
-def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
+def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
     """With no `ORDER BY` to read: `first(v)` -> `min(v)`, `last(v)` -> `max(v)`,
     `collect_list(v)` -> `array_sort(collect_list(v))`, each one of the answers the query can
     already give, the same under every partitioning (unsafe: the author may have meant an order).
@@ -124,8 +116,8 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
     else:
         return None
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
-    if literal is None:
-        return None
+    if not isinstance(literal, cst.CSTNode):
+        return literal
     description = (
         f"SQL: `{name}` with no order to read -> `{replacement.split('(')[0]}`, one of the answers it could give"
     )
@@ -135,7 +127,7 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | None:
 _WHOLE_ROW = "to_json(struct(*))"
 
 
-def window_tie_fix(call_site: SqlSite | None) -> Fix | None:
+def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
     """`row_number() OVER (PARTITION BY k ORDER BY 1)` -> `... ORDER BY 1, to_json(struct(*)))`.
 
     The tie-breaker the Python fix uses: with nothing in the order that tells rows apart, the
@@ -164,8 +156,8 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | None:
     if at is None:
         return None
     literal = _rewrite(call_site, [(at, at, f", {_WHOLE_ROW}")])
-    if literal is None:
-        return None
+    if not isinstance(literal, cst.CSTNode):
+        return literal
     return Fix(
         UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),)
     )

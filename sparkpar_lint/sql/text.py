@@ -109,22 +109,22 @@ def _walk(raw: str, anchor: object) -> list[Anchored]:
     return positions
 
 
-def _quotes(raw: str) -> tuple[str, int]:
+def quotes(raw: str) -> tuple[str, int]:
     prefix = _PREFIX.match(raw).group(0)
     rest = raw[len(prefix) :]
     return prefix.lower(), 3 if rest[:3] in ('"""', "'''") else 1
 
 
 def _simple(raw: str, node: cst.CSTNode) -> SqlText | None:
-    prefix, quote = _quotes(raw)
+    prefix, quote = quotes(raw)
     if "b" in prefix:
         return None
     offset = len(prefix) + quote
     where = _walk(raw, node)
-    return _decode(raw[offset : len(raw) - quote], where[offset:], "r" in prefix)
+    return decode_body(raw[offset : len(raw) - quote], where[offset:], "r" in prefix)
 
 
-def _decode(body: str, where: list[Anchored], raw_string: bool, braces: bool = False) -> SqlText | None:
+def decode_body(body: str, where: list[Anchored], raw_string: bool, braces: bool = False) -> SqlText | None:
     """Evaluate escapes (and `{{`/`}}` in f-strings), keeping each result character's source."""
     text, positions = [], []
     index = 0
@@ -183,7 +183,7 @@ def _formatted(node: cst.FormattedString, code_of: Callable) -> SqlText | None:
         part_code = part.value if isinstance(part, cst.FormattedStringText) else code_of(part)
         part_where = where[offset : offset + len(part_code) + 1]
         if isinstance(part, cst.FormattedStringText):
-            piece = _decode(part_code, part_where, "r" in prefix, braces=True)
+            piece = decode_body(part_code, part_where, "r" in prefix, braces=True)
             if piece is None:
                 return None
         else:

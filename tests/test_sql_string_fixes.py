@@ -1,0 +1,84 @@
+"""SQL fixes in f-strings and concatenations, through the real CLI on real files: the rewrite goes
+into literal text only, every interpolated part stays byte for byte, and a rewrite that would
+touch or copy one is refused with its reason (`--show-unfixed`)."""
+
+from __future__ import annotations
+
+import ast
+
+HEAD = (
+    "from pyspark.sql import SparkSession\n"
+    "\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    'table = "visits"\n'
+    'column = "page"\n'
+    'order_column = "ts"\n'
+)
+LOST_SORT = "FROM (SELECT * FROM {source} ORDER BY ts) GROUP BY user"
+
+
+def _fix(cli, tmp_path, body: str, *options: str) -> tuple[str, str]:
+    path = tmp_path / "job.py"
+    path.write_text(HEAD + body, encoding="utf-8")
+    result = cli("fix", "--show-unfixed", *options, "job.py")
+    assert result.exit_code in (0, 1), result.output
+    fixed = path.read_text(encoding="utf-8")
+    ast.parse(fixed)  # every rewrite still compiles
+    return fixed, result.output
+
+
+def test_fstring_fix_edits_the_literal_text_and_keeps_the_placeholder(sparkpar_cli, tmp_path):
+    query = "SELECT user, last(page) AS page " + LOST_SORT.format(source="{table}")
+    fixed, _ = _fix(sparkpar_cli, tmp_path, f'rows = spark.sql(f"{query}")\nrows.write.parquet("out")\n')
+    expected = query.replace("last(page)", "max(struct(ts, page)).page")
+    assert f'rows = spark.sql(f"{expected}")\n' in fixed
+
+
+def test_concatenation_fix_edits_only_the_piece_that_holds_the_call(sparkpar_cli, tmp_path):
+    body = (
+        "rows = spark.sql(\n"
+        '    "SELECT user, first(page) AS page "  # the landing page\n'
+        f'    + "{LOST_SORT.format(source="visits")}"\n'
+        ")\n"
+        'rows.write.parquet("out")\n'
+    )
+    fixed, _ = _fix(sparkpar_cli, tmp_path, body)
+    assert fixed == HEAD + body.replace("first(page)", "min(struct(ts, page)).page")
+
+
+def test_unsafe_window_tie_breaker_goes_into_fstring_text_next_to_a_placeholder(sparkpar_cli, tmp_path):
+    line = 'rows = spark.sql(f"SELECT user, row_number() OVER (PARTITION BY user ORDER BY 1) AS n FROM {table}")\n'
+    fixed, _ = _fix(
+        sparkpar_cli, tmp_path, line + 'rows.write.parquet("out")\n', "--unsafe-fixes", "--select", "SPX104"
+    )
+    assert line.replace("ORDER BY 1)", "ORDER BY 1, to_json(struct(*)))") in fixed
+    assert "{table}" in fixed
+
+
+def test_a_rewrite_that_would_copy_an_interpolated_value_is_refused_with_its_reason(sparkpar_cli, tmp_path):
+    body = (
+        f'a = spark.sql(f"SELECT user, last({{column}}) AS v {LOST_SORT.format(source="visits")}")\n'
+        'a.write.parquet("a")\n'
+        'b = spark.sql(f"SELECT user, last(page) AS page FROM (SELECT * FROM visits ORDER BY {order_column}) '
+        'GROUP BY user")\n'
+        'b.write.parquet("b")\n'
+    )
+    fixed, output = _fix(sparkpar_cli, tmp_path, body, "--select", "SPX101")
+    assert fixed == HEAD + body
+    refused = [line for line in output.splitlines() if "SPX101 not fixed" in line]
+    assert len(refused) == 2
+    assert all("would copy an interpolated `{...}` value into the SQL text" in line for line in refused)
+
+
+def test_a_rewrite_across_a_joint_or_over_escapes_is_refused_with_its_reason(sparkpar_cli, tmp_path):
+    body = (
+        f'a = spark.sql("SELECT user, last(" "page) AS page {LOST_SORT.format(source="visits")}")\n'
+        'a.write.parquet("a")\n'
+        f'b = spark.sql("SELECT user,\\tlast(page) AS page {LOST_SORT.format(source="visits")}")\n'
+        'b.write.parquet("b")\n'
+    )
+    fixed, output = _fix(sparkpar_cli, tmp_path, body, "--select", "SPX101")
+    assert fixed == HEAD + body
+    refused = [line for line in output.splitlines() if "SPX101 not fixed" in line]
+    assert "cross a joint between strings" in refused[0]
+    assert "written with escapes" in refused[1]
