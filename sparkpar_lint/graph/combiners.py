@@ -379,6 +379,12 @@ class _Sandbox:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min", "abs"):
             args = [self.eval(x.value, depth + 1) for x in expr.args if not x.keyword and not x.star]
             return {"max": max, "min": min, "abs": lambda *v: abs(v[0])}[expr.func.value](*args)
+        if _numeric_cast(expr):
+            # `int(a[0]) + int(b[0])`: a cast of a number is a number (int() truncates toward zero).
+            number = self.eval(expr.args[0].value, depth + 1)
+            if isinstance(number, tuple):
+                raise _Unevaluable
+            return Fraction(int(number)) if expr.func.value == "int" else number
         if isinstance(expr, cst.IfExp):
             test = self.test(expr.test, depth + 1)
             return self.eval(expr.body if test else expr.orelse, depth + 1)
@@ -395,6 +401,17 @@ class _Sandbox:
                 return False
             left = right
         return True
+
+
+def _numeric_cast(expr) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in ("int", "float")
+        and len(expr.args) == 1
+        and not expr.args[0].keyword
+        and not expr.args[0].star
+    )
 
 
 def _number(literal: cst.Integer | cst.Float) -> Fraction:

@@ -71,6 +71,8 @@ ROW_CONVERSIONS = frozenset(
     {"tolist", "to_list", "to_numpy", "to_pylist", "itertuples", "iterrows", "to_dict", "to_records", "to_pydict"}
 )
 ROW_ATTRIBUTES = frozenset({"values", "array"})
+# Attributes that describe a frame's size or schema, never its rows: `pdf.shape[0]` is a count.
+SHAPE_ATTRIBUTES = frozenset({"shape", "size", "ndim", "empty", "columns", "dtypes"})
 ROW_WRAPPERS = frozenset({"list", "tuple", "iter", "reversed", "enumerate"})
 FILL_METHODS = frozenset({"ffill", "bfill", "pad", "backfill"})
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
@@ -380,6 +382,8 @@ class _Analysis:
                 return Data(KEY)  # the row it selects is no longer the rows
             if attr in ROW_ATTRIBUTES:
                 return Data(ROWS, base.sorted)
+            if attr in SHAPE_ATTRIBUTES:
+                return None
             if base.kind == FRAME and attr in self.keys:
                 return Data(KEY)
             return Data(SERIES, base.sorted) if base.kind == FRAME else base

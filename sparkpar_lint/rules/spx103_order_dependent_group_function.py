@@ -49,6 +49,14 @@ class OrderDependentGroupFunction(Rule):
             + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n'
         ),
         # The group key is constant within a group: its first row is as good as any.
+        # `shape[0]`, `size` and `columns` describe the group, not one of its rows.
+        Valid(
+            _PRELUDE
+            + "def profile(pdf):\n"
+            + "    rows, width = pdf.shape[0], pdf.shape[1]\n"
+            + "    return pdf.assign(n=rows, k=width, cells=pdf.size, first_col=pdf.columns[0])\n"
+            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, k long")\n'
+        ),
         Valid(
             _PRELUDE
             + "def summarize(pdf):\n"
@@ -174,6 +182,23 @@ class OrderDependentGroupFunction(Rule):
             + '    return pdf.iloc[[pdf["score"].idxmax()]]\n'
             + 'scores = spark.read.parquet("scores")\n'
             + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n',
+        ),
+        # Near miss of the shape read: a value taken from the first row by position.
+        Invalid(
+            _PRELUDE
+            + "def profile(pdf):\n"
+            + "    rows = pdf.shape[0]\n"
+            + '    return pdf.assign(n=rows, first=pdf["temp"].values[0])\n'
+            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")\n',
+            line=5,
+            column=36,
+            related_lines=(6,),
+            expected_fix=_PRELUDE
+            + "def profile(pdf):\n"
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
+            + "    rows = pdf.shape[0]\n"
+            + '    return pdf.assign(n=rows, first=pdf["temp"].values[0])\n'
+            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")\n',
         ),
         # The row `next` takes is kept as it is, not folded with the others.
         Invalid(

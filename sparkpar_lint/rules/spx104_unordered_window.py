@@ -23,6 +23,7 @@ from sparkpar_lint.fixes.ordering import (
     window_class,
 )
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.graph.kept_results import nothing_kept
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.positions import walk
 from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
@@ -113,8 +114,35 @@ class UnorderedWindow(Rule):
             '    "WINDOW w AS (PARTITION BY user ORDER BY ts, page)"\n'
             ")\n"
         ),
+        # Numbered only to look at in the notebook; the job writes the raw rows, not the numbering.
+        Valid(
+            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
+            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
+            'latest = numbered.filter("n = 1")\n'
+            "display(numbered)\n"
+            'events.write.mode("overwrite").saveAsTable("events_copy")\n'
+        ),
     ]
     INVALID = [
+        # Near miss: the same numbering, and the latest rows are written.
+        Invalid(
+            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
+            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
+            'latest = numbered.filter("n = 1")\n'
+            "display(numbered)\n"
+            'latest.write.mode("overwrite").saveAsTable("latest_events")\n',
+            line=5,
+            column=34,
+            related_lines=(4,),
+            severity=Severity.INFO,
+            # The whole row breaks the tie (unsafe: one of the orders the shuffle could give).
+            expected_fix=_PRELUDE
+            + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*")))\n'
+            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
+            'latest = numbered.filter("n = 1")\n'
+            "display(numbered)\n"
+            'latest.write.mode("overwrite").saveAsTable("latest_events")\n',
+        ),
         Invalid(
             _PRELUDE + 'by_user = Window.partitionBy("user")\n'
             'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n',
@@ -311,7 +339,10 @@ class UnorderedWindow(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for node in ctx.graph.nodes:
-            for call in node.columns.calls:
+            calls = [call for call in node.columns.calls if call.window is not None]
+            if calls and nothing_kept(ctx.graph, node):
+                continue  # the numbering is only shown, or bound to a name nobody reads
+            for call in calls:
                 if _unordered_window_call(call):
                     yield self._finding(ctx, ctx.graph, call)
                 elif _order_orders_nothing(ctx.graph, node, call):

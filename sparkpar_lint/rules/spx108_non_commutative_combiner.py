@@ -43,6 +43,12 @@ class NonCommutativeCombiner(Rule):
             + "stats.reduceByKey(lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
         ),
         Valid(_PRELUDE + _PAIRS + "pairs.aggregateByKey(0, lambda acc, v: acc - v, lambda a, b: a + b)\n"),
+        # Casts around the fields: int() of a sum of ints is that sum, so the pairs still just add up.
+        Valid(
+            _PRELUDE
+            + 'counted = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (l[4:], 1)))\n'
+            + "counted.reduceByKey(lambda a, b: (int(a[0]) + int(b[0]), float(a[1]) + float(b[1])))\n"
+        ),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: {l}).reduce(lambda a, b: a | b)\n'),
         Valid(
             _PRELUDE
@@ -103,6 +109,8 @@ class NonCommutativeCombiner(Rule):
             severity=Severity.INFO,
         ),
         Invalid(_PRELUDE + _PAIRS + "net = pairs.reduceByKey(lambda a, b: a - b)\n", line=4, column=24),
+        # Near miss of the casts: halving one side inside int() is neither commutative nor associative.
+        Invalid(_PRELUDE + _PAIRS + "pairs.reduceByKey(lambda a, b: int(a / 2) + int(b))\n", line=4, column=18),
         Invalid(
             _PRELUDE
             + 'clicks = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l[4:]))\n'

@@ -88,6 +88,14 @@ class StatefulStreamWithoutWatermark(Rule):
         ),
         # A stream-static join keeps no state.
         Valid(_PRELUDE + 'clicks.join(spark.read.parquet("pages"), "page")\n'),
+        # Watermarks on both streams and a time range in the condition: old rows can be dropped.
+        Valid(
+            _PRELUDE
+            + 'shown = spark.readStream.format("kafka").load().withWatermark("shown_at", "1 hour")\n'
+            + 'taps = clicks.withWatermark("tapped_at", "1 hour")\n'
+            + 'taps.join(shown, F.expr("ad = shown_ad AND tapped_at BETWEEN shown_at AND shown_at + INTERVAL 1 HOUR"))\n'
+            + "taps.join(shown, (taps.ad == shown.shown_ad) & (taps.tapped_at >= shown.shown_at))\n"
+        ),
         # A small label key: one state row per country, bounded, and a watermark could not help.
         Valid(_PRELUDE + 'clicks.groupBy("country").count()\n'),
         Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
@@ -183,6 +191,16 @@ class StatefulStreamWithoutWatermark(Rule):
             # A stream-stream join needs watermarks on both sides and a time-range condition.
             expected_fix=None,
         ),
+        # Near miss: both streams are watermarked but matched on the id alone.
+        Invalid(
+            _PRELUDE
+            + 'shown = spark.readStream.format("kafka").load().withWatermark("shown_at", "1 hour")\n'
+            + 'taps = clicks.withWatermark("tapped_at", "1 hour")\n'
+            + "taps.join(shown, taps.ad == shown.shown_ad)\n",
+            line=6,
+            column=5,
+            expected_fix=None,
+        ),
         Invalid(
             _PRELUDE
             + "def track(key, pdfs, state):\n    yield from pdfs\n"
@@ -203,9 +221,10 @@ class StatefulStreamWithoutWatermark(Rule):
                 # A join keeps state only between two streams, and needs a pulse from each.
                 if len(inputs) < 2:
                     continue
-                if all(i.has_watermark_upstream for i in inputs):
-                    continue
-                yield self.finding(ctx, node.span, _join_message(node))
+                if not all(i.has_watermark_upstream for i in inputs):
+                    yield self.finding(ctx, node.span, _join_message(node))
+                elif _join_time_range(node) is False:
+                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method))
                 continue
             grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
             if _processor_expires_state(graph, node):
@@ -301,6 +320,64 @@ def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
         if any(t.strip("\"'").lower() == "complete" for t in texts):
             return True
     return False
+
+
+_UNBOUNDED_JOIN = (
+    "streaming `{method}` of two watermarked streams on an equality alone: with no event-time range "
+    "in the condition nothing says when a buffered row can no longer match, so Spark keeps both "
+    "sides' rows for the life of the query. Add a time-range condition "
+    "(`right.ts BETWEEN left.ts AND left.ts + INTERVAL 1 HOUR`) or join on an event-time window"
+)
+# A condition that bounds how far apart matching rows' times may be.
+_RANGE_TEXT = re.compile(r"<|>|\bbetween\b|\binterval\b|\bwindow\b", re.IGNORECASE)
+
+
+def _join_time_range(node: StageNode) -> bool | None:
+    """Whether the join condition bounds the two sides' event times: False for column names or
+    equalities only, True for a comparison, `between`, an interval or a window, None when the
+    condition is held in a variable or built elsewhere."""
+    call = node.call
+    if call is None:
+        return None
+    conditions = [a.value for a in call.args[1:2] if a.keyword is None]
+    conditions += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "on"]
+    if len(conditions) != 1:
+        return None
+    return _bounds_time(conditions[0])
+
+
+def _bounds_time(condition: cst.BaseExpression) -> bool | None:
+    if isinstance(condition, cst.SimpleString):
+        return bool(_RANGE_TEXT.search(condition.evaluated_value or ""))
+    if isinstance(condition, (cst.List, cst.Tuple)):
+        parts = [_bounds_time(e.value) for e in condition.elements]
+        return None if None in parts else any(parts)
+    if isinstance(condition, cst.Name):
+        return None
+    if m.findall(
+        condition,
+        m.Comparison(
+            comparisons=[
+                m.AtLeastN(
+                    m.ComparisonTarget(
+                        operator=m.LessThan() | m.GreaterThan() | m.LessThanEqual() | m.GreaterThanEqual()
+                    ),
+                    n=1,
+                )
+            ]
+        ),
+    ):
+        return True
+    strings = m.findall(condition, m.SimpleString())
+    if any(_RANGE_TEXT.search(text.evaluated_value or "") for text in strings):
+        return True
+    if m.findall(condition, m.Call(func=m.Attribute(attr=m.Name("between")) | m.Name("window"))):
+        return True
+    names = m.findall(condition, m.Name())
+    if any(isinstance(n, cst.Name) and n.value in ("window", "between") for n in names):
+        return True
+    comparisons = m.findall(condition, m.Comparison())
+    return False if comparisons else None
 
 
 def _join_message(node: StageNode) -> str:
