@@ -1,5 +1,5 @@
 """`sparkpar server` on notebooks and on files that take too long, end to end over stdio: a real
-pygls client syncs a notebook (LSP 3.17 notebookDocument) and applies a fix to a cell, opens an `.ipynb` as JSON text, a
+pygls client syncs a notebook (LSP 3.17 notebookDocument) and applies a fix to a cell, opens (and fixes) an `.ipynb` as JSON text, a
 Databricks export and a `.sql` file, and a file past the time budget."""
 
 from __future__ import annotations
@@ -216,3 +216,59 @@ def test_a_cell_in_the_sql_language_is_analysed_and_fixed_as_sql(tmp_path):
     (quick,) = [a for a in actions if a.title == "Fix SPX101 in this notebook"]
     fixed = _apply(texts[2], quick.edit.changes[sql_cell])
     assert fixed == query.replace("last(amount)", "max(struct(sold_at, amount)).amount")
+
+
+async def _actions(session: Session, uri: str, found: lsp.Diagnostic, only=None) -> list[lsp.CodeAction]:
+    return await asyncio.wait_for(
+        session.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri),
+                range=found.range,
+                context=lsp.CodeActionContext(diagnostics=[found], only=only),
+            )
+        ),
+        TIMEOUT,
+    )
+
+
+def test_code_actions_fix_an_ipynb_opened_as_json_and_a_sql_file(tmp_path):
+    notebook = _notebook_json(IMPORTS, 'x = "tab\\there"\n' + FIRST_AFTER_SORT)
+    sql = (
+        "-- last sale of each store\n"
+        "CREATE TABLE last_sale AS\n"
+        "SELECT store, last(amount) AS amount\n"
+        "FROM (SELECT * FROM sales ORDER BY sold_at) GROUP BY store\n"
+    )
+
+    async def scenario():
+        async with Session(tmp_path) as session:
+            results = {}
+            for name, text in (("job.ipynb", notebook), ("report.sql", sql)):
+                uri = session.open(tmp_path / name, text)
+                (found,) = [d for d in await session.diagnostics(uri) if d.code == "SPX101"]
+                quick = [a for a in await _actions(session, uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
+                fix_all = await _actions(session, uri, found, only=[lsp.CodeActionKind.SourceFixAll])
+                fixed = _apply(text, quick[0].edit.changes[uri])
+                session.change(uri, 2, fixed)
+                after = await session.diagnostics(uri, version=2)
+                results[name] = (quick, fix_all, fixed, after)
+            return results
+
+    results = _run(scenario())
+    quick, fix_all, fixed, after = results["job.ipynb"]
+    assert [a.title for a in quick] == ["Fix SPX101 in this notebook"] and quick[0].is_preferred
+    assert [a.kind for a in fix_all] == ["source.fixAll.sparkpar"]
+    cells = json.loads(fixed)["cells"]
+    assert "".join(cells[1]["source"]) == 'x = "tab\\there"\n' + FIRST_AFTER_SORT.replace(
+        'F.first("v")', 'F.min(F.struct("ts", "v")).getField("v")'
+    ).replace('df.orderBy("ts").groupBy', "df.groupBy")
+    # The JSON is edited where the cell's line is written; every other line is as it was.
+    changed = [(a, b) for a, b in zip(notebook.splitlines(), fixed.splitlines()) if a != b]
+    assert len(fixed.splitlines()) == len(notebook.splitlines()) and len(changed) == 1
+    assert not [d for d in after if d.code == "SPX101"]
+
+    quick, fix_all, fixed, after = results["report.sql"]
+    assert [a.title for a in quick] == ["Fix SPX101 in this file"]
+    assert [a.kind for a in fix_all] == ["source.fixAll.sparkpar"]
+    assert fixed == sql.replace("last(amount)", "max(struct(sold_at, amount)).amount")
+    assert not [d for d in after if d.code == "SPX101"]

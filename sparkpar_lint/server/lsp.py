@@ -10,7 +10,8 @@ shows its rule's documentation page.
 Notebooks: a client that syncs notebooks (LSP 3.17 `notebookDocument/*`) gets each cell's
 diagnostics on that cell; an `.ipynb` file opened as plain JSON text gets them where the cell's
 source line is written in the JSON; Databricks/Fabric `.py` exports and `.sql` files are checked
-as `sparkpar lint` checks them, in file lines.
+as `sparkpar lint` checks them, in file lines. Those files opened as text get `sparkpar fix`'s
+rewrite of the whole file as line edits of the document.
 
 Each analysis runs in a worker process with a time budget (`--file-timeout`, or the client's
 `initializationOptions.fileTimeout`): a file that takes longer, crashes the parser or exhausts
@@ -421,18 +422,21 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
 
 def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Range) -> list[lsp.CodeAction]:
     chosen = document.range_from_client_units(selection)
+    notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
+    # An .ipynb opened as JSON: findings are in cell lines, the selection in the JSON's.
+    locate = _locator(document) if notebook is None else None
     hit = [
         f
         for f in ls.findings.get(document.uri, [])
-        if f.fix_safety is not None and _touches(f.span, chosen.start, chosen.end)
+        if f.fix_safety is not None
+        and _touches(locate(f.cell, f.span) if locate is not None else f.span, chosen.start, chosen.end)
     ]
     if not hit or not document.path:
         return []
-    notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
     if notebook is not None:
         return _notebook_fixes(ls, notebook, hit)
     if not _plain_python(document):
-        return []  # an .ipynb opened as JSON or a .sql file: its edits are not Python's
+        return _file_fixes(document, hit)
     # Fixes are recomputed from the buffer as it is now; a finding whose span moved since it was
     # published no longer matches, and waits for the next diagnostics.
     fixes = finding_fixes(document.path, document.source, {f.rule_id for f in hit})
@@ -464,7 +468,7 @@ def _fix_all(ls: SparkparServer, document: TextDocument) -> list[lsp.CodeAction]
     if notebook is not None:
         return _notebook_fixes(ls, notebook, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
     if not _plain_python(document):
-        return []
+        return _file_fixes(document, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
     outcome = fix_source(document.path, document.source, rule_ids)
     if not outcome.changed:
         return []
@@ -493,17 +497,8 @@ def _notebook_fixes(
     from sparkpar_lint.sources.notebook import fix_notebook
 
     data = _notebook_json(ls, notebook).decode("utf-8")
-    if fix_all:
-        groups = [({f.rule_id for f in hit}, False)]
-    else:
-        groups = [
-            ({rule_id}, unsafe)
-            for rule_id, unsafe in sorted(
-                {(f.rule_id, f.fix_safety == "unsafe") for f in hit}, key=lambda g: (g[1], g[0])
-            )
-        ]
     actions = []
-    for rule_ids, unsafe in groups:
+    for rule_ids, unsafe in _fix_groups(hit, fix_all):
         outcome = fix_notebook(_notebook_path(notebook.uri), data, rule_ids, unsafe=unsafe)
         if not outcome.changed:
             continue
@@ -516,19 +511,46 @@ def _notebook_fixes(
                 after = after[len(header) :]
             if cell.kind == lsp.NotebookCellKind.Code and after != before:
                 changes[cell.document] = text_edits(line_edits(before, after))
-        if fix_all:
-            title, kind = "Fix all safe sparkpar findings", FIX_ALL
-        else:
-            title = f"Fix {min(rule_ids)} in this notebook" + (
-                " (unsafe: review the choice it makes)" if unsafe else ""
-            )
-            kind = lsp.CodeActionKind.QuickFix
-        actions.append(
-            lsp.CodeAction(
-                title=title, kind=kind, is_preferred=not unsafe and not fix_all, edit=lsp.WorkspaceEdit(changes=changes)
-            )
-        )
+        actions.append(_whole_file_action(rule_ids, unsafe, fix_all, changes, "notebook"))
     return actions
+
+
+def _file_fixes(document: TextDocument, hit: list[Finding], fix_all: bool = False) -> list[lsp.CodeAction]:
+    """Fixes in a file read through cells but opened as one text document (an `.ipynb` as JSON, a
+    `.sql` file, a Databricks export): `sparkpar fix`'s rewrite of the whole file, as line edits
+    of the document, one action per rule (or one for every safe fix)."""
+    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
+
+    kind_of_file = "notebook" if (document.path or "").endswith(".ipynb") else "file"
+    actions = []
+    for rule_ids, unsafe in _fix_groups(hit, fix_all):
+        try:
+            outcome = fix_notebook(document.path, document.source, rule_ids, unsafe=unsafe)
+        except NotebookError:
+            return []  # not valid notebook JSON while being typed: its diagnostics say so
+        if outcome.changed:
+            changes = {document.uri: text_edits(line_edits(outcome.original, outcome.fixed))}
+            actions.append(_whole_file_action(rule_ids, unsafe, fix_all, changes, kind_of_file))
+    return actions
+
+
+def _fix_groups(hit: list[Finding], fix_all: bool) -> list[tuple[set[str], bool]]:
+    """(rules, unsafe?) per action: every rule at once for fix-all, else one rule each, safe first."""
+    if fix_all:
+        return [({f.rule_id for f in hit}, False)]
+    pairs = sorted({(f.rule_id, f.fix_safety == "unsafe") for f in hit}, key=lambda g: (g[1], g[0]))
+    return [({rule_id}, unsafe) for rule_id, unsafe in pairs]
+
+
+def _whole_file_action(rule_ids: set[str], unsafe: bool, fix_all: bool, changes: dict, what: str) -> lsp.CodeAction:
+    if fix_all:
+        title, kind = "Fix all safe sparkpar findings", FIX_ALL
+    else:
+        title = f"Fix {min(rule_ids)} in this {what}" + (" (unsafe: review the choice it makes)" if unsafe else "")
+        kind = lsp.CodeActionKind.QuickFix
+    return lsp.CodeAction(
+        title=title, kind=kind, is_preferred=not unsafe and not fix_all, edit=lsp.WorkspaceEdit(changes=changes)
+    )
 
 
 def serve(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
