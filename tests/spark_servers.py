@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -73,24 +74,26 @@ class Servers:
         return log
 
     def wait_for(self, log: Path, pattern: str, count: int = 1) -> None:
-        """Until `pattern` appears `count` times in `log`; skips the test if the server died or
-        never got there, with the end of its log as the reason."""
+        """Until `pattern` appears `count` times in `log`; skips the test if the server exited
+        (at once, not after the timeout) or never got there, with its first errors as the reason."""
         deadline = time.monotonic() + START_TIMEOUT
         process = next(p for p, path in self.processes if path == log)
         while time.monotonic() < deadline:
             if len(re.findall(pattern, log.read_text(errors="replace"))) >= count:
                 return
             if process.poll() is not None:
+                why = f"it exited with status {process.returncode} before logging {pattern!r}"
                 break
             time.sleep(1)
+        else:
+            why = f"no {pattern!r} within {START_TIMEOUT} s"
         lines = log.read_text(errors="replace").splitlines()
-        errors = [line for line in lines if re.search(r"(Exception|Error)\b", line) and not line.startswith("\tat ")]
+        errors = [
+            line for line in lines if re.search(r"(Exception|Error|not found)\b", line) and not line.startswith("\tat ")
+        ]
         tail = "\n".join(errors[:3] or lines[-10:])
         self.stop()
-        pytest.skip(
-            f"the Spark server could not start here ({log.name}: no {pattern!r} within "
-            f"{START_TIMEOUT} s, exit status {process.poll()}):\n{tail}"
-        )
+        pytest.skip(f"the Spark server could not start here ({log.name}: {why}):\n{tail}")
 
     def stop(self) -> None:
         for process, _ in reversed(self.processes):
@@ -154,34 +157,31 @@ def start_standalone(servers: Servers, workers: int = 2) -> str:
     return url
 
 
-def private_tmp_prefix() -> list[str]:
-    """A command prefix running a server with its own empty /tmp (a new mount namespace), so the
-    driver's temporary files are invisible to it; [] where that is not allowed (not root)."""
-    probe = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs tmpfs /tmp"]
+def hiding_prefix(hidden: Path) -> list[str]:
+    """A command prefix running a server in its own mount namespace with an empty tmpfs over
+    `hidden` (the client's project and temporary directory), so nothing the client writes there
+    is visible to the server; [] where that is not allowed (not root).
+
+    Only that directory is covered, not all of /tmp: the interpreter and PySpark the server runs
+    may live under /tmp (`.ci/run` makes its virtualenv there)."""
+    probe = ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs tmpfs "$0"', str(hidden)]
     try:
         if subprocess.run(probe, capture_output=True, timeout=30).returncode != 0:
             return []
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        'mount -t tmpfs -o size=1g tmpfs /tmp && cd /tmp && exec "$@"',
-        "sh",
-    ]
+    script = 'hidden="$1"; shift; mount -t tmpfs -o size=64m tmpfs "$hidden" && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(hidden)]
 
 
-def start_connect(servers: Servers, master: str, isolated: list[str]) -> str:
-    """A Spark Connect server whose own driver runs on `master`; its sc:// URL."""
+def start_connect(servers: Servers, master: str, prefix: list[str]) -> str:
+    """A Spark Connect server whose own driver runs on `master`, started through the command
+    `prefix` (see hiding_prefix); its sc:// URL."""
     port = free_port()
     log = servers.launch(
         "connect",
         [
-            *isolated,
+            *prefix,
             str(spark_home() / "bin" / "spark-submit"),
             "--class",
             "org.apache.spark.sql.connect.service.SparkConnectServer",
@@ -199,9 +199,8 @@ def start_connect(servers: Servers, master: str, isolated: list[str]) -> str:
             f"spark.connect.grpc.binding.port={port}",
             "--conf",
             "spark.connect.grpc.binding.address=127.0.0.1",
-            # Inside the private /tmp when isolated: the client cannot see it, nor the server the client's.
             "--conf",
-            "spark.sql.warehouse.dir=" + ("/tmp/warehouse" if isolated else str(servers.directory / "warehouse")),
+            f"spark.sql.warehouse.dir={servers.directory / 'warehouse'}",
             "--conf",
             f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
         ],
@@ -209,3 +208,14 @@ def start_connect(servers: Servers, master: str, isolated: list[str]) -> str:
     )  # spark-submit sizes a Connect server's driver by the daemon memory
     servers.wait_for(log, r"Spark Connect server started at")
     return f"sc://127.0.0.1:{port}"
+
+
+def run_checks(project: Path, checks: str, *args: str, env: dict | None = None):
+    """A pytest run, in a subprocess, of a project holding `checks` (a test module) and a conftest
+    that puts this repository on sys.path; the CompletedProcess."""
+    from test_plugin import CONFTEST, run_pytest
+
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "conftest.py").write_text(CONFTEST)
+    (project / "test_checks.py").write_text(textwrap.dedent(checks))
+    return run_pytest(project, *args, env=env)

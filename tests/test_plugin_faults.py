@@ -5,10 +5,9 @@ the totals change. The fixed twin (salt from the row) survives the same faults."
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from test_plugin import CONFTEST, outcomes, run_pytest
+from spark_servers import run_checks
+from test_plugin import outcomes
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -30,11 +29,13 @@ FAULT_RUNS = 10
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    project = tmp_path_factory.mktemp("faults")
-    (project / "conftest.py").write_text(CONFTEST)
-    (project / "test_salts.py").write_text(textwrap.dedent(CHECKS))
-    return run_pytest(
-        project, "--sparkpar-faults", f"--sparkpar-fault-runs={FAULT_RUNS}", "--sparkpar-runs=2", "--sparkpar-seed=3"
+    return run_checks(
+        tmp_path_factory.mktemp("faults"),
+        CHECKS,
+        "--sparkpar-faults",
+        f"--sparkpar-fault-runs={FAULT_RUNS}",
+        "--sparkpar-runs=2",
+        "--sparkpar-seed=3",
     )
 
 

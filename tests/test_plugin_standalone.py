@@ -4,11 +4,10 @@ two workers started from the installed PySpark's own launcher, see tests/spark_s
 from __future__ import annotations
 
 import re
-import textwrap
 
 import pytest
-from spark_servers import Servers, start_standalone
-from test_plugin import CONFTEST, outcomes, run_pytest
+from spark_servers import Servers, run_checks, start_standalone
+from test_plugin import outcomes
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -39,11 +38,9 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def checked(cluster, tmp_path_factory):
     servers, url = cluster
-    project = tmp_path_factory.mktemp("standalone_project")
-    (project / "conftest.py").write_text(CONFTEST)
-    (project / "test_checks.py").write_text(textwrap.dedent(CHECKS))
-    result = run_pytest(
-        project,
+    result = run_checks(
+        tmp_path_factory.mktemp("standalone_project"),
+        CHECKS,
         "--sparkpar-determinism",
         f"--sparkpar-master={url}",
         "--sparkpar-seed=7",
