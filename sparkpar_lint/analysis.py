@@ -10,7 +10,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import StageGraph
-from sparkpar_lint.model import Finding
+from sparkpar_lint.model import Finding, Span
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module, tree_kept_out_of_collection, with_deep_stack
 from sparkpar_lint.project.findings import at_imported_calls
 from sparkpar_lint.project.summary import ProjectIndex
@@ -55,38 +55,45 @@ def analyze_module(
     project = (
         ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
     )
-    graph, findings = _run_rules(path, source, module, rule_ids, settings, project, frozenset(), None)
-    # Most files report nothing: only a finding inside a top-level function makes the callers in
-    # other modules worth reading (their summaries cost a parse each), and then it is analysed
-    # again with its parameters bound to what those callers pass.
-    wanted = _functions_holding(graph, source, module, findings) if project is not None else frozenset()
+    graph, findings, awaiting = _run_rules(path, source, module, rule_ids, settings, project, frozenset(), None)
+    # Most files report nothing: only a finding inside a top-level function (or a spot a rule
+    # cannot judge without the callers' facts) makes the callers in other modules worth reading
+    # (their summaries cost a parse each), and then it is analysed again with its parameters
+    # bound to what those callers pass.
+    spans = [f.span for f in findings] + awaiting
+    wanted = _functions_holding(graph, source, module, spans) if project is not None else frozenset()
     if wanted:
         # The same module: the positions already resolved serve the second graph too.
-        graph, findings = _run_rules(path, source, module, rule_ids, settings, project, wanted, graph.positions)
+        graph, findings, _ = _run_rules(path, source, module, rule_ids, settings, project, wanted, graph.positions)
     return sorted(at_imported_calls(graph, findings), key=Finding.sort_key)
 
 
 def _run_rules(
     path, source, module, rule_ids, settings, project, callers_of, positions
-) -> tuple[StageGraph, list[Finding]]:
+) -> tuple[StageGraph, list[Finding], list[Span]]:
     graph = build_graph(module, path, project, callers_of, source)
     if positions is not None:
         graph._positions = positions
     graph.unique_columns = settings.unique_columns
     ctx = RuleContext(path=path, source=source, graph=graph, settings=settings)
     findings: dict[tuple, Finding] = {}
+    awaiting: list[Span] = []
     for rule_class in all_rules():
         if rule_ids is not None and rule_class.id not in rule_ids:
             continue
-        for finding in rule_class().check(ctx):
+        rule = rule_class()
+        for finding in rule.check(ctx):
             # Helpers analysed once per call site report the same span again: keep one.
             findings.setdefault((finding.rule_id, finding.span), finding)
-    return graph, list(findings.values())
+        if project is not None and not callers_of:
+            awaiting.extend(rule.awaiting_callers(ctx))
+    return graph, list(findings.values()), awaiting
 
 
-def _functions_holding(graph: StageGraph, source: str, module: cst.Module, findings: list[Finding]) -> frozenset[str]:
-    """Top-level functions with parameters whose body holds a finding."""
-    if not findings:
+def _functions_holding(graph: StageGraph, source: str, module: cst.Module, spans: list[Span]) -> frozenset[str]:
+    """Top-level functions with parameters whose body holds one of `spans` (findings' or spans
+    awaiting the callers' facts)."""
+    if not spans:
         return frozenset()
     try:
         tree = ast.parse(source)
@@ -99,16 +106,16 @@ def _functions_holding(graph: StageGraph, source: str, module: cst.Module, findi
         for statement in tree.body:
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.args.args:
                 first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
-                if any(first <= f.span.line and f.span.end_line <= statement.end_lineno for f in findings):
+                if any(first <= span.line and span.end_line <= statement.end_lineno for span in spans):
                     names.add(statement.name)
         return frozenset(names)
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and statement.params.params:
             where = graph.span_of(statement)
             if any(
-                (where.line, where.column) <= (f.span.line, f.span.column)
-                and (f.span.end_line, f.span.end_column) <= (where.end_line, where.end_column)
-                for f in findings
+                (where.line, where.column) <= (span.line, span.column)
+                and (span.end_line, span.end_column) <= (where.end_line, where.end_column)
+                for span in spans
             ):
                 names.add(statement.name.value)
     return frozenset(names)

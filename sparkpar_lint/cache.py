@@ -105,6 +105,10 @@ def analysis_fingerprint() -> str:
     for path in sources:
         digest.update(str(path.relative_to(package)).encode() + b"\0")
         digest.update(path.read_bytes())
+    for data in ("exports.toml", "passthrough.toml"):  # name resolution and frames followed through calls
+        entry = resources.files("sparkpar_lint.ruledata") / data
+        if entry.is_file():
+            digest.update(data.encode() + b"\0" + entry.read_bytes())
     catalogue = resources.files("sparkpar_lint.ruledata") / "catalogue"
     if catalogue.is_dir():
         for entry in sorted(catalogue.iterdir(), key=lambda e: e.name):

@@ -245,3 +245,68 @@ def test_a_session_of_unknown_origin_still_reaches_the_helper(sparkpar_cli, proj
     )
     found = {(f["rule"], f["line"]) for f in _findings(sparkpar_cli, "--no-cache", "pkg/session_job.py")}
     assert found == {("SPX204", 4)}
+
+
+DEDUP = textwrap.dedent(
+    """\
+    from pyspark.sql import Window, functions as F
+
+
+    def keep_one(rows):
+        by_key = Window.partitionBy("plant", "valid_from").orderBy("plant", "valid_from")
+        return rows.withColumn("n", F.row_number().over(by_key)).filter("n = 1").drop("n")
+    """
+)
+
+READS = textwrap.dedent(
+    """\
+    from pyspark.sql import SparkSession
+
+    from pkg.reads import plants
+    from pkg.dedup import keep_one
+
+    spark = SparkSession.builder.getOrCreate()
+    keep_one(plants(spark).filter("active")).write.parquet("plants_current")
+    """
+)
+
+
+@pytest.fixture
+def dedup(project):
+    (project / "pkg" / "dedup.py").write_text(DEDUP)
+    (project / "pkg" / "reads.py").write_text('def plants(spark):\n    return spark.read.table("raw.plants")\n')
+    (project / "pkg" / "plant_job.py").write_text(READS)
+    return project
+
+
+def _spx104(cli) -> list[int]:
+    return [f["line"] for f in _findings(cli, "--no-cache", "--select", "SPX104", "pkg/dedup.py")]
+
+
+def test_a_window_ordered_by_its_keys_over_rows_every_caller_reads_from_storage(sparkpar_cli, dedup):
+    # Read alone the helper's rows may be unique on the keys already; its only caller reads them
+    # from a table (through another helper), so each key's kept row is the shuffle's choice.
+    assert _spx104(sparkpar_cli) == [6]
+
+
+def test_a_window_ordered_by_its_keys_without_callers_stays_unjudged(sparkpar_cli, dedup):
+    (dedup / "pkg" / "plant_job.py").unlink()
+    assert _spx104(sparkpar_cli) == []
+
+
+def test_a_caller_passing_rows_unique_on_the_keys_decides_for_the_helper(sparkpar_cli, dedup):
+    (dedup / "pkg" / "plant_job.py").write_text(
+        READS.replace('.filter("active")', '.dropDuplicates(["plant", "valid_from"])')
+    )
+    assert _spx104(sparkpar_cli) == []
+
+
+def test_every_caller_must_read_from_storage(sparkpar_cli, dedup):
+    # A second caller hands over a frame from a library the linter cannot see: the facts common
+    # to all callers no longer say the rows come from storage.
+    (dedup / "pkg" / "feed_job.py").write_text(
+        "from platform_tools import feeds\n"
+        "from pkg.dedup import keep_one\n"
+        'keep_one(feeds.current("plants")).write.parquet("plant_feed")\n'
+    )
+    assert _spx104(sparkpar_cli) == []

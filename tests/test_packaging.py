@@ -38,6 +38,8 @@ def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
         assert f"sparkpar_lint/output/{module.name}" in names
     # The star-import names the resolver reads (sparkpar_lint/graph/imports.py).
     assert "sparkpar_lint/ruledata/exports.toml" in names
+    # Library calls the builder follows as handing their frame back (sparkpar_lint/graph/passthrough.py).
+    assert "sparkpar_lint/ruledata/passthrough.toml" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = wheel.read(entry_points).decode()
     assert "sparkpar = sparkpar_lint.cli:main" in text

@@ -16,6 +16,7 @@ import libcst as cst
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imported_calls import caller_context, imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
+from sparkpar_lint.graph.passthrough import passthrough_functions, star_passthrough
 from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, discarded, shown_expressions, truth_tested
 from sparkpar_lint.graph.stage_graph import (
@@ -423,6 +424,8 @@ class GraphBuilder:
         qualified = scope.imports.resolve_name(expr.value)
         if qualified is None and self.project is not None:
             qualified = self.project.star_name(self.graph.path, scope.imports.all_star_modules(), expr.value)
+        if qualified is None:
+            qualified = star_passthrough(scope.imports.all_star_modules(), expr.value)
         if qualified is not None:
             return QualifiedName(qualified)
         return MaybeSparkValue(expr.value)
@@ -700,6 +703,9 @@ class GraphBuilder:
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
+        frame = passthrough_functions().get(name)
+        if frame is not None and frame < len(args) and isinstance(args[frame], SparkValue):
+            return args[frame]  # the same rows come back (`collectMetrics(spark, df, ...)`)
         passed = [*args, *kwargs.values()]
         if name.split(".")[0] in _NOT_SPARK_LIBRARIES:
             imported = None

@@ -176,8 +176,9 @@ def summarize(graph, module: cst.Module) -> ModuleSummary:
     for target, args, kwargs in graph.outgoing_calls:
         facts = tuple(_arg_facts(graph, a) for a in args)
         named = tuple((k, f) for k, f in ((k, _arg_facts(graph, v)) for k, v in kwargs.items()) if f is not None)
-        if any(facts) or named:
-            summary.calls.append(CallFacts(target, facts, named))
+        # Kept even when nothing is known of the arguments: a caller passing a frame of unknown
+        # origin must stop its callee from assuming what the other callers pass.
+        summary.calls.append(CallFacts(target, facts, named))
     return summary
 
 
@@ -193,12 +194,17 @@ def _arg_facts(graph, value) -> ArgFacts | None:
     columns = output_columns(graph, node)
     return ArgFacts(
         kind=value.kind,
-        sourced=root.spec is not None and root.spec.source,
+        sourced=_read_from_source(root),
         streaming=node.streaming,
         columns=tuple(sorted(columns)) if columns is not None else None,
         unique=tuple(tuple(sorted(u)) for u in unique_sets(graph, node)),
         lookups=tuple(_lookups(graph, chain)),
     )
+
+
+def _read_from_source(root) -> bool:
+    """The chain starts at a read: a source operator, or a project helper that reads one."""
+    return (root.spec is not None and root.spec.source) or (root.imported is not None and root.imported.sourced)
 
 
 def _lookups(graph, chain):

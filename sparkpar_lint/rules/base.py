@@ -67,6 +67,13 @@ class Rule:
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError
 
+    def awaiting_callers(self, ctx: RuleContext) -> Iterator[Span]:
+        """Spans this rule cannot judge without the facts callers in other modules pass (rows
+        read from storage, say, where the parameter's origin decides). The top-level function
+        holding one is analysed again with its parameters bound to those facts; `check` then
+        decides. None by default."""
+        return iter(())
+
     def finding(
         self,
         ctx: RuleContext,

@@ -107,6 +107,15 @@ class UnorderedWindow(Rule):
             "def ranked(df, order):\n"
             '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'
         ),
+        # Rows handed back by an unknown library call may already be one per key: not judged.
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "from platform_tools import audit\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'plants = audit.tap(spark, spark.read.table("raw.plants"))\n'
+            'w = Window.partitionBy("plant").orderBy("plant")\n'
+            'current = plants.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n'
+        ),
         # SQL: the named window is ordered, with a tie-breaker.
         Valid(
             _SQL_PRELUDE + "landing = spark.sql(\n"
@@ -284,6 +293,30 @@ class UnorderedWindow(Rule):
             column=18,
             related_lines=(4,),
         ),
+        # A library call that hands the same rows back (Prophecy's metrics tap) does not hide
+        # that they are read from a table.
+        Invalid(
+            "from pyspark.sql import *\n"
+            "from pyspark.sql.functions import *\n"
+            "from prophecy.utils import *\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
+            'w = Window.partitionBy("plant").orderBy(col("plant").asc())\n'
+            'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n',
+            line=7,
+            column=34,
+            related_lines=(6,),
+            # Another star import may shadow Spark's names: the tie-breaker comes through `F`.
+            expected_fix="from pyspark.sql import *\n"
+            "from pyspark.sql.functions import *\n"
+            "from prophecy.utils import *\n"
+            "from pyspark.sql import functions as F\n"
+            "\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
+            'w = Window.partitionBy("plant").orderBy(col("plant").asc(), F.to_json(F.struct("*")))\n'
+            'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n',
+        ),
         # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query.
         Invalid(
             _SQL_PRELUDE + "kept = spark.sql(\n"
@@ -349,6 +382,14 @@ class UnorderedWindow(Rule):
                     yield _at_call_site(ctx, node, call, self._no_order_finding(ctx, call))
                 elif _order_may_tie(ctx.graph, node, call):
                     yield _at_call_site(ctx, node, call, self._tie_finding(ctx, call))
+
+    def awaiting_callers(self, ctx: RuleContext) -> Iterator[Span]:
+        """Windows ordered by their own keys over rows of unknown origin (a parameter): the
+        callers in other modules say whether those rows are read from storage."""
+        for node in ctx.graph.nodes:
+            for call in node.columns.calls:
+                if _ordered_by_own_keys(call) and not _rows_read_from_source(ctx.graph, node):
+                    yield call.span
 
     def _tie_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
@@ -597,14 +638,28 @@ def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) 
         return False
     if window.order_constant:
         return True
-    if not window.order_by or window.order_opaque or not set(window.order_by) <= set(window.partition_by):
+    if not _ordered_by_own_keys(call):
         return False
-    # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call.
-    sourced = any(
+    # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call,
+    # or with the facts every caller in the project passes (`awaiting_callers`).
+    return _rows_read_from_source(graph, node) and not deduplicated_on(graph, node, window.partition_by)
+
+
+def _ordered_by_own_keys(call: ColumnCall) -> bool:
+    """`partitionBy("k").orderBy("k")` under a function that reads which row comes first."""
+    window = call.window
+    if window is None or not window.has_order or call.spec is None or window.order_constant:
+        return False
+    if not (call.spec.order_sensitive or call.spec.tie_sensitive):
+        return False
+    return bool(window.order_by) and not window.order_opaque and set(window.order_by) <= set(window.partition_by)
+
+
+def _rows_read_from_source(graph: StageGraph, node: StageNode) -> bool:
+    return any(
         (n.spec is not None and n.spec.source) or (n.imported is not None and n.imported.sourced)
         for n in [node, *graph.upstream(node)]
     )
-    return sourced and not deduplicated_on(graph, node, window.partition_by)
 
 
 # Functions that pick one row of a partition by the order (`row_number() == 1`, the first row):
