@@ -237,3 +237,28 @@ def test_cli_fix_writes_the_formatted_result(tmp_path: Path):
     assert job.read_text(encoding="utf-8") == PARENTHESISED_FIXED
     again = CliRunner().invoke(main, ["fix", "--check", str(job)], catch_exceptions=False)
     assert again.exit_code == 0
+
+
+REPLACED_LINK = """\
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+spark = SparkSession.builder.getOrCreate()
+heartbeats = spark.read.parquet("landing/heartbeats")
+latest = (
+    heartbeats.orderBy(F.col("ts").desc())  # newest first
+    .dropDuplicates(["device"])
+)
+latest.write.parquet("silver/latest")
+"""
+
+
+def test_a_link_replaced_by_several_keeps_the_parentheses_and_each_comment_once():
+    # The SPX102 fix replaces the chain's outer call with three new links. Their parentheses were
+    # lost, and LibCST's shared default `Dot` gave every new link the comment meant for the first:
+    # the result did not compile and the fix was undone.
+    outcome = fix_source("job.py", REPLACED_LINK, {"SPX102"})
+    assert [f.rule_id for f in outcome.applied] == ["SPX102"]
+    check_fixed(REPLACED_LINK, outcome.fixed)
+    assert 'latest = (\n    heartbeats.orderBy(F.col("ts").desc())  # newest first\n    .withColumn(\n' in outcome.fixed
+    assert '    .filter(F.col("_sparkpar_rn") == 1)\n    .drop("_sparkpar_rn")\n)\n' in outcome.fixed

@@ -151,7 +151,13 @@ class _Replace(cst.CSTTransformer):
         if replacement is None:
             return updated_node
         new = replacement(updated_node) if callable(replacement) else replacement
-        return relayout(updated_node, new) if isinstance(new, cst.BaseExpression) else new
+        if not isinstance(new, cst.BaseExpression):
+            return new
+        new = relayout(updated_node, new)
+        if getattr(updated_node, "lpar", None) and not new.lpar:
+            # `(df.a()\n.b())` rewritten as a new chain: its line breaks need the parentheses.
+            new = new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return new
 
 
 def _apply(module: cst.Module, fixes: list[Fix]) -> str:

@@ -46,11 +46,16 @@ def relayout(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpres
     Links are told apart by their `Dot` node: a kept link keeps its dot even when the rewrite
     rebuilds the link around it; a new link has a new one.
     """
-    old_links, new_links = spine(old), spine(new)
+    old_links = spine(old)
     style = next((a.dot.whitespace_before for a in reversed(old_links) if multiline(a.dot.whitespace_before)), None)
     if style is None:
         return new
-    old_dots, new_dots = {id(a.dot) for a in old_links}, {id(a.dot) for a in new_links}
+    old_dots = {id(a.dot) for a in old_links}
+    # LibCST's default `Dot()` is one shared object: new links built without a dot of their own
+    # would all look like one link, and each would get the comment meant for the first.
+    new = _own_dots(new, old_dots)
+    new_links = spine(new)
+    new_dots = {id(a.dot) for a in new_links}
     removed = [a for a in old_links if id(a.dot) not in new_dots]
     fresh = [i for i, a in enumerate(new_links) if id(a.dot) not in old_dots]
     if not fresh:
@@ -97,6 +102,21 @@ def _merged(spaces: list[Whitespace], layout: Whitespace) -> Whitespace:
             )
         lines.extend(ws.empty_lines)
     return layout.with_changes(first_line=first or cst.TrailingWhitespace(), empty_lines=tuple(lines))
+
+
+def _own_dots(expr: cst.BaseExpression, old_dots: set[int]) -> cst.BaseExpression:
+    """`expr` with a dot object of its own on every link that is not one of `old_dots`."""
+    if isinstance(expr, cst.Call):
+        return expr.with_changes(func=_own_dots(expr.func, old_dots))
+    if isinstance(expr, cst.Subscript):
+        return expr.with_changes(value=_own_dots(expr.value, old_dots))
+    if isinstance(expr, cst.Attribute):
+        value = _own_dots(expr.value, old_dots)
+        if id(expr.dot) in old_dots:
+            return expr.with_changes(value=value)
+        dot = cst.Dot(whitespace_before=expr.dot.whitespace_before, whitespace_after=expr.dot.whitespace_after)
+        return expr.with_changes(value=value, dot=dot)
+    return expr
 
 
 def _with_dots(expr: cst.BaseExpression, dots: dict[int, Whitespace]) -> cst.BaseExpression:
