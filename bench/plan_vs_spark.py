@@ -19,7 +19,8 @@ input files (two per micro-batch) with a new checkpoint for every run (the setti
 new query only). Calibrate first (`sparkpar plan --calibrate`); without a calibration file the
 built-in constants are used. Usage:
 
-    python bench/plan_vs_spark.py [--rows 400000] [--repeats 2] [--only a,b] [--calibration FILE]
+    python bench/plan_vs_spark.py [--rows 400000] [--repeats 3] [--only a,b] [--calibration FILE]
+                                  [--keep-log DIR]
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--calibration", default=".sparkpar/calibration.json")
     parser.add_argument("--master", default=MASTER)
+    parser.add_argument("--keep-log", default="", help="write the event log to this directory and keep it")
     args = parser.parse_args()
     calibration = Path(args.calibration)
     if not calibration.is_file():
@@ -60,8 +62,8 @@ def main() -> int:
     from sparkpar_lint.plan.profile import Profile
 
     work = Path(tempfile.mkdtemp(prefix="sparkpar-plan-bench-"))
-    logs = work / "spark-events"
-    logs.mkdir()
+    logs = Path(args.keep_log) if args.keep_log else work / "spark-events"
+    logs.mkdir(parents=True, exist_ok=True)
     spark = (
         SparkSession.builder.master(args.master)
         .appName("sparkpar-plan-vs-spark")
@@ -73,6 +75,8 @@ def main() -> int:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    app = spark.sparkContext.applicationId
+    log = next(p for p in logs.iterdir() if app in p.name)  # this session's (the directory may hold others)
     results = []
     try:
         data = _make_data(spark, work, args.rows)
@@ -87,7 +91,7 @@ def main() -> int:
             except Exception as error:  # a job that fails is reported, the others still run
                 print(f"{path.stem}: the job failed: {str(error).splitlines()[0]}", flush=True)
                 continue
-            defaults = [_measured(spark, module, data, work, streaming, None, logs) for _ in range(args.repeats)]
+            defaults = [_measured(spark, module, data, work, streaming, None, log) for _ in range(args.repeats)]
             measured_default = _median(defaults)
             # The profile is the median default run's: one run under this load can be 5x slower.
             profiled = measured_default
@@ -96,7 +100,7 @@ def main() -> int:
             report = _plan(path, profile_path, calibration)
             found = report["spark"]
             code = found["recommended"]["code"]
-            advised = [_measured(spark, module, data, work, streaming, code, logs) for _ in range(args.repeats)]
+            advised = [_measured(spark, module, data, work, streaming, code, log) for _ in range(args.repeats)]
             measured_best = _median(advised)
             row = {
                 "job": path.stem,
@@ -163,7 +167,7 @@ def _defaults(spark) -> None:
     spark.conf.set("spark.sql.adaptive.enabled", "true")
 
 
-def _measured(spark, module, data, work, streaming, code, logs: Path) -> dict:
+def _measured(spark, module, data, work, streaming, code, log: Path) -> dict:
     """One run at the defaults (code None) or at the advice: its wall time and Spark's stages."""
     from sparkpar_lint.plan.event_log import read_event_log
 
@@ -173,7 +177,7 @@ def _measured(spark, module, data, work, streaming, code, logs: Path) -> dict:
     start = int(time.time() * 1000)
     wall = _run(spark, module, data, work, streaming)
     end = int(time.time() * 1000) + 1
-    metrics = read_event_log(next(logs.iterdir())).between(start, end)
+    metrics = read_event_log(log).between(start, end)
     return {"wall": wall, "stages": tuple(metrics.stages), "jobs": len(metrics.jobs), "span": metrics.span()}
 
 
