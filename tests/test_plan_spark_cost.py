@@ -336,3 +336,40 @@ def test_a_runs_wall_time_spans_its_sql_executions_and_jobs():
     assert metrics.between(0, 5000).span() == pytest.approx(2.0)  # planning before the job counts
     assert metrics.span() == pytest.approx(8.4)
     assert metrics.between(8000, 9999).span() == pytest.approx(0.4)
+
+
+SQL_LOG = LOG.with_name("eventlog_chain_sql_metrics.json")  # a real run of bench/plan_jobs/chain_selective.py
+
+
+def test_each_stage_lists_the_operators_that_ran_in_it_with_their_rows(tmp_path):
+    # Spark 4.1 on local-cluster, at 1 shuffle partition with adaptive execution: the scan,
+    # filter and partial aggregate ran in the map stage, the final aggregate after the shuffle.
+    metrics = read_event_log(SQL_LOG)
+    source, reduce = metrics.stages
+    assert source.operators == (
+        ("Scan parquet", 400_000),
+        ("ColumnarToRow", 400_000),
+        ("Filter", 36_000),
+        ("HashAggregate", 3_600),
+    )
+    assert reduce.operators == (("HashAggregate", 1_800),)
+    assert shuffle_writers(tuple(metrics.stages)) == {reduce.stage_id: (source,)}
+    assert metrics.span() == pytest.approx(2.594)
+    out = tmp_path / "p.json"
+    done = sparkpar("profile", "--event-log", SQL_LOG, "-o", out)
+    assert done.returncode == 0, done.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["stages"][0]["operators"][2] == {"operator": "Filter", "rows_out": 36_000}
+    assert written["wall_seconds"] == pytest.approx(2.594)
+    loaded = load_profile(out)
+    assert loaded.stages == tuple(metrics.stages)
+    job = tmp_path / "job.py"
+    job.write_text(
+        (Path(__file__).parents[1] / "bench" / "plan_jobs" / "chain_selective.py").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    done = sparkpar("plan", job, "--profile", out, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    per_stage = json.loads(done.stdout)["spark"]["per_stage"]
+    assert per_stage[0]["operators"] == ["Scan parquet", "ColumnarToRow", "Filter", "HashAggregate"]
+    assert per_stage[1]["rows_out"] == 1_800

@@ -5,7 +5,11 @@ Any job can be profiled this way: run it with `spark.eventLog.enabled=true` and
 `eventlog_v2_*` directory, or one event-log file; plain or zstd-compressed, Spark 4's default).
 Each completed stage gives its task count, parents, executor run time and the rows it read from
 its input, read from a shuffle and wrote to a shuffle; a stage whose metrics mention state rows
-belongs to a stateful streaming operator. Jobs carry the streaming query and micro-batch they
+belongs to a stateful streaming operator. Per stage, the physical operators that ran in it come
+from the SQL metrics: each plan node's "number of output rows" accumulator (the execution's plan,
+and the plans adaptive execution posts) is found among the stage's accumulables, so a stage lists
+e.g. Scan parquet 400000 > Filter 36000 > HashAggregate 3600. Operators' own times are not in the
+metrics (a whole-stage-codegen pipeline reports one duration), so seconds stay per stage. Jobs carry the streaming query and micro-batch they
 ran for, so a query's stages can be told from a batch job's.
 
 Pure standard library, plus `zstandard` for compressed logs (imported only for them).
@@ -57,6 +61,9 @@ class StageRun:
     # The action it ran for (root SQL execution id): adaptive execution runs one action as a job
     # per shuffle, and an action's fixed cost is paid once. None: a job outside SQL (RDD API).
     execution: int | None = None
+    # The physical operators that ran in the stage, leaf first, with the rows each produced
+    # there (Spark's SQL metric "number of output rows" of the plan node; see _operators).
+    operators: tuple[tuple[str, int], ...] = ()
 
     @property
     def reads_shuffle(self) -> bool:
@@ -65,6 +72,10 @@ class StageRun:
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items() if v is not None}
         data["parents"] = list(self.parents)
+        if self.operators:
+            data["operators"] = [{"operator": name, "rows_out": rows} for name, rows in self.operators]
+        else:
+            data.pop("operators")
         return data
 
     @classmethod
@@ -75,6 +86,7 @@ class StageRun:
             if name not in raw:
                 raise KeyError(name)
         known["parents"] = tuple(int(p) for p in raw.get("parents", ()))
+        known["operators"] = tuple((str(o["operator"]), int(o["rows_out"])) for o in raw.get("operators", ()))
         stage = cls(**known)
         for name in (
             "stage_id",
@@ -159,6 +171,9 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
     job_conf: dict[int, dict] = {}
     job_execution: dict[int, int | None] = {}
     execution_start: dict[str, int] = {}
+    # SQL metric accumulator id -> (plan node name, depth, position), from every plan an
+    # execution had (adaptive execution posts updated plans with new nodes and metrics).
+    row_metrics: dict[int, tuple[str, int, int]] = {}
     for event in events:
         kind = event.get("Event") if isinstance(event, dict) else None
         if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
@@ -166,6 +181,9 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             execution_conf[str(event.get("executionId"))] = changed if isinstance(changed, dict) else {}
             if isinstance(event.get("time"), int):
                 execution_start[str(event.get("executionId"))] = event["time"]
+            _row_metrics(event.get("sparkPlanInfo"), row_metrics)
+        elif isinstance(kind, str) and kind.endswith("SparkListenerSQLAdaptiveExecutionUpdate"):
+            _row_metrics(event.get("sparkPlanInfo"), row_metrics)
         elif isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionEnd"):
             began = execution_start.pop(str(event.get("executionId")), None)
             if began is not None and isinstance(event.get("time"), int):
@@ -201,7 +219,11 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             job = job_of_stage.get(stage, -1)
             _, query, batch = open_jobs.get(job, (0, None, None))
             metrics.stages.append(
-                replace(_stage(info, job, query, batch, job_conf.get(job, {})), execution=job_execution.get(job))
+                replace(
+                    _stage(info, job, query, batch, job_conf.get(job, {})),
+                    execution=job_execution.get(job),
+                    operators=_operators(info, row_metrics),
+                )
             )
     if not metrics.jobs and not metrics.stages:
         raise EventLogError(f"{where}: no Spark jobs in this event log")
@@ -240,6 +262,42 @@ def _stage(info: dict, job: int, query, batch, conf: dict) -> StageRun:
         batch=batch,
         submitted_ms=submitted,
     )
+
+
+_OUTPUT_ROWS = "number of output rows"
+
+
+def _row_metrics(plan: object, found: dict[int, tuple[str, int, int]]) -> None:
+    """Record each plan node's output-rows accumulator with its depth and preorder position in
+    this plan (the newest plan an execution posted wins: adaptive execution re-roots the tree)."""
+    stack: list[tuple[object, int]] = [(plan, 0)]
+    order = 0
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        for metric in node.get("metrics") or ():
+            if isinstance(metric, dict) and metric.get("name") == _OUTPUT_ROWS:
+                accumulator = metric.get("accumulatorId")
+                if isinstance(accumulator, int):
+                    found[accumulator] = (str(node.get("nodeName", "?")).strip(), depth, order)
+                    order += 1
+        stack.extend((child, depth + 1) for child in reversed(node.get("children") or ()))
+
+
+def _operators(info: dict, row_metrics: dict[int, tuple[str, int, int]]) -> tuple[tuple[str, int], ...]:
+    """The plan nodes whose output-rows metric this stage updated, deepest (the leaf) first,
+    with the rows they produced in it."""
+    ran = []
+    for item in info.get("Accumulables", []):
+        node = row_metrics.get(item.get("ID")) if item.get("Name") == _OUTPUT_ROWS else None
+        if node is None:
+            continue
+        try:
+            ran.append((-node[1], node[2], node[0], int(float(item.get("Value")))))
+        except (TypeError, ValueError):
+            continue
+    return tuple((name, rows) for _, _, name, rows in sorted(ran))
 
 
 def _int(value, default: int) -> int:

@@ -16,7 +16,8 @@ Format (JSON, version 1)::
 A profile read from a Spark event log (`sparkpar profile --event-log LOG`, event_log.py) has
 "stages" instead of, or beside, "operators": Spark's per-stage figures (tasks, parents, executor
 run time, input and shuffle rows and bytes, stateful or not, the shuffle-partition setting it ran
-under) and "jobs", the number of Spark jobs; the planner's Spark cost model (spark_cost.py)
+under, and the physical operators that ran in the stage with the rows each produced, from the
+SQL metrics), "jobs", the number of Spark jobs, and "wall_seconds", the run's wall time; the planner's Spark cost model (spark_cost.py)
 predicts the run at other settings from them.
 
 Each row names its operator by `name` (the planner's operator name, `method:line` for operators

@@ -57,6 +57,16 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
         },
         "speedup": round(at_default / at_best, 4) if at_best > 0 else None,
         "stages": len(stages),
+        "per_stage": [
+            {
+                "stage": stage.stage_id,
+                "operators": [name for name, _ in stage.operators],
+                "rows_out": stage.operators[-1][1] if stage.operators else None,
+                "tasks": {"default": at.tasks, "recommended": then.tasks},
+                "model_seconds": {"default": round(at.seconds, 4), "recommended": round(then.seconds, 4)},
+            }
+            for stage, at, then in zip(stages, default.stages, best.stages)
+        ],
         "actions": actions(stages),
         "micro_batches": batches(stages),
         "streaming": streaming,
