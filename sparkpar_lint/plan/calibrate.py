@@ -100,6 +100,7 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
             **off,
             **{"spark.sql.shuffle.partitions": partitions},
         )
+
     # Adaptive execution packs the partitions of a small aggregate into one task, which fetches
     # 2 x partitions blocks: the fetch cost apart from the per-task cost.
     def aggregate() -> None:
