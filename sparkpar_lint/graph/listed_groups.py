@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparkpar_lint.graph.literal_rows import literal_pairs
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import parameter_names
 
@@ -27,6 +28,8 @@ def listed_in_arrival_order(graph: StageGraph, node: StageNode) -> cst.CSTNode |
         return None
     if not any(c.spec is not None and (c.spec.returns == "driver" or c.spec.sink) for c in graph.consumers(node)):
         return None
+    if _values_equal_per_key(graph, graph.input_of(upstream)):
+        return None  # literal pairs whose values under each key are all the same: any order lists them alike
     argument = node.call.args[0].value
     if node.callables.get(0) in _KEEPS_ORDER:
         return argument
@@ -48,3 +51,14 @@ def _lists_parameter(function: cst.Lambda) -> bool:
         iterated = body.for_in.iter
         return isinstance(iterated, cst.Name) and iterated.value == params[0]
     return False
+
+
+def _values_equal_per_key(graph: StageGraph, source: StageNode | None) -> bool:
+    pairs = literal_pairs(graph, source) if source is not None else None
+    if pairs is None:
+        return False
+    values: dict = {}
+    try:
+        return all(values.setdefault(key, repr(value)) == repr(value) for key, value in pairs)
+    except TypeError:  # an unhashable key: do not guess
+        return False

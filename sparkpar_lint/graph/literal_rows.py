@@ -47,6 +47,27 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     return names, [tuple(r) for r in rows]
 
 
+def literal_pairs(graph: StageGraph, node: StageNode) -> list[tuple] | None:
+    """The (key, value) pairs when `node`'s RDD is a literal list passed to `parallelize`
+    (through filters only), else None."""
+    source = node
+    while source is not None and source.method in _ROW_KEEPING:
+        source = graph.input_of(source)
+    if source is None or source.method != "parallelize" or source.call is None:
+        return None
+    given = _argument(source.call, 0, "c")
+    data = _resolve(graph, given, source) if given is not None else None
+    if data is None:
+        return None
+    try:
+        pairs = ast.literal_eval(cst.Module([]).code_for_node(data))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        return None
+    return list(pairs)
+
+
 def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == keyword:

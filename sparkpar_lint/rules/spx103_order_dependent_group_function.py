@@ -132,6 +132,11 @@ class OrderDependentGroupFunction(Rule):
         # pandas on the driver, not a function Spark runs per group.
         Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
         Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
+        # Literal pairs whose values under each key are equal: every order lists them alike.
+        Valid(
+            _PRELUDE + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 1)])\n'
+            "print(votes.groupByKey().mapValues(list).collect())\n"
+        ),
         # Sorted values, a list that a later stage sums, and a split after a sort.
         Valid(
             _PRELUDE
@@ -400,6 +405,17 @@ class OrderDependentGroupFunction(Rule):
             + 'events = spark.readStream.table("e").withWatermark("ts", "10 minutes")\n'
             + 'events.groupBy("device").applyInPandasWithState(release_in_event_time_order(track, "ts"), '
             + '"d string", PULSE_STATE_SCHEMA, "Append", PULSE_TIMEOUT)\n',
+        ),
+        # Near miss of the equal literal values: "ann" has two different values.
+        Invalid(
+            _PRELUDE + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])\n'
+            "print(votes.groupByKey().mapValues(list).collect())\n",
+            line=4,
+            column=35,
+            related_lines=(4,),
+            expected_fix=_PRELUDE
+            + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])\n'
+            + "print(votes.groupByKey().mapValues(lambda values: sorted(values, key=repr)).collect())\n",
         ),
         # Each key's values listed as they arrived, and collected.
         Invalid(

@@ -49,6 +49,13 @@ class PartitioningDependentValue(Rule):
         Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
         # Synthetic values meant to differ: nothing filters, sorts or keys on them.
         Valid(_PRELUDE + 'spark.range(1000).withColumn("reading", F.rand() * 10).write.parquet("synthetic")\n'),
+        # Noise added to columns named at run time, then written: synthetic data, drawn once.
+        Valid(
+            _PRELUDE + 'noisy = spark.read.table("readings")\n'
+            "for i in range(3):\n"
+            '    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())\n'
+            'noisy.write.mode("overwrite").saveAsTable("readings_noisy")\n'
+        ),
         # Looking at the partition layout: the ids are only shown.
         Valid(
             _PRELUDE
@@ -95,6 +102,17 @@ class PartitioningDependentValue(Rule):
         ),
     ]
     INVALID = [
+        # Near miss of the run-time-named noise: a filter reads the noisy column.
+        Invalid(
+            _PRELUDE + 'noisy = spark.read.table("readings")\n'
+            "for i in range(3):\n"
+            '    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())\n'
+            'noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")\n',
+            line=5,
+            column=65,
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
         # The near miss: an average of the salted partial sums depends on how the salt split them.
         Invalid(
             _PRELUDE
@@ -314,11 +332,15 @@ _LOOKS = frozenset({"show", "display", "printSchema", "explain", "describe", "su
 def _value_harmless(graph: StageGraph, node: StageNode, call: ColumnCall, name: str | None) -> bool:
     """Not a key, not an id: a random value column that no filter or sort reads (synthetic data,
     meant to differ), or a partition id / row id that is only looked at (a partitioning lesson)."""
-    if node.method in _ROW_PICKERS or name is None:
+    if node.method in _ROW_PICKERS or call.function not in _RANDOM_VALUES:
         return False
-    return call.function in _RANDOM_VALUES and not any(
-        d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node)
-    )
+    if name is None:
+        # A column named at run time (`withColumn(f"sensor_{i}", ...)`): harmless only while
+        # nothing downstream filters, sorts or keys on any column.
+        return node.method == "withColumn" and not any(
+            d.method in _ROW_PICKERS or _is_key_operator(d) for d in graph.downstream(node)
+        )
+    return not any(d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node))
 
 
 _SUMMABLE = frozenset({"sum", "min", "max", "count"})
