@@ -30,6 +30,16 @@ class SinglePartitionWindow(Rule):
     summary = "A window with `orderBy` or a frame but no `partitionBy` moves every row to one partition."
     fix_safety = UNSAFE
     VALID = [
+        # An aggregate of a join of two literal lists: a handful of rows, whatever the shuffles.
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'families = spark.createDataFrame([("ann", 3), ("bo", 5)], ["name", "size"])\n'
+            'places = spark.createDataFrame([("x", 2, 4), ("y", 4, 8)], ["place", "low", "high"])\n'
+            'fits = families.join(places, (families["size"] >= places["low"]) & (families["size"] <= places["high"]))\n'
+            'counts = fits.groupBy("name").agg(F.count("*").alias("n"))\n'
+            'counts.withColumn("rank", F.row_number().over(Window.orderBy(F.desc("n"), "name"))).show()\n'
+        ),
         Valid(
             _PRELUDE
             + 'events.createOrReplaceTempView("events")\n'
@@ -163,6 +173,9 @@ _SMALL_LIMIT = 10_000
 def _small_input(graph: StageGraph, node: StageNode) -> bool:
     """The rows reaching the window are few: literal rows, a small `limit`, or an aggregate
     grouped by time buckets only."""
+    sources = [u for u in graph.upstream(node) if u.spec is not None and u.spec.source]
+    if sources and all(literal_rows(graph, s) is not None for s in sources):
+        return True  # every row it can see is written in the code (joined, aggregated or not)
     for upstream in graph.upstream(node):
         if upstream.method == "limit" and upstream.call is not None and upstream.call.args:
             count = upstream.call.args[0].value
