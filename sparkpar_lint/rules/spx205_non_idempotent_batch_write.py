@@ -113,6 +113,8 @@ class NonIdempotentBatchWrite(Rule):
             + '        .option("partitionOverwriteMode", "dynamic").partitionBy("batch").parquet("/out"))\n'
             + "orders.writeStream.foreachBatch(save).start()\n"
         ),
+        # The batch id stamped into a column of a per-batch partition that the write overwrites.
+        # (Appended with the same stamp, a replay adds the rows again: see the INVALID near miss.)
         # The clock only reaches a log line; the location is fixed and overwritten.
         Valid(
             _PRELUDE
@@ -197,6 +199,17 @@ class NonIdempotentBatchWrite(Rule):
             column=17,
             related_lines=(7,),
         ),
+        # Near miss of the batch-keyed partitions: the id is only a column value of an append.
+        Invalid(
+            _PRELUDE
+            + "from pyspark.sql import functions as F\n"
+            + "def save(batch, batch_id):\n"
+            + '    batch.withColumn("batch", F.lit(batch_id)).write.mode("append").parquet("/out")\n'
+            + "orders.writeStream.foreachBatch(save).start()\n",
+            line=6,
+            column=68,
+            related_lines=(7,),
+        ),
         # The near miss: the append in the branch where the table exists runs again on replay.
         Invalid(
             _PRELUDE
@@ -223,7 +236,7 @@ class NonIdempotentBatchWrite(Rule):
             related = (RelatedLocation(node.span, f"`{node.method}` runs it once per micro-batch, again on replay"),)
             for later, what in _unkeyed_outputs(graph, node, functions):
                 message = (
-                    f"{what} in a `foreachBatch` function that ignores the batch id: when Spark replays "
+                    f"{what} in a `foreachBatch` function that keys no write on the batch id: when Spark replays "
                     "a micro-batch after a failure, its rows are written again. Make the write idempotent "
                     "(Delta `txnAppId`/`txnVersion` options, a `MERGE` on a key, or an overwrite of a "
                     "per-batch location keyed by the batch id)"
@@ -407,12 +420,21 @@ def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef) -> b
     if any(marker in code for marker in _IDEMPOTENT_MARKERS):
         return True
     params = parameter_names(function)
-    return len(params) >= 2 and _used_beyond_logging(graph, function, params[1], depth=0)
+    if len(params) < 2:
+        return False
+    # The id stamped into a column (`lit(batch_id)`) keys a write only where that write replaces
+    # what it keys (an overwrite by partition); appended, a replay adds the same rows again.
+    stamped_only = "overwrite" not in code
+    return _used_beyond_logging(graph, function, params[1], depth=0, stamped_only=stamped_only)
 
 
-def _used_beyond_logging(graph: StageGraph, function: cst.CSTNode, name: str, depth: int) -> bool:
-    """The name is read other than in a print/log call; handed to a helper of the module, it
-    counts only if the helper uses the parameter it lands in."""
+def _used_beyond_logging(
+    graph: StageGraph, function: cst.CSTNode, name: str, depth: int, stamped_only: bool = False
+) -> bool:
+    """The name is read other than in a print/log call (or, with `stamped_only`, a `lit(...)`
+    column value); handed to a helper of the module, it counts only if the helper uses the
+    parameter it lands in."""
+    ignored = _LOGGING | {"lit"} if stamped_only else _LOGGING
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
 
     class _Uses(cst.CSTVisitor):
@@ -430,7 +452,7 @@ def _used_beyond_logging(graph: StageGraph, function: cst.CSTNode, name: str, de
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value != name or any(_callee_name(c) in _LOGGING for c in self.calls):
+            if node.value != name or any(_callee_name(c) in ignored for c in self.calls):
                 return
             passed = _passed_to_helper(self.calls[-1] if self.calls else None, node, helpers)
             if passed is None or depth >= 2:
