@@ -10,7 +10,8 @@ selective and expanding operators), on one local-cluster session with an event l
 2. `sparkpar plan JOB --profile PROFILE --format json` (the real CLI) gives the recommended
    setting as code, the predicted seconds at the defaults and at the recommendation;
 3. run it `--repeats` times at the recommendation (the advice's code is executed with `exec` on
-   the session: it must run); medians of both;
+   the session: it must run), then `--pairs` interleaved default and advised runs; medians of
+   all default and all advised runs (the profile stays the one planned with);
 4. print predicted vs measured speed-up and the error, every run's wall time, and per stage
    the tasks and seconds measured in the median runs beside the model's.
 
@@ -20,7 +21,7 @@ new query only). Calibrate first (`sparkpar plan --calibrate`); without a calibr
 built-in constants are used. Usage:
 
     python bench/plan_vs_spark.py [--rows 400000] [--repeats 3] [--only a,b] [--calibration FILE]
-                                  [--keep-log DIR]
+                                  [--pairs N] [--keep-log DIR]
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--calibration", default=".sparkpar/calibration.json")
     parser.add_argument("--master", default=MASTER)
+    parser.add_argument("--pairs", type=int, default=0, help="then this many interleaved default/advised runs")
     parser.add_argument("--keep-log", default="", help="write the event log to this directory and keep it")
     args = parser.parse_args()
     calibration = Path(args.calibration)
@@ -101,6 +103,10 @@ def main() -> int:
             found = report["spark"]
             code = found["recommended"]["code"]
             advised = [_measured(spark, module, data, work, streaming, code, log) for _ in range(args.repeats)]
+            for _ in range(args.pairs):  # interleaved, so a change in the machine's load hits both
+                defaults.append(_measured(spark, module, data, work, streaming, None, log))
+                advised.append(_measured(spark, module, data, work, streaming, code, log))
+            measured_default = _median(defaults)
             measured_best = _median(advised)
             row = {
                 "job": path.stem,
@@ -115,6 +121,7 @@ def main() -> int:
                 "default_walls": [round(r["wall"], 3) for r in defaults],
                 "advised_walls": [round(r["wall"], 3) for r in advised],
                 "load": load,
+                "load_end": os.getloadavg()[0],
                 "stages": found["stages"],
                 "code": code,
                 "stage_check": _stage_check(profiled, measured_default, measured_best, found, calibration),
@@ -245,7 +252,7 @@ def _print_row(row: dict) -> None:
         f"predicted {row['predicted_default']:7.2f}s -> {row['predicted_best']:7.2f}s "
         f"({row['predicted_speedup']:.2f}x) | measured {row['measured_default']:7.2f}s -> "
         f"{row['measured_best']:7.2f}s ({row['measured_speedup']:.2f}x) | error {error:+.0%} "
-        f"| load {row['load']:.1f}",
+        f"| load {row['load']:.1f}-{row['load_end']:.1f}",
         flush=True,
     )
 
