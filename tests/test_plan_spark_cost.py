@@ -373,3 +373,20 @@ def test_each_stage_lists_the_operators_that_ran_in_it_with_their_rows(tmp_path)
     per_stage = json.loads(done.stdout)["spark"]["per_stage"]
     assert per_stage[0]["operators"] == ["Scan parquet", "ColumnarToRow", "Filter", "HashAggregate"]
     assert per_stage[1]["rows_out"] == 1_800
+
+
+def test_constants_larger_than_the_run_measured_are_reported(tmp_path):
+    stream = tuple(s for s in read_event_log(LOG).stages if s.query is not None)
+    profile = tmp_path / "stream.json"
+    Profile((), "job", None, stream, 2, 10.0).write(profile)
+    job = tmp_path / "job.py"
+    job.write_text(JOB, encoding="utf-8")
+    calibration = tmp_path / "calibration.json"
+    for state_task, flagged in ((0.0, False), (30.0, True)):  # 30 s per state store: more than ran
+        calibration.write_text(json.dumps({"constants": {"cores": 2, "state_task": state_task}}), encoding="utf-8")
+        done = sparkpar("plan", job, "--profile", profile, "--calibration", calibration, "--format", "json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        stateful = [s.stage_id for s in stream if s.stateful]
+        assert report["spark"]["overcharged_stages"] == (stateful if flagged else [])
+        assert any("constants are too large" in n for n in report["notes"]) is flagged

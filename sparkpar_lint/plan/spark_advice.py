@@ -19,6 +19,7 @@ from sparkpar_lint.plan.spark_cost import (
     actions,
     anchored,
     batches,
+    in_task,
     predict,
     profiled_settings,
     recommend,
@@ -67,6 +68,7 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
             }
             for stage, at, then in zip(stages, default.stages, best.stages)
         ],
+        "overcharged_stages": overcharged(stages, costs),
         "actions": actions(stages),
         "micro_batches": batches(stages),
         "streaming": streaming,
@@ -100,4 +102,18 @@ def with_spark_prediction(
     # The model's setting replaces the replica-count setting advice (and, for a stateful query,
     # the unmeasured "leave it alone" advice, whose task count it supersedes).
     advice = tuple(a for a in report.advice if not a.startswith((_SETTING_ADVICE, _LEAVE_ADVICE))) + (setting,)
-    return replace(report, advice=advice, shuffle_partitions=partitions, spark=found)
+    notes = report.notes
+    if found["overcharged_stages"]:
+        notes += (
+            f"the calibration's per-task, block and state costs add up to more than stage(s) "
+            f"{', '.join(map(str, found['overcharged_stages']))} measured in this run: the constants are "
+            f"too large for it (calibrated under another load, or on another machine), so the predicted "
+            f"savings are too large; `sparkpar plan --calibrate` where and when the job runs",
+        )
+    return replace(report, advice=advice, shuffle_partitions=partitions, spark=found, notes=notes)
+
+
+def overcharged(stages, costs: SparkCosts) -> list[int]:
+    """Stages whose model charges at the setting they ran under exceed their measured executor
+    time by more than a fifth: the measurement contradicts the constants."""
+    return [s.stage_id for s in stages if in_task(s, stages, costs) > 1.2 * s.run_seconds + 0.05]
