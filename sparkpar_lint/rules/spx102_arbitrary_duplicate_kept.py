@@ -13,6 +13,7 @@ from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.fixes.tie_breaker import tie_breaker
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.literal_rows import duplicates_identical
 from sparkpar_lint.graph.order_flow import upstream_sort
@@ -388,9 +389,9 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
             return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
         if not sort_reaches(graph, sort, node):
             return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
-        tie, imports = whole_row(like)
-        order, safety = [*order, tie], SAFE
-        what = f"the first row by the `{sort.method}` order (then the whole row)"
+        tie, imports, how = tie_breaker(graph, graph.input_of(node), (*node.keys, *sort.keys), like)
+        order, safety = [*order, *([tie] if tie is not None else [])], SAFE
+        what = f"the first row by the `{sort.method}` order ({how})"
     else:
         parts = sequence_parts(graph, node, like)
         if parts is not None:
@@ -399,7 +400,9 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
             what = "the first row to arrive (a sequence number taken at the source)"
         else:
             # No order anywhere to read: the smallest row, one of those the job could keep.
-            tie, imports = whole_row(like)
+            tie, imports, _ = tie_breaker(graph, graph.input_of(node), tuple(node.keys), like)
+            if tie is None:
+                tie, imports = whole_row(like)
             order, safety = [tie], UNSAFE
             what = "the smallest row (no order to read; one of the rows it could already keep)"
     window, window_imports = window_class(graph)

@@ -10,8 +10,9 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import method_call, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row
+from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.fixes.tie_breaker import WHOLE_ROW, tie_breaker
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.previews import previewed, previewed_queries, size_read
 from sparkpar_lint.graph.row_bounds import at_most_rows
@@ -334,9 +335,13 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
             return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
         if not sort_reaches(graph, sort, node):
             return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
-        tie, imports = whole_row(like)
-        build = partial(_tied_order, tie, tuple(order))
-        description = f"`orderBy` the discarded `{sort.method}` order (then the whole row) before `{node.method}`"
+        tie, imports, how = tie_breaker(graph, graph.input_of(node), tuple(sort.keys), like)
+        if how != WHOLE_ROW:
+            # Written into the sort itself: no helper column to add and drop.
+            build = partial(_plain_order, (*order, *([tie] if tie is not None else [])))
+        else:
+            build = partial(_tied_order, tie, tuple(order))
+        description = f"`orderBy` the discarded `{sort.method}` order ({how}) before `{node.method}`"
         return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
     parts = sequence_parts(graph, node, like)
     if parts is None:
@@ -355,6 +360,10 @@ def _tied_order(tie, order: tuple, frame):
     tied = method_call(frame, "withColumn", [string(TIE_COLUMN), tie.deep_clone()])
     ordered = method_call(tied, "orderBy", [*(e.deep_clone() for e in order), string(TIE_COLUMN)])
     return method_call(ordered, "drop", [string(TIE_COLUMN)])
+
+
+def _plain_order(order: tuple, frame):
+    return method_call(frame, "orderBy", [e.deep_clone() for e in order])
 
 
 def _sequence_order(frame):

@@ -1,0 +1,126 @@
+"""The cheapest tie-breaker that decides the rows an order leaves tied.
+
+Fixes that impose an order (SPX102 keeps the first row per key, SPX106 the first n) must decide
+rows tied on the order columns. The last resort is the whole row as JSON, which orders any type
+but serialises every row. Cheaper, where the file says enough:
+- nothing, when the rows are unique on the columns that already decide (the order columns and
+  the partition keys): no two rows tie;
+- a `struct` of the columns, when a DDL schema in the file (`spark.read.schema("...")`,
+  `createDataFrame(rows, "...")`) gives every column a scalar type, which Spark orders (a map,
+  which it does not, rules this out).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from sparkpar_lint.fixes.edits import column_function, string
+from sparkpar_lint.fixes.ordering import whole_row
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
+
+WHOLE_ROW = "then the whole row"
+# Types Spark orders, as DDL spells them; containers are left to JSON rather than parsed.
+_ORDERABLE = frozenset(
+    {
+        "string", "varchar", "char", "int", "integer", "bigint", "long", "smallint", "short",
+        "tinyint", "byte", "double", "float", "real", "decimal", "dec", "numeric", "boolean",
+        "bool", "date", "timestamp", "timestamp_ntz", "timestamp_ltz", "binary",
+    }
+)  # fmt: skip
+# Stages whose output has exactly their input's columns.
+_SAME_COLUMNS = frozenset(
+    {
+        "filter", "where", "orderBy", "sort", "sortWithinPartitions", "repartition",
+        "repartitionByRange", "coalesce", "distinct", "dropDuplicates", "drop_duplicates",
+        "limit", "withWatermark", "cache", "persist", "alias", "hint", "sample",
+    }
+)  # fmt: skip
+
+
+def tie_breaker(
+    graph: StageGraph, rows: StageNode | None, decided: tuple[str, ...], like: cst.Call
+) -> tuple[cst.BaseExpression | None, tuple, str]:
+    """(tie-breaker or None when none is needed, imports, what it is) for the rows of `rows`,
+    of which the columns `decided` are already compared."""
+    if rows is not None and decided and is_unique_on(graph, rows, decided):
+        return None, (), f"no tie-breaker: the rows are unique on ({', '.join(decided)})"
+    columns = typed_columns(graph, rows) if rows is not None else None
+    if columns is not None:
+        rest = [c for c in columns if c not in decided]
+        if not rest:
+            return None, (), "no tie-breaker: rows tied on every column are equal"
+        struct, imports = column_function(like, "struct", [string(c) for c in rest])
+        return struct, imports, f"then `struct({', '.join(rest)})`"
+    tie, imports = whole_row(like)
+    return tie, imports, WHOLE_ROW
+
+
+def typed_columns(graph: StageGraph, node: StageNode) -> list[str] | None:
+    """The output columns of `node`, when a DDL schema in this file types every one of them as
+    orderable and every stage between keeps or selects them by name; else None."""
+    selected: list[str] | None = None
+    for current in (node, *graph.upstream(node)):
+        if current.spec is not None and current.spec.source and not current.inputs:
+            schema = _source_schema(current)
+            if schema is None:
+                return None
+            names = selected if selected is not None else list(schema)
+            if any(schema.get(n) not in _ORDERABLE for n in names):
+                return None
+            return names
+        if current.method == "select" and current.call is not None:
+            names = [n for a in current.call.args for n in (literal_names(a.value) or [""]) if not a.keyword]
+            if "" in names or "*" in names or not names or any(a.star for a in current.call.args):
+                return None
+            if selected is not None and not set(selected) <= set(names):
+                return None
+            selected = selected if selected is not None else names
+        elif current.method not in _SAME_COLUMNS:
+            return None
+    return None
+
+
+def _source_schema(source: StageNode) -> dict[str, str] | None:
+    """{column: base type} from the DDL string the source reads with."""
+    call = source.call
+    text = None
+    while isinstance(call, cst.Call):
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "schema"), None)
+        func = call.func
+        if given is None and isinstance(func, cst.Attribute):
+            if func.attr.value == "schema" and call.args:
+                given = call.args[0].value
+            elif func.attr.value == "createDataFrame" and len(call.args) > 1 and call.args[1].keyword is None:
+                given = call.args[1].value
+        if isinstance(given, cst.SimpleString) and isinstance(given.evaluated_value, str):
+            text = given.evaluated_value
+            break
+        call = func.value if isinstance(func, cst.Attribute) else None
+    return _ddl_types(text) if text else None
+
+
+def _ddl_types(text: str) -> dict[str, str] | None:
+    """`"a string, b decimal(10, 2)"` → {"a": "string", "b": "decimal"}; None if not plain DDL."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "(<"
+        depth -= ch in ")>"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    types = {}
+    for part in parts:
+        match = re.fullmatch(r"\s*`?(\w+)`?\s*:?\s*([A-Za-z_]+)(\s*\(.*\))?(\s+not\s+null)?\s*", part, re.IGNORECASE)
+        if match is not None:
+            types[match.group(1)] = match.group(2).lower()
+            continue
+        # A container (`map<string, int>`, `array<...>`): named, but not ordered by this fix.
+        named = re.fullmatch(r"\s*`?(\w+)`?\s*:?\s*\S.*", part, re.DOTALL)
+        if named is None:
+            return None
+        types[named.group(1)] = "container"
+    return types

@@ -1,0 +1,87 @@
+"""The tie-breaker an order fix adds costs what the file lets it cost: nothing when the rows are
+unique on the order, a struct of the columns when a DDL schema in the file types them all as
+orderable, and the whole row as JSON only otherwise (a map column, no schema)."""
+
+from __future__ import annotations
+
+from sparkpar_lint.analysis import analyze
+from sparkpar_lint.fixes.engine import fix_source
+
+HEADER = (
+    "from pyspark.sql import SparkSession\n"
+    "from pyspark.sql import functions as F\n"
+    "\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+)
+
+
+def _fixed(code: str, rule: str) -> str:
+    fixed = fix_source("job.py", code, {rule}, unsafe=True).fixed
+    compile(fixed, "job.py", "exec")
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == rule] == []
+    assert [f.rule_id for f in analyze("job.py", fixed)] == [
+        f.rule_id for f in analyze("job.py", code) if f.rule_id != rule
+    ]
+    assert fix_source("job.py", fixed, {rule}, unsafe=True).fixed == fixed
+    return fixed
+
+
+def test_a_typed_schema_gives_a_struct_of_the_other_columns():
+    code = HEADER + (
+        "heartbeats = spark.read.schema(\n"
+        '    "device string, ts timestamp, status string, battery decimal(5, 2)"  # from the vendor spec\n'
+        ').parquet("landing/heartbeats")\n'
+        "latest = (\n"
+        '    heartbeats.orderBy(F.col("ts").desc())  # newest first\n'
+        '    .dropDuplicates(["device"])\n'
+        ")\n"
+        'latest.write.parquet("silver/latest")\n'
+    )
+    fixed = _fixed(code, "SPX102")
+    assert 'Window.partitionBy("device").orderBy(F.col("ts").desc(), F.struct("status", "battery"))' in fixed
+    assert "to_json" not in fixed and "# from the vendor spec" in fixed and "# newest first" in fixed
+
+
+def test_a_map_column_keeps_the_json_tie_breaker():
+    # Spark cannot order a struct holding a map; JSON can.
+    code = HEADER + (
+        'heartbeats = spark.read.schema("device string, ts timestamp, tags map<string, string>").json("hb")\n'
+        'latest = heartbeats.orderBy("ts").dropDuplicates(["device"])\n'
+        'latest.write.parquet("silver/latest")\n'
+    )
+    assert 'orderBy("ts", F.to_json(F.struct("*")))' in _fixed(code, "SPX102")
+
+
+def test_columns_selected_from_a_typed_frame_are_the_struct():
+    code = HEADER + (
+        'rows = [("a", 1, 2.0, {"k": "v"})]\n'
+        'raw = spark.createDataFrame(rows, "user string, ts long, amount double, extra map<string, string>")\n'
+        'payments = raw.select("user", "ts", "amount").orderBy("ts").repartition(8)\n'
+        "first_five = payments.limit(5)\n"
+        'first_five.write.parquet("out")\n'
+    )
+    fixed = _fixed(code, "SPX106")
+    assert 'payments.orderBy("ts", F.struct("user", "amount")).limit(5)' in fixed
+    assert "_sparkpar_tie" not in fixed
+
+
+def test_rows_unique_on_the_order_need_no_tie_breaker():
+    code = HEADER + (
+        'accounts = spark.read.parquet("accounts").dropDuplicates(["account_id"])\n'
+        'spread = accounts.orderBy("account_id").repartition(16)\n'
+        "sample = spread.limit(100)\n"
+        'sample.write.parquet("out")\n'
+    )
+    fixed = _fixed(code, "SPX106")
+    assert 'spread.orderBy("account_id").limit(100)' in fixed
+
+
+def test_no_schema_in_the_file_keeps_the_json_tie_breaker():
+    code = HEADER + (
+        'events = spark.read.parquet("events")\n'
+        'spread = events.orderBy("ts").repartition(16)\n'
+        "sample = spread.limit(100)\n"
+        'sample.write.parquet("out")\n'
+    )
+    fixed = _fixed(code, "SPX106")
+    assert 'withColumn("_sparkpar_tie", F.to_json(F.struct("*")))' in fixed
