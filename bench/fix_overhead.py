@@ -7,7 +7,7 @@ campaign window, after a sort the shuffle discards). The fixed job is produced b
 cached input, in round robin. Prints rows/s per variant, the ratios and the machine's load
 average; asserts nothing.
 
-    python bench/fix_overhead.py [--rows 2000000] [--repeats 3]
+    python bench/fix_overhead.py [--rows 2000000] [--repeats 3] [--workload aggregate|dedup]
 """
 
 from __future__ import annotations
@@ -54,6 +54,23 @@ HAND_WRITTEN_TIES = HAND_WRITTEN.replace(
 )
 
 
+# The tie-breaker's cost: keep each user's newest event, read from Parquet. With the schema
+# stated in the file, sparkpar breaks ties on event_time with a struct of the other columns;
+# without it, with the whole row as JSON. Same data, same plan but for the tie-breaker.
+DEDUP_TYPED = """\
+from pyspark.sql import functions as F
+
+
+def pipeline(spark, path):
+    events = spark.read.schema("ad_id bigint, event_type string, event_time timestamp, user_id bigint").parquet(path)
+    newest = events.orderBy(F.col("event_time").desc())
+    return newest.dropDuplicates(["user_id"])
+"""
+DEDUP_UNTYPED = DEDUP_TYPED.replace(
+    'spark.read.schema("ad_id bigint, event_type string, event_time timestamp, user_id bigint")', "spark.read"
+)
+
+
 def load(name: str, source: str, folder: Path):
     path = folder / f"{name}.py"
     path.write_text(source)
@@ -75,7 +92,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--workload",
+        choices=("aggregate", "dedup"),
+        default="aggregate",
+        help="aggregate: SPX101's last-per-window fix (default); dedup: SPX102's tie-breakers",
+    )
     args = parser.parse_args()
+    if args.workload == "dedup":
+        dedup(args)
+        return
 
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -144,6 +170,59 @@ def main() -> None:
     print(
         f"sparkpar fix / unsafe original throughput:  {throughput['sparkpar fix'] / throughput['original (unsafe)']:.3f}"
     )
+
+
+def dedup(args) -> None:
+    """SPX102's safe fix with the struct tie-breaker against the same fix with the JSON one, and
+    against the unsafe original."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from sparkpar_lint.fixes.engine import fix_source
+
+    typed = fix_source("typed.py", DEDUP_TYPED, {"SPX102"}).fixed
+    untyped = fix_source("untyped.py", DEDUP_UNTYPED, {"SPX102"}).fixed
+    if "F.struct(" not in typed or "to_json" not in untyped:
+        sys.exit("sparkpar fix did not write the expected tie-breakers")
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparkpar-fix-overhead-dedup")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    print(f"load average at start: {_load()}")
+    with tempfile.TemporaryDirectory() as folder:
+        data = str(Path(folder) / "events.parquet")
+        spark.range(args.rows).select(
+            (F.col("id") % 1000).alias("ad_id"),
+            F.when(F.col("id") % 3 == 0, "view").otherwise("click").alias("event_type"),
+            (F.col("id") / 1000).cast("timestamp").alias("event_time"),  # 1000 events share a second
+            (F.col("id") % 50_000).alias("user_id"),
+        ).write.parquet(data)
+        variants = {
+            "original (unsafe)": load("original", DEDUP_TYPED, Path(folder)),
+            "fix, struct tie-breaker": load("typed", typed, Path(folder)),
+            "fix, JSON tie-breaker": load("untyped", untyped, Path(folder)),
+        }
+        for pipeline in variants.values():
+            pipeline(spark, data).write.format("noop").mode("overwrite").save()  # warm-up
+        seconds: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.repeats):
+            for name, pipeline in variants.items():
+                start = time.perf_counter()
+                pipeline(spark, data).write.format("noop").mode("overwrite").save()
+                seconds[name].append(time.perf_counter() - start)
+    spark.stop()
+    throughput = {name: args.rows / statistics.median(taken) for name, taken in seconds.items()}
+    for name, taken in seconds.items():
+        print(f"{name:26s} median {statistics.median(taken):6.2f} s  {throughput[name]:12,.0f} rows/s")
+    print(f"load average at end: {_load()}")
+    struct, json = throughput["fix, struct tie-breaker"], throughput["fix, JSON tie-breaker"]
+    print(f"struct tie-breaker / JSON tie-breaker throughput: {struct / json:.3f}")
+    print(f"struct tie-breaker / unsafe original throughput: {struct / throughput['original (unsafe)']:.3f}")
 
 
 if __name__ == "__main__":

@@ -248,3 +248,42 @@ def test_a_partition_id_used_as_a_key_says_why_it_is_left():
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
     assert all(f.no_fix_reason.startswith("`spark_partition_id()` says where a row sits") for f in findings)
+
+
+def test_lists_in_expr_strings_that_line_up_share_one_struct():
+    code = (
+        "from pyspark.sql.functions import expr\n"
+        "\n"
+        "def baskets(df):\n"
+        "    return df.groupBy('name').agg(expr('collect_list(food) as food'), expr('collect_list(price) as price'))\n"
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    compile(fixed, "job.py", "exec")
+    assert "expr('array_compact(array_sort(collect_list(struct(food, price))).food) as food')" in fixed
+    assert "expr('array_compact(array_sort(collect_list(struct(food, price))).price) as price')" in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
+
+
+def test_lists_split_between_python_and_sql_text_are_left():
+    # No one rewrite reaches both: fixing each alone would sort them apart.
+    code = (
+        "from pyspark.sql import functions as F\n"
+        "\n"
+        "def baskets(df):\n"
+        "    return df.groupBy('name').agg(F.collect_list('food'), F.expr('collect_list(price)'))\n"
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    assert all("one arrival order together" in f.no_fix_reason for f in findings)
+
+
+def test_lists_in_a_query_with_escapes_say_why_they_are_left():
+    code = (
+        "def statuses(spark, in0):\n"
+        '    in0.createOrReplaceTempView("in0")\n'
+        '    return spark.sql("SELECT id,\\r\\n collect_list(stat) AS s, collect_list(txt) AS t FROM in0 GROUP BY id")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    assert all("written with escapes" in f.no_fix_reason for f in findings)

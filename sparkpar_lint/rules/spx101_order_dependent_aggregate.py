@@ -17,7 +17,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.sql.fixes import any_answer_fix, ordered_pick_fix
+from sparkpar_lint.sql.fixes import any_answer_fix, lists_in_one_order_fix, ordered_pick_fix
 
 _PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -465,8 +465,13 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
         reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
         if reaches:
             return ordered_pick_fix(call.sql, sort.sql)
-        if sort is None and _sql_siblings(graph, node, call):
-            return _SHARED_ORDER
+        everyone = _all_siblings(graph, node, call) if sort is None else []
+        if everyone:
+            siblings = _sql_siblings(graph, node, call)
+            if len(siblings) != len(everyone):
+                return _SHARED_ORDER  # DataFrame siblings too: no one rewrite reaches them all
+            in_order = [c.sql for c in node.columns.calls if c is call or c in siblings]
+            return lists_in_one_order_fix(call.sql, in_order) or _SHARED_ORDER
         return any_answer_fix(call.sql) if sort is None else None
     if call.call is None:
         return None
@@ -525,6 +530,8 @@ def _one_of_its_answers(graph: StageGraph, node: StageNode, call: ColumnCall) ->
     if call.from_sql or call.call is None or not call.call.args or not _ignores_nulls_at_most(call.call):
         return None
     siblings = _order_dependent_siblings(graph, node, call)
+    if len(siblings) != len(_all_siblings(graph, node, call)):
+        return _SHARED_ORDER  # SQL-text siblings too: no one rewrite reaches them all
     if siblings:
         return _one_row_for_all(call, siblings, list(node.columns.calls))
     value = call.call.args[0].value.deep_clone()
@@ -554,6 +561,15 @@ def _order_dependent_siblings(graph: StageGraph, node: StageNode, call: ColumnCa
         and not other.from_sql
         and _order_dependent(other)
         and not _order_harmless(graph, node, other)
+    ]
+
+
+def _all_siblings(graph: StageGraph, node: StageNode, call: ColumnCall) -> list[ColumnCall]:
+    """The other order-dependent aggregates of the stage, in Python or in SQL text."""
+    return [
+        other
+        for other in node.columns.calls
+        if other is not call and _order_dependent(other) and not _order_harmless(graph, node, other)
     ]
 
 

@@ -4,6 +4,8 @@ inside the string are known. A string sqlglot cannot read names no function."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from sparkpar_lint.graph.stage_graph import ColumnCall
 from sparkpar_lint.sql.parse import parse
 from sparkpar_lint.sql.stages import SqlContext, calls_in
@@ -17,6 +19,9 @@ def column_calls(value, builder) -> list[ColumnCall]:
     if parsed is None or len(parsed.statements) != 1:
         return []
     ctx = SqlContext(parsed, text, builder.graph, builder.catalogue, builder.derive_flow, {})
+    # The string expression itself: fixes write into its literal parts (sql/literal_edit.py).
+    node = getattr(value, "node", None)
+    ctx.literal = node.value if isinstance(node, cst.Arg) else node
     return calls_in(ctx, parsed.statements, {})
 
 

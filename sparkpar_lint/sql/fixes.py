@@ -124,6 +124,49 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
 
 
+def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> Fix | str | None:
+    """Lists of one query that line up (`collect_list(food)`, `collect_list(price)`), with no
+    `ORDER BY` to read -> each `array_compact(array_sort(collect_list(struct(food, price))).food)`:
+    both in the order of the sorted rows, each without its own nulls, which is what the query gives
+    when the rows arrive in that order (unsafe: one order chosen for all). The calls in this
+    literal are rewritten together; a sibling in another literal (`expr(...)`) gets the same
+    struct from its own finding. `sites` are all the lists, this one too, in the stage's order, so
+    every finding writes the same struct. A string says why not."""
+    from sqlglot import exp
+
+    if call_site is None or call_site not in sites or any(s is None for s in sites):
+        return None
+    columns = []
+    for site in sites:
+        span = site.parsed.name_range(site.expression)
+        name = site.parsed.text[slice(*span)].lower() if span else ""
+        value = getattr(site.expression, "this", None)
+        if name not in _LISTS or not isinstance(value, exp.Column):
+            return None
+        columns.append(value)
+    names = [c.name for c in columns]
+    if len({n.lower() for n in names}) != len({c.sql(dialect="spark").lower() for c in columns}):
+        return None  # one name from two tables: the struct's fields would clash
+    row = f"struct({', '.join(dict.fromkeys(c.sql(dialect='spark') for c in columns))})"
+    edits = []
+    for site, column in zip(sites, columns):
+        if site.literal is not call_site.literal:
+            continue
+        where = site.parsed.call_range(site.expression)
+        if where is None:
+            return None
+        name = site.parsed.text[slice(*site.parsed.name_range(site.expression))]
+        edits.append((where[0], where[1], f"array_compact(array_sort({name}({row})).{_quoted(column.name)})"))
+    literal = _rewrite(call_site, edits)
+    if not isinstance(literal, cst.CSTNode):
+        return literal
+    description = (
+        f"SQL: lists that line up -> one list of `{row}` sorted, each read from it: no order to read, "
+        "and the lists still line up, one of the answers the query could give"
+    )
+    return Fix(UNSAFE, description, ((call_site.literal, literal),))
+
+
 _WHOLE_ROW = "to_json(struct(*))"
 
 
