@@ -287,3 +287,21 @@ def test_lists_in_a_query_with_escapes_say_why_they_are_left():
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
     assert all("written with escapes" in f.no_fix_reason for f in findings)
+
+
+def test_random_draws_say_why_they_are_left():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql import functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'labelled = spark.read.parquet("labelled")\n'
+        "train, test = labelled.randomSplit([0.8, 0.2])\n"
+        'train.write.parquet("train")\n'
+        'salted = labelled.withColumn("_salt", (F.rand(seed=7) * 8).cast("int"))\n'
+        'salted.groupBy("key", "_salt").count().write.parquet("counts")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    reasons = sorted(f.no_fix_reason for f in findings)
+    assert reasons[0].startswith("`rand` is not derived from the row")
+    assert reasons[1].startswith("a seed fixes `randomSplit`'s draw for one partitioning only")

@@ -245,7 +245,11 @@ class PartitioningDependentValue(Rule):
             "retry, so everything computed from it (a model, its accuracy, a written sample) changes; "
             "pass a seed (it is still tied to the input's partitioning, so keep that fixed too)"
         )
-        return self.finding(ctx, node.span, message, severity=Severity.WARNING)
+        why = (
+            f"a seed fixes `{node.method}`'s draw for one partitioning only; a split derived from each "
+            "row (`xxhash64(<id>) % 10 < 8`) needs the id column, which is the author's to choose"
+        )
+        return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=why)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
         name = _bound_name(node, call)
@@ -491,6 +495,11 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
     Only where the identifying columns are evident: the rows come out of a `distinct` of a
     `select` of columns, a `dropDuplicates(subset)`, or a `groupBy(keys).agg(...)`.
     """
+    if call.function in ("rand", "randn"):
+        return (
+            f"`{call.function}` is not derived from the row: a value hashed from its key "
+            "(`xxhash64(<key>) % <buckets>`) needs the key columns, which are the author's to choose"
+        )
     if call.function == "spark_partition_id":
         return (
             "`spark_partition_id()` says where a row sits, not what it holds: a key derived from the "
