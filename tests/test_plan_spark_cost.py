@@ -309,13 +309,19 @@ def test_predictions_are_anchored_to_the_profiled_runs_wall_time():
     at_5 = predict(stream, Settings(5, adaptive=False), costs).seconds
     # The measured run is the prediction at its own setting; other settings add the model's
     # difference, so the model's fixed costs (batch_overhead here) do not enter.
-    assert anchored(stream, 12.0, Settings(5, adaptive=False), costs) == pytest.approx(12.0)
-    assert anchored(stream, 12.0, Settings(200), costs) == pytest.approx(12.0 + at_200 - at_5)
+    assert at_5 < 60.0
+    assert anchored(stream, 60.0, Settings(5, adaptive=False), costs) == pytest.approx(60.0)
+    assert anchored(stream, 60.0, Settings(200), costs) == pytest.approx(60.0 + at_200 - at_5)
     assert anchored(stream, None, Settings(200), costs) == at_200
-    assert anchored(stream, 1.0, Settings(1), replace(costs, state_task=50.0)) == pytest.approx(0.1)  # floor
-    found = spark_prediction(Profile((), "job", None, stream, 2, 12.0), costs)
-    assert found["profiled"] == {"shuffle_partitions": 5, "wall_seconds": 12.0}
-    assert found["default"]["seconds"] == pytest.approx(12.0 + at_200 - at_5, abs=1e-4)
+    # A model that predicts more than the run measured is scaled to it: its ratio is kept.
+    heavy = replace(costs, state_task=50.0)
+    at_1, at_own = (predict(stream, x, heavy).seconds for x in (Settings(1), Settings(5, adaptive=False)))
+    assert at_own > 12.0
+    assert anchored(stream, 12.0, Settings(1), heavy) == pytest.approx(12.0 * at_1 / at_own)
+    assert anchored(stream, 12.0, Settings(5, adaptive=False), heavy) == pytest.approx(12.0)
+    found = spark_prediction(Profile((), "job", None, stream, 2, 60.0), costs)
+    assert found["profiled"] == {"shuffle_partitions": 5, "wall_seconds": 60.0}
+    assert found["default"]["seconds"] == pytest.approx(60.0 + at_200 - at_5, abs=1e-4)
     assert found["default"]["model_seconds"] == pytest.approx(at_200, abs=1e-4)
 
 

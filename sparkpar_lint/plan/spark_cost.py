@@ -300,16 +300,22 @@ def predict(stages: Sequence[StageRun], settings: Settings, costs: SparkCosts) -
 
 
 def anchored(stages: Sequence[StageRun], wall: float | None, settings: Settings, costs: SparkCosts) -> float:
-    """Seconds at `settings`, anchored to the profiled run's measured wall time: the measured run
-    plus what the model says changes between its settings and these. What does not change
-    (planning, reading, the job's own work) is then measured, not modelled; without a wall time,
-    the model's own total. Never below a tenth of the measured wall (the model's savings are
-    bounded by what was measured)."""
+    """Seconds at `settings`, anchored to the profiled run's measured wall time.
+
+    When the model predicts the profiled run at no more than its wall time, the time it does
+    not explain (planning, listing, the driver) is measured, fixed, and added: the wall plus
+    the model's difference between the settings. When the model predicts more than was
+    measured, its constants are too large for this run (calibrated at another load, or
+    elsewhere): every charge is scaled by the same factor, wall / model, which keeps the model's
+    ratio between the settings. Both agree where the model matches the run. Without a wall
+    time, the model's own total."""
     predicted = predict(stages, settings, costs).seconds
     if not wall:
         return predicted
     at_profile = predict(stages, profiled_settings(stages), costs).seconds
-    return max(wall + predicted - at_profile, wall / 10)
+    if at_profile > wall:
+        return predicted * wall / at_profile
+    return wall + predicted - at_profile
 
 
 def recommend(
