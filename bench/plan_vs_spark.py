@@ -97,7 +97,7 @@ def main() -> int:
             measured_default = _median(defaults)
             # The profile is the median default run's: one run under this load can be 5x slower.
             profiled = measured_default
-            profile_path = work / f"{path.stem}.profile.json"
+            profile_path = (logs if args.keep_log else work) / f"{path.stem}.profile.json"
             Profile((), path.name, None, profiled["stages"], profiled["jobs"], profiled["span"]).write(profile_path)
             report = _plan(path, profile_path, calibration)
             found = report["spark"]
