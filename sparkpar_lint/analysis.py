@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Collection
 from pathlib import Path
 
 import libcst as cst
 
 from sparkpar_lint.graph.builder import build_graph
+from sparkpar_lint.graph.positions import Positions, functions_with_parameters
 from sparkpar_lint.graph.stage_graph import StageGraph
 from sparkpar_lint.model import Finding, Span
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module, tree_kept_out_of_collection, with_deep_stack
@@ -95,20 +97,23 @@ def _functions_holding(graph: StageGraph, source: str, module: cst.Module, spans
     awaiting the callers' facts)."""
     if not spans:
         return frozenset()
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
-    names = set()
-    if tree is not None:
+    positions = graph.positions
+    functions = positions.top_level_functions() if isinstance(positions, Positions) else _ast_functions(source)
+    if functions is not None:
         # Line ranges from `ast` (the C parser): placing every function with LibCST's positions
         # generated nearly the whole module again. A top-level def owns all of its lines.
-        for statement in tree.body:
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.args.args:
-                first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
-                if any(first <= span.line and span.end_line <= statement.end_lineno for span in spans):
-                    names.add(statement.name)
+        # Spans sorted by line, so each function looks only at the ones starting inside it.
+        lines = sorted((span.line, span.end_line) for span in spans)
+        names = set()
+        for name, first, last in functions:
+            i = bisect.bisect_left(lines, (first,))
+            while i < len(lines) and lines[i][0] <= last:
+                if lines[i][1] <= last:
+                    names.add(name)
+                    break
+                i += 1
         return frozenset(names)
+    names = set()
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and statement.params.params:
             where = graph.span_of(statement)
@@ -119,3 +124,12 @@ def _functions_holding(graph: StageGraph, source: str, module: cst.Module, spans
             ):
                 names.add(statement.name.value)
     return frozenset(names)
+
+
+def _ast_functions(source: str) -> list[tuple[str, int, int]] | None:
+    """What Positions.top_level_functions gives, for a graph placed some other way."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return functions_with_parameters(tree)

@@ -79,7 +79,8 @@ class _Worker:
     def send(self, item: Any, timeout: float | None) -> None:
         self.item = item
         self.deadline = time.monotonic() + timeout if timeout else float("inf")
-        self.connection.send(item)
+        with contextlib.suppress(OSError):  # a dead worker: its pipe reads as closed, a Failure
+            self.connection.send(item)
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -89,20 +90,41 @@ class _Worker:
 
 
 def map_isolated(
-    function: Callable, items: Sequence, jobs: int, timeout: float | None, *, consequence: str = NOT_CHECKED
+    function: Callable,
+    items: Sequence,
+    jobs: int,
+    timeout: float | None,
+    *,
+    consequence: str = NOT_CHECKED,
+    warm_up: Any = None,
 ) -> Iterator[tuple[Any, Any | Failure]]:
     """(item, function(item)) for every item, in completion order; a Failure instead of the
     result when the worker crashed, ran past `timeout` seconds (None or 0: no limit) or out of
-    its memory budget. `consequence` ends a Failure's message: what was not done."""
+    its memory budget. `consequence` ends a Failure's message: what was not done.
+
+    With `warm_up` (an item `function` handles at once) workers are spawned instead of forked,
+    for a caller with threads of its own (a pytest run with a JVM gateway) whose locks a forked
+    child could inherit held; each new worker handles it first, so its start-up and imports are
+    not charged to a real item's time budget."""
     if not items:
         return
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    forking = warm_up is None and "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if forking else "spawn")
+
+    def start() -> _Worker:
+        worker = _Worker(context, function, consequence)
+        if warm_up is not None:
+            with contextlib.suppress(EOFError, OSError):  # died: its first item fails at once
+                worker.connection.send(warm_up)
+                worker.connection.recv()
+        return worker
+
     queue = list(reversed(items))
     idle: list[_Worker] = []
     busy: list[_Worker] = []
     try:
         for _ in range(max(1, min(jobs, len(items)))):
-            idle.append(_Worker(context, function, consequence))
+            idle.append(start())
         while queue or busy:
             while queue and idle:
                 worker = idle.pop()
@@ -128,7 +150,7 @@ def map_isolated(
                 if isinstance(outcome, Failure):
                     worker.stop()
                     if queue:
-                        idle.append(_Worker(context, function, consequence))
+                        idle.append(start())
                 else:
                     idle.append(worker)
                 yield item, outcome

@@ -298,10 +298,31 @@ def rules_for_file(path: str, config: Config, rule_ids: Collection[str]) -> set[
     return {r for r in rule_ids if not any(r.startswith(p) for p in ignored)}
 
 
-def _analyse_all(pending: list[_Job], jobs: int | None, file_timeout: float | None):
+def check_files(paths: Sequence[str], file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> list[FileResult]:
+    """Every rule on each of `paths`, in order, for a program that embeds the linter (the pytest
+    plugin): read and analysed as `lint` does, in a worker process within the time and memory
+    budget, so a hostile file costs one error and never the caller. Workers are spawned (the
+    caller may have threads); no configuration, no cache."""
+    from sparkpar_lint.rules import all_rules
+
+    rule_ids = frozenset(rule.id for rule in all_rules())
+    results: dict[str, FileResult] = {}
+    pending = []
+    for path in paths:
+        try:
+            pending.append(_Job(path, read_source_bytes(path), rule_ids, None))
+        except (OSError, NotASourceFile) as error:
+            results[path] = FileResult(path, error=describe_read_error(path, error))
+    warm_up = _Job("warm-up.py", b"", rule_ids, None)  # imports the analyser in a new worker
+    for job, result, _ in _analyse_all(pending, 1, file_timeout, warm_up):
+        results[job.path] = result
+    return [results[path] for path in paths if path in results]
+
+
+def _analyse_all(pending: list[_Job], jobs: int | None, file_timeout: float | None, warm_up: _Job | None = None):
     """Every job analysed in worker processes: a crash, a hang or a memory blow-up costs one file."""
     workers = min(jobs or os.cpu_count() or 1, max(1, len(pending) // 4))
-    for job, outcome in map_isolated(_analyse, pending, workers, file_timeout):
+    for job, outcome in map_isolated(_analyse, pending, workers, file_timeout, warm_up=warm_up):
         if isinstance(outcome, Failure):
             yield job, FileResult(job.path, error=f"{job.path}: {outcome}"), {}
         else:

@@ -7,8 +7,10 @@ import textwrap
 
 import libcst as cst
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from sparkpar_lint.graph.builder import build_graph
+from sparkpar_lint.graph.builder import _string_value, build_graph
 from sparkpar_lint.graph.render import render_graph
 
 HEAD = "from pyspark.sql import SparkSession, Window\nimport pyspark.sql.functions as F\nspark = SparkSession.builder.getOrCreate()\n"
@@ -300,3 +302,26 @@ def test_computed_grouping_key_is_one_key_not_its_string_arguments():
     assert only(graph, "DataFrame.repartition").keys == ('F.date_format("ts", "yyyy-MM")',)
     # Sort keys stay the columns they sort by, which the order rules compare with other columns.
     assert only(graph, "DataFrame.orderBy").keys == ("ts", "ad")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    prefix=st.sampled_from(["", "r", "u", "R", "b", "rb"]),
+    quote=st.sampled_from(['"', "'", '"""', "'''"]),
+    body=st.text(alphabet="ab '\"\\\n\r\t\0é{}", max_size=8),
+)
+def test_string_literals_read_as_python_reads_them(prefix, quote, body):
+    """The builder reads plain literals off the text; the value must be literal_eval's."""
+    try:
+        expr = cst.parse_expression(prefix + quote + body + quote)
+    except Exception:
+        assume(False)
+    assume(isinstance(expr, cst.SimpleString))
+    try:
+        expected = expr.evaluated_value
+    except Exception as error:  # NUL, bad escapes in bytes: the fast path must not hide it
+        with pytest.raises(type(error)):
+            _string_value(expr)
+        return
+    got = _string_value(expr)
+    assert (type(got), got) == (type(expected), expected)

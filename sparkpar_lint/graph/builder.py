@@ -139,14 +139,6 @@ class Scope:
                 return
             scope = scope.parent
 
-    def names(self) -> frozenset[str]:
-        names: set[str] = set()
-        scope: Scope | None = self
-        while scope is not None:
-            names.update(scope.variables)
-            scope = scope.parent
-        return frozenset(names)
-
 
 def build_graph(
     module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset(), source: str | None = None
@@ -321,7 +313,7 @@ class GraphBuilder:
     def define_function(self, function: cst.FunctionDef, scope: Scope) -> None:
         self.graph.definitions.append(function)
         is_udf = any(self._is_udf_factory(self.ev(d.decorator, scope)) for d in function.decorators)
-        user_function = self.user_function(function, function.name.value, "udf" if is_udf else "", scope)
+        user_function = self.user_function(function, function.name.value, "udf" if is_udf else "")
         scope.variables[function.name.value] = FunctionValue(user_function, scope, udf=is_udf)
         self.pending.append((function, scope))
 
@@ -330,15 +322,10 @@ class GraphBuilder:
             return value.name in (f"{FUNCTIONS_MODULE}.udf", f"{FUNCTIONS_MODULE}.pandas_udf")
         return isinstance(value, FunctionValue) and value.udf
 
-    def user_function(self, node, name: str, role: str, scope: Scope) -> UserFunction:
-        user_function = UserFunction(
-            name=name,
-            node=node,
-            span=self.span(node.name if isinstance(node, cst.FunctionDef) else node),
-            role=role,
-            outer_names=scope.names(),
+    def user_function(self, node, name: str, role: str) -> UserFunction:
+        return UserFunction(
+            name=name, node=node, span=self.span(node.name if isinstance(node, cst.FunctionDef) else node), role=role
         )
-        return user_function
 
     def run_function(self, function, defined_in: Scope, args: list[Value], kwargs: dict) -> Value:
         """Evaluate a def or lambda with its parameters bound; the value it returns."""
@@ -659,7 +646,7 @@ class GraphBuilder:
     def processor_methods(self, processor: ProcessorValue, role: str) -> list[UserFunction]:
         """A StatefulProcessor's `handleInputRows`: what Spark runs per key and micro-batch."""
         return [
-            self.user_function(item, item.name.value, role, processor.scope)
+            self.user_function(item, item.name.value, role)
             for item in processor.node.body.body
             if isinstance(item, cst.FunctionDef) and item.name.value == "handleInputRows"
         ]
@@ -764,7 +751,7 @@ class GraphBuilder:
     # ---------------------------------------------------------- literal forms
 
     def ev_SimpleString(self, expr: cst.SimpleString, scope: Scope) -> Value:
-        value = expr.evaluated_value
+        value = _string_value(expr)
         return StringValue(value, self.span(expr), expr) if isinstance(value, str) else UNKNOWN
 
     def ev_ConcatenatedString(self, expr: cst.ConcatenatedString, scope: Scope) -> Value:
@@ -814,7 +801,7 @@ class GraphBuilder:
     ev_SetComp = ev_ListComp
 
     def ev_Lambda(self, expr: cst.Lambda, scope: Scope) -> Value:
-        return FunctionValue(self.user_function(expr, "<lambda>", "", scope), scope)
+        return FunctionValue(self.user_function(expr, "<lambda>", ""), scope)
 
     def ev_Subscript(self, expr: cst.Subscript, scope: Scope) -> Value:
         base = self.ev(expr.value, scope)
@@ -1120,3 +1107,14 @@ def _partitioning_after(node: StageNode, spec: OperatorSpec) -> Partitioning:
         return Partitioning("unknown", (), node.id)
     keys = node.keys if effect in ("hash", "range") else ()
     return Partitioning(effect, keys, node.id)
+
+
+def _string_value(expr: cst.SimpleString) -> str | bytes:
+    """`expr.evaluated_value` (ast.literal_eval, which compiles the literal: most of the cost of a
+    module full of column names) read straight off the text when that is the same: no prefix,
+    no escape, no carriage return or NUL (which compiling would change or refuse)."""
+    text = expr.value
+    if text[0] in "'\"" and not any(c in text for c in "\\\r\0"):
+        quote = 3 if len(text) >= 6 and text[:3] in ("'''", '"""') else 1
+        return text[quote:-quote]
+    return expr.evaluated_value

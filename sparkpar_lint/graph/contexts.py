@@ -21,8 +21,8 @@ def wider_contexts(graph: StageGraph, node: StageNode) -> list[StageNode]:
         return []
     mine = _chain(graph, node)
     wider = []
-    for other in graph.nodes:
-        if other is node or other.call is not node.call:
+    for other in graph.analyses_of(node.call):
+        if other is node:
             continue
         theirs = _chain(graph, other)
         if len(theirs) > len(mine) and theirs[: len(mine)] == mine:

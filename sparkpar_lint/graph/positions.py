@@ -46,6 +46,7 @@ class Positions(Mapping):
         self._failed: set[int] = set()
         self._walk = self._statements()
         self._starts: list[int] | None = None  # ast statements' first lines, in file order
+        self._functions: list[tuple[str, int, int]] | None = None  # see top_level_functions
         self._line_offsets: list[int] | None = None
         self._whole = False
         self._by_type: dict[type, list] | None = None
@@ -195,6 +196,13 @@ class Positions(Mapping):
             self._source = self._module.code
         return self._source
 
+    def top_level_functions(self) -> list[tuple[str, int, int]] | None:
+        """(name, first line counting decorators, last line) of each top-level def that takes
+        parameters, from the `ast` parse that places statements (one parse of a large module
+        costs seconds); None when `ast` cannot read the module."""
+        self._statement_starts()
+        return self._functions
+
     def _statement_starts(self) -> list[int] | None:
         if self._starts is None:
             try:
@@ -203,6 +211,7 @@ class Positions(Mapping):
                 self._starts = []  # syntax this Python does not read: every lookup falls back
             else:
                 self._starts = [s.lineno for s in _ast_statements(tree.body)]
+                self._functions = functions_with_parameters(tree)
         return self._starts or None
 
     def _matches_source(self, code: str, line: int) -> bool:
@@ -297,6 +306,15 @@ def _may_hold_code(annotation: object) -> bool:
     if isinstance(annotation, type):
         return not issubclass(annotation, _TRIVIA)
     return True  # a forward reference, or anything unforeseen: walk it
+
+
+def functions_with_parameters(tree: ast.Module) -> list[tuple[str, int, int]]:
+    """(name, first line counting decorators, last line) of each top-level def with parameters."""
+    return [
+        (s.name, min([s.lineno, *(d.lineno for d in s.decorator_list)]), s.end_lineno or s.lineno)
+        for s in tree.body
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.args.args
+    ]
 
 
 def _ast_statements(body: list) -> Iterator[ast.stmt]:

@@ -116,8 +116,6 @@ class UserFunction:
     node: cst.Lambda | cst.FunctionDef = field(compare=False, repr=False)
     span: Span
     role: str  # the catalogue's function_role, or "udf"/"pandas_udf"
-    # Names bound outside the function at its definition (module globals and enclosing scopes).
-    outer_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -292,6 +290,7 @@ class StageGraph:
     # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
     training_inputs: set[int] = field(default_factory=set)
     _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
+    _call_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
     function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
@@ -356,6 +355,17 @@ class StageGraph:
                     index.setdefault(i, []).append(candidate)
             self._consumer_index = (len(self.nodes), index)
         return list(self._consumer_index[1].get(node.id, ()))
+
+    def analyses_of(self, call: cst.Call) -> list[StageNode]:
+        """Every node made by this call (a helper's call, analysed once per call site), in
+        creation order; indexed once per graph size like `consumers`."""
+        if self._call_index is None or self._call_index[0] != len(self.nodes):
+            index: dict[int, list[StageNode]] = {}
+            for candidate in self.nodes:
+                if candidate.call is not None:
+                    index.setdefault(id(candidate.call), []).append(candidate)
+            self._call_index = (len(self.nodes), index)
+        return list(self._call_index[1].get(id(call), ()))
 
     def downstream(self, node: StageNode) -> Iterator[StageNode]:
         """Every node reachable from `node`, in creation order."""
