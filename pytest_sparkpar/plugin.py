@@ -98,6 +98,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False
     )
     parser.addini(
+        "sparkpar_file_timeout",
+        "seconds the linter may spend on one file for a report's likely cause (default 120; 0 = no limit)",
+        default="120",
+    )
+    parser.addini(
         "sparkpar_fault_runs",
         f"fault-injected runs per check (default {DEFAULT_FAULT_RUNS})",
         default=str(DEFAULT_FAULT_RUNS),
@@ -138,6 +143,16 @@ def pytest_configure(config: pytest.Config) -> None:
     seed = _option(config, "seed")
     config.stash[SEED_KEY] = int(seed) if seed not in (None, "") else random.Random().getrandbits(32)
     config.stash[SESSION_KEY] = {}
+    from pytest_sparkpar import report
+
+    timeout = config.getini("sparkpar_file_timeout")
+    try:
+        seconds = float(timeout or 0)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise pytest.UsageError(f"sparkpar_file_timeout must be a number of seconds (0 = no limit), not {timeout!r}")
+    report.LINT_FILE_TIMEOUT = seconds or None
     given = [name for name in OPTIONS if config.getoption(f"sparkpar_{name}") is not None]
     absent = extras.missing()
     if given and absent:

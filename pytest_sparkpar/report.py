@@ -104,16 +104,25 @@ def likely_cause(job: Any) -> str | None:
     return lint_findings([path]) if path else None
 
 
+# Seconds the linter may spend on one file (ini `sparkpar_file_timeout`, set at configure time).
+LINT_FILE_TIMEOUT: float | None = 120.0
+
+
 def lint_findings(paths: list[str]) -> str | None:
-    """The linter's findings on these files, one per line, or None when the analyzer is unavailable."""
+    """The linter's findings on these files, one per line, or None when the analyzer is unavailable.
+    Each file is analysed as `sparkpar lint` does, in a worker process within its time and memory
+    budget: a module that stalls or crashes the analyser costs one line, never the test run."""
     lines = []
     try:
-        from sparkpar_lint.analysis import analyze
+        from sparkpar_lint.output.escape import visible
+        from sparkpar_lint.runner import check_files
 
-        for path in paths:
-            with open(path, encoding="utf-8") as handle:
-                findings = analyze(path, handle.read())
-            lines += [f"{f.path}:{f.span.line}:{f.span.column + 1}: {f.rule_id} {f.message}" for f in findings]
+        for result in check_files(paths, LINT_FILE_TIMEOUT):
+            lines += [
+                visible(f"{f.path}:{f.span.line}:{f.span.column + 1}: {f.rule_id} {f.message}") for f in result.findings
+            ]
+            if result.error:
+                lines.append(visible(result.error))
     except Exception:  # noqa: BLE001 - the analyzer is optional evidence, never a new failure
         return None
     return "\n".join(lines) if lines else f"sparkpar lint found nothing in {', '.join(paths)}."

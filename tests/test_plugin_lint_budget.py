@@ -1,0 +1,70 @@
+"""The plugin's "likely cause" section runs the linter the way `sparkpar lint` does: each file in a
+worker process within the time and memory budget, so a hostile or huge module a test imports costs
+one line of the report, never the pytest run (real files, real pytest, real Spark on local[2])."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_command_budget import STALLING
+from test_plugin import outcomes, run_pytest
+
+from samples import BAD_JOB
+from sparkpar_lint.runner import check_files
+
+# A project module of 20,000 lines: Python imports it in a second or two, the analyser needs far
+# longer than the 2 s budget the run below gives it.
+HUGE_HELPERS = (
+    "from pyspark.sql import functions as F\n\n\ndef counts_per_key(df):\n    return df.groupBy('k').count()\n"
+    + "".join(
+        f"\n\ndef job_{i}(df):\n    df = df.withColumn('a', F.col('x') + {i}).filter(F.col('a') > 0)\n"
+        f"    return df.groupBy('k').agg(F.max('v'))\n"
+        for i in range(4000)
+    )
+)
+
+ORDER_DEPENDENT_TEST = """
+import huge_helpers
+
+
+def test_reorder_bug(spark):
+    df = spark.createDataFrame([(i % 5, i) for i in range(20)], "k int, v int")
+    rows = huge_helpers.counts_per_key(df).collect()
+    assert [r.k for r in rows] == [2, 4, 0, 1, 3]
+"""
+
+
+def test_check_files_reports_each_hostile_file_in_one_line_and_checks_the_rest(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD_JOB)
+    (tmp_path / "hang.py").write_text(STALLING)
+    os.mkfifo(tmp_path / "fifo.py")
+    paths = [str(tmp_path / name) for name in ("hang.py", "fifo.py", "missing.py", "bad.py")]
+    results = check_files(paths, file_timeout=2)
+    assert [r.path for r in results] == paths
+    hang, fifo, missing, bad = results
+    assert hang.error == f"{paths[0]}: analysis stopped after 2 s (--file-timeout); the file was not checked"
+    assert fifo.error == f"{paths[1]}: not a regular file (a named pipe); skipped"
+    assert missing.error.startswith(f"{paths[2]}: cannot read")
+    assert bad.error is None and "SPX101" in [f.rule_id for f in bad.findings]
+
+
+@pytest.mark.spark
+def test_a_huge_imported_module_costs_one_report_line_not_the_run(tmp_path):
+    (tmp_path / "huge_helpers.py").write_text(HUGE_HELPERS)
+    (tmp_path / "test_uses_helpers.py").write_text(ORDER_DEPENDENT_TEST)
+    result = run_pytest(
+        tmp_path,
+        "--sparkpar-determinism",
+        "--sparkpar-master=local[2]",
+        "--sparkpar-seed=11",
+        "--sparkpar-runs=8",
+        "-o",
+        "sparkpar_file_timeout=2",
+    )
+    assert outcomes(result.stdout) == {"test_reorder_bug": "FAILED"}, result.stdout[-4000:]
+    cause = result.stdout.split("── likely cause")[1]
+    huge = str(Path(tmp_path / "huge_helpers.py"))
+    assert f"{huge}: analysis stopped after 2 s (--file-timeout); the file was not checked" in cause, cause
+    assert "test_uses_helpers.py" in cause  # the test module itself was still linted
