@@ -304,6 +304,7 @@ def test_computed_grouping_key_is_one_key_not_its_string_arguments():
     assert only(graph, "DataFrame.orderBy").keys == ("ts", "ad")
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 @settings(max_examples=400, deadline=None)
 @given(
     prefix=st.sampled_from(["", "r", "u", "R", "b", "rb"]),
