@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.command_input import fail, file_timeout_option
 from sparkpar_lint.fixes.diff_text import guard_workflow_commands, unified_diff
 from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import ExitStatus
@@ -69,7 +69,7 @@ def fix(
     settings = analysis_settings(config, None)
     if summary_path is not None and not summary_path.parent.is_dir():
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
-        _fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
+        fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
     found = discover(paths, config.exclude, config.root, config.include)
     roots = checked_roots(paths)
     errors = list(found.errors)
@@ -196,8 +196,3 @@ def _portable(finding):
     if isinstance(finding.fix, Fix):
         return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, replacements=(), imports=()))
     return finding
-
-
-def _fail(message: str) -> None:
-    click.echo(f"sparkpar: error: {visible(message)}", err=True)
-    sys.exit(ExitStatus.ERROR)
