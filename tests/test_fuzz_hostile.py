@@ -86,3 +86,42 @@ def test_hostile_inputs_never_break_the_run(files, config, fmt):
         assert result.exit_code in (1, 2) and "anchor.py" in result.stdout, output
     elif result.exit_code == 2 and not result.stdout:
         assert result.stderr.count("\n") >= 1 and "pyproject.toml" in result.stderr, output
+
+
+def _clean(result, output: str) -> None:
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in output and "internal error" not in output
+    assert result.exit_code in (0, 1, 2)
+    assert "\x1b" not in output and "\x07" not in output
+    assert not any(line.startswith("::") for line in output.splitlines()), output
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.lists(st.tuples(names, contents), max_size=4), config=configs)
+def test_hostile_inputs_never_break_fix(files, config):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        root = Path(directory)
+        (root / "anchor.py").write_text(BAD_JOB)
+        for name, data in files:
+            with contextlib.suppress(OSError):
+                if name != "anchor.py":
+                    (root / (name + ".py")).write_bytes(data)
+        if config is not None:
+            (root / "pyproject.toml").write_text(config, encoding="utf-8", errors="surrogatepass")
+        result = CliRunner().invoke(main, ["fix", ".", "--file-timeout", "20"], catch_exceptions=True)
+        anchor = (root / "anchor.py").read_text()
+    _clean(result, result.stdout + result.stderr)
+    if config in (None, CONFIGS[1]):  # settings that keep SPX101's safe fix on anchor.py
+        assert result.exit_code in (0, 2) and anchor != BAD_JOB, result.stdout + result.stderr
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=names, data=contents, command=st.sampled_from(["graph", "plan"]))
+def test_hostile_file_never_breaks_graph_or_plan(name, data, command):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        try:
+            (Path(directory) / (name + ".py")).write_bytes(data)
+        except OSError:  # a name the file system refuses is not our input
+            return
+        result = CliRunner().invoke(main, [command, name + ".py", "--file-timeout", "20"], catch_exceptions=True)
+    _clean(result, result.stdout + result.stderr)

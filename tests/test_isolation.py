@@ -59,6 +59,25 @@ def test_worker_killed_by_a_signal_costs_one_file(project, monkeypatch, jobs):
     assert len(codes(outcome)) == 7 and ("bad.py", "SPX101", BAD_LINE) in codes(outcome)
 
 
+def test_a_crash_among_more_than_50_files_costs_one_file(project, monkeypatch):
+    # Past 50 files the old run used a process pool: the dead worker broke the pool, and the
+    # parent re-analysed the file itself and died too.
+    real_analyze = analysis.analyze
+
+    def crashing(path, source, rule_ids=None, settings=None):
+        if path.endswith("crash.py"):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real_analyze(path, source, rule_ids, settings)
+
+    for i in range(60):
+        (project / f"job{i:02}.py").write_text(BAD_JOB)
+    (project / "crash.py").write_text(BAD_JOB)
+    monkeypatch.setattr(analysis, "analyze", crashing)
+    outcome = lint(jobs=2)
+    assert outcome.all_errors == ["crash.py: the analyser crashed on this file (SIGSEGV); the file was not checked"]
+    assert len(codes(outcome)) == 61
+
+
 def test_memory_blow_up_is_one_error_naming_the_file(project, monkeypatch):
     real_analyze = analysis.analyze
 
