@@ -13,6 +13,7 @@ Options (each with an ini key of the same name, dashes as underscores, `sparkpar
   --sparkpar-faults        also runs per check with an executor of the local-cluster killed
                            mid-stage, so Spark retries tasks and stages (pytest_sparkpar.faults)
   --sparkpar-fault-runs N  how many such runs per check (default 4)
+  sparkpar_file_timeout    (ini only) seconds the report's lint may spend on one file (default 120)
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
 """

@@ -11,6 +11,7 @@ import pytest
 from test_command_budget import STALLING
 from test_plugin import outcomes, run_pytest
 
+from pytest_sparkpar.report import lint_findings
 from samples import BAD_JOB
 from sparkpar_lint.runner import check_files
 
@@ -68,3 +69,12 @@ def test_a_huge_imported_module_costs_one_report_line_not_the_run(tmp_path):
     huge = str(Path(tmp_path / "huge_helpers.py"))
     assert f"{huge}: analysis stopped after 2 s (--file-timeout); the file was not checked" in cause, cause
     assert "test_uses_helpers.py" in cause  # the test module itself was still linted
+
+
+def test_likely_cause_lines_show_control_characters_as_symbols(tmp_path):
+    hostile = tmp_path / "a\x1b[2J\n::error::b.py"
+    hostile.write_text(BAD_JOB)
+    cause = lint_findings([str(hostile)])
+    assert cause is not None and "SPX101" in cause
+    assert "\x1b" not in cause and not any(line.startswith("::") for line in cause.splitlines()), cause
+    assert "a␛[2J␊::error::b.py" in cause
