@@ -356,3 +356,26 @@ def test_cell_positions_map_each_source_character_to_the_json_text(indent, ascii
         for index, char in enumerate(source):  # each character's JSON spelling starts at its offset
             spelled = json.dumps(char, ensure_ascii=ascii_only)[1:-1]
             assert text[offsets[index] :].startswith(spelled) or text[offsets[index] :].startswith(char)
+
+
+def test_elasticsearch_writes_keyed_by_a_document_id_in_another_cell_are_replay_safe(sparkpar_cli, tmp_path):
+    """SPX205 reads `es.mapping.id` from a settings dict defined in an earlier cell; the write with
+    generated ids (no `es.mapping.id`) is still reported, at its own cell and line."""
+    settings = (
+        'keyed = {"es.nodes": "search:9200", "es.mapping.id": "reading_id", "es.write.operation": "upsert"}\n'
+        'unkeyed = {"es.nodes": "search:9200"}'
+    )
+    sinks = (
+        'readings = spark.readStream.format("kafka").load()\n'
+        "def upsert(frame, epoch):\n"
+        '    frame.write.format("org.elasticsearch.spark.sql").options(**keyed).mode("append").save("readings")\n'
+        "def index(frame, epoch):\n"
+        '    frame.write.format("org.elasticsearch.spark.sql").options(**unkeyed).mode("append").save("raw")\n'
+        "readings.writeStream.foreachBatch(upsert).start()\n"
+        "readings.writeStream.foreachBatch(index).start()"
+    )
+    (tmp_path / "sink.ipynb").write_text(notebook(("markdown", "# Sinks"), ("code", settings), ("code", sinks)))
+    result = sparkpar_cli("lint", "--select", "SPX205", "--format", "json", "sink.ipynb")
+    assert result.exit_code == 1, result.output
+    findings = json.loads(result.stdout)
+    assert [(f["rule"], f["cell"], f["line"]) for f in findings] == [("SPX205", 3, 5)]

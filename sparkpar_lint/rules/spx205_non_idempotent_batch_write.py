@@ -25,6 +25,11 @@ _PRELUDE = (
 _IDEMPOTENT_MARKERS = ("txnversion", "txnappid")
 # Sinks whose appends are upserts by primary key: a replay rewrites the same rows.
 _UPSERT_FORMATS = ("cassandra",)
+# The Elasticsearch connector's format: with a document id column (`es.mapping.id`) every row is
+# indexed, upserted or updated under its own id, so a replay rewrites the same documents. Without
+# it Elasticsearch makes up the ids and a replay adds the rows again; `create` fails on replay.
+_ES_FORMAT = re.compile(r"""format\(\s*['"](?:es|org\.elasticsearch\.spark\.sql)['"]""")
+_ES_CREATE = re.compile(r"""es\.write\.operation['"]\s*[:,]\s*['"]create['"]""")
 # Calls that only report the batch id; using it there makes no write idempotent.
 _LOGGING = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "exception"})
 # Actions that push each row to an outside system.
@@ -101,6 +106,18 @@ class NonIdempotentBatchWrite(Rule):
             + '    frame.write.mode("overwrite").parquet(f"/out/v={version}")\n'
             + "orders.writeStream.foreachBatch(save).start()\n"
             + "orders.writeStream.foreachBatch(keyed).start()\n"
+        ),
+        # Elasticsearch documents keyed by a column of the row (`es.mapping.id`), in a settings dict
+        # or on the chain: a replay indexes the same ids again and replaces them.
+        Valid(
+            _PRELUDE
+            + 'search_conf = {"es.nodes": "es:9200", "es.mapping.id": "order_id", "es.write.operation": "upsert"}\n'
+            + "def index(batch, batch_id):\n"
+            + '    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")\n'
+            + "def index_raw(batch, batch_id):\n"
+            + '    batch.write.format("es").option("es.mapping.id", "order_id").mode("append").save("orders_raw")\n'
+            + "orders.writeStream.foreachBatch(index).start()\n"
+            + "orders.writeStream.foreachBatch(index_raw).start()\n"
         ),
         # A plain streaming sink: Spark's file sink commits each batch once.
         Valid(_PRELUDE + 'orders.writeStream.format("parquet").option("path", "/out").start()\n'),
@@ -210,6 +227,18 @@ class NonIdempotentBatchWrite(Rule):
             column=68,
             related_lines=(7,),
         ),
+        # Near miss of the keyed Elasticsearch write: with no `es.mapping.id` Elasticsearch makes up
+        # a new id for every row, so a replay indexes each document a second time.
+        Invalid(
+            _PRELUDE
+            + 'search_conf = {"es.nodes": "es:9200", "es.write.operation": "index"}\n'
+            + "def index(batch, batch_id):\n"
+            + '    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")\n'
+            + "orders.writeStream.foreachBatch(index).start()\n",
+            line=6,
+            column=92,
+            related_lines=(7,),
+        ),
         # The near miss: the append in the branch where the table exists runs again on replay.
         Invalid(
             _PRELUDE
@@ -261,7 +290,13 @@ def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator
     for later in graph.downstream(batch):
         if later.spec is None:
             continue
-        if later.spec.sink and later.receiver == "Writer" and _appends(graph, later) and not _upserts(later):
+        if (
+            later.spec.sink
+            and later.receiver == "Writer"
+            and _appends(graph, later)
+            and not _upserts(later)
+            and not _keyed_es_write(graph, later)
+        ):
             if not any(_anti_join(n) for n in graph.upstream(later)) and not _first_write_only(graph, later):
                 # A SQL INSERT is a write stage with no call: name it as the SQL says it.
                 yield later, "`INSERT INTO` appends" if later.call is None else f"`{later.method}` appends"
@@ -379,6 +414,28 @@ def _first_write_only(graph: StageGraph, sink: StageNode) -> bool:
 def _upserts(sink: StageNode) -> bool:
     code = cst.Module([]).code_for_node(sink.call).lower() if sink.call is not None else ""
     return any(name in code for name in _UPSERT_FORMATS)
+
+
+def _keyed_es_write(graph: StageGraph, sink: StageNode) -> bool:
+    """An Elasticsearch write whose settings name a document id column (`es.mapping.id`), on the
+    chain itself or in a dict of the module handed to `.options(**conf)`."""
+    if sink.call is None:
+        return False
+    code = cst.Module([]).code_for_node(sink.call).lower()
+    if not _ES_FORMAT.search(code):
+        return False
+    names = {
+        a.value.value
+        for call in m.findall(sink.call, m.Call(func=m.Attribute(attr=m.Name("options"))))
+        for a in call.args
+        if isinstance(a.value, cst.Name)
+    }
+    for assign in graph.nodes_of(cst.Assign) if names else ():
+        if isinstance(assign.value, cst.Dict) and any(
+            isinstance(t.target, cst.Name) and t.target.value in names for t in assign.targets
+        ):
+            code += " " + cst.Module([]).code_for_node(assign.value).lower()
+    return "es.mapping.id" in code and _ES_CREATE.search(code) is None
 
 
 def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> str | None:
