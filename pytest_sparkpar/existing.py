@@ -5,23 +5,38 @@ perturbed executions of the same session. Settings the test's builder hard-codes
 without such a fixture is audited when it ran Spark jobs on the process's SparkSession (made with
 `builder...getOrCreate()` in the test or its conftest): the job ids before and after tell.
 
-A perturbation is a set of runtime SQL confs: `spark.sql.shuffle.partitions`, adaptive execution
-on/off, and `spark.sql.leafNodeDefaultParallelism` (how many partitions local data, `range` and
-file scans are split into). `spark.default.parallelism` is fixed when the SparkContext starts,
-so it is not varied. A test that passed as written and fails under a perturbation is reported as
-order-dependent. Tests that request no SparkSession fixture are not re-run; tests that use
-`sparkpar.check` are skipped here, since the check permutes them itself.
+A perturbation is a set of confs: `spark.sql.shuffle.partitions`, adaptive execution on/off,
+`spark.sql.leafNodeDefaultParallelism` (how many partitions local data and `range` are split
+into), `spark.default.parallelism` (`parallelize` and RDD shuffles without a partition count) and
+`spark.sql.files.maxPartitionBytes` (file split size: small values cut a file into several input
+partitions and stop small files being packed together). `spark.default.parallelism` is a
+SparkContext setting: it is changed on the running context's own SparkConf, which Spark reads each
+time a default partition count is needed (not over Spark Connect, which has no context here).
+A test that passed as written and fails under a perturbation is reported as order-dependent.
+Tests that touch no SparkSession are not re-run; tests that use `sparkpar.check` are skipped
+here, since the check permutes them itself. Sessions the test builds itself get the plugin's
+master (pytest_sparkpar.builder).
 """
 
 from __future__ import annotations
 
 import random
 import sys
+import time
 from dataclasses import dataclass
 
 from pytest_sparkpar.interleaving import MAX_INPUT_PARTITIONS, SHUFFLE_PARTITIONS
 
-VARIED = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled", "spark.sql.leafNodeDefaultParallelism")
+DEFAULT_PARALLELISM = "spark.default.parallelism"
+VARIED = (
+    "spark.sql.shuffle.partitions",
+    "spark.sql.adaptive.enabled",
+    "spark.sql.leafNodeDefaultParallelism",
+    DEFAULT_PARALLELISM,
+    "spark.sql.files.maxPartitionBytes",
+)
+# File split sizes: a few KB splits a small test file into several partitions; 128m is Spark's default.
+SPLIT_SIZES = ("2k", "16k", "256k", "128m")
 
 
 @dataclass(frozen=True)
@@ -33,19 +48,35 @@ class Perturbation:
         return ", ".join(f"{key}={value}" for key, value in self.confs.items())
 
 
-def perturbations(seed: int, runs: int) -> list[Perturbation]:
+def perturbations(seed: int, runs: int, remote: bool = False) -> list[Perturbation]:
     rng = random.Random(seed)
-    return [
-        Perturbation(
-            i,
-            {
-                "spark.sql.shuffle.partitions": str(rng.choice(SHUFFLE_PARTITIONS)),
-                "spark.sql.adaptive.enabled": rng.choice(("true", "false")),
-                "spark.sql.leafNodeDefaultParallelism": str(rng.randint(1, MAX_INPUT_PARTITIONS)),
-            },
-        )
-        for i in range(runs)
-    ]
+    drawn = []
+    for i in range(runs):
+        confs = {
+            "spark.sql.shuffle.partitions": str(rng.choice(SHUFFLE_PARTITIONS)),
+            "spark.sql.adaptive.enabled": rng.choice(("true", "false")),
+            "spark.sql.leafNodeDefaultParallelism": str(rng.randint(1, MAX_INPUT_PARTITIONS)),
+            DEFAULT_PARALLELISM: str(rng.randint(1, MAX_INPUT_PARTITIONS)),
+            "spark.sql.files.maxPartitionBytes": rng.choice(SPLIT_SIZES),
+        }
+        if remote:
+            del confs[DEFAULT_PARALLELISM]
+        drawn.append(Perturbation(i, confs))
+    return drawn
+
+
+def is_remote(spark) -> bool:
+    """A Spark Connect session (no SparkContext in this process)."""
+    return ".connect." in type(spark).__module__
+
+
+def conf_get(spark, key: str) -> str | None:
+    if key == DEFAULT_PARALLELISM:
+        if is_remote(spark):
+            return None
+        own = spark.sparkContext._jsc.sc().conf()
+        return own.get(key) if own.contains(key) else None
+    return spark.conf.get(key, None)
 
 
 class applied:
@@ -56,16 +87,23 @@ class applied:
 
     def __enter__(self):
         for key, value in self.confs.items():
-            self.before[key] = self.spark.conf.get(key, None)
-            self.spark.conf.set(key, value)
+            self.before[key] = conf_get(self.spark, key)
+            self._set(key, value)
 
     def __exit__(self, *exc):
         for key, value in self.before.items():
-            if value is None:
-                self.spark.conf.unset(key)
-            else:
-                self.spark.conf.set(key, value)
+            self._set(key, value)
         return False
+
+    def _set(self, key: str, value: str | None) -> None:
+        if key == DEFAULT_PARALLELISM:
+            # The running context's own SparkConf (getConf() is a copy); read at each use.
+            own = self.spark.sparkContext._jsc.sc().conf()
+            own.set(key, value) if value is not None else own.remove(key)
+        elif value is None:
+            self.spark.conf.unset(key)
+        else:
+            self.spark.conf.set(key, value)
 
 
 class NotRepeatable(Exception):
@@ -73,11 +111,28 @@ class NotRepeatable(Exception):
     file written with mode "error"), so a failure under a perturbation proves nothing."""
 
 
-def rerun(item, spark, seed: int, runs: int) -> tuple[Perturbation, BaseException] | None:
-    """Run the test body again (same fixture values) under each perturbation; the first one that
-    raises, with its error. Raises NotRepeatable when the body fails unperturbed too."""
-    for perturbation in perturbations(seed, runs):
-        with applied(spark, perturbation.confs):
+@dataclass
+class Audit:
+    """What `rerun` did: the perturbed runs made, and the first one that failed (with its error)."""
+
+    ran: int = 0
+    found: tuple[Perturbation, BaseException] | None = None
+
+
+def rerun(item, spark, seed: int, runs: int, budget: float | None = None) -> Audit:
+    """Run the test body again (same fixture values) under each perturbation until one raises;
+    with `budget` seconds, no new run starts once they are spent. Raises NotRepeatable when the
+    body fails unperturbed too."""
+    from pytest_sparkpar import builder
+
+    builder.new_test()
+    audit = Audit()
+    deadline = None if budget is None else time.monotonic() + budget
+    for perturbation in perturbations(seed, runs, is_remote(spark)):
+        if deadline is not None and time.monotonic() >= deadline:
+            return audit
+        audit.ran += 1
+        with applied(spark, perturbation.confs), builder.pinned(perturbation.confs):
             try:
                 item.runtest()
             except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
@@ -88,8 +143,9 @@ def rerun(item, spark, seed: int, runs: int) -> tuple[Perturbation, BaseExceptio
             item.runtest()  # the same body with the test's own settings: does it still pass?
         except Exception as error:  # noqa: BLE001
             raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
-        return found
-    return None
+        audit.found = found
+        return audit
+    return audit
 
 
 def session_of(item):
@@ -160,11 +216,18 @@ def report(
     replay: str,
     own: dict[str, str | None],
     sources: list[str],
+    builder_settings: dict[str, str],
+    master: str,
 ) -> str:
     from pytest_sparkpar.report import lint_findings, section
 
     detail = f"{type(error).__name__}: {error}".rstrip()
-    overridden = ", ".join(f"{key}={own[key]}" for key in VARIED if own.get(key) not in (None, perturbation.confs[key]))
+    # The session's settings after the run as written, then what its builder asked for and lost.
+    replaced = {key: value for key, value in own.items() if value not in (None, perturbation.confs.get(key, value))}
+    replaced.update(builder_settings)
+    overridden = ", ".join(f"{key}={value}" for key, value in replaced.items() if key != "master")
+    if "master" in builder_settings:
+        overridden += (", " if overridden else "") + f"master {builder_settings['master']} -> {master}"
     return (
         f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
         f"partitions or schedules the same work differently (perturbation {perturbation.index + 1} of {runs}).\n\n"

@@ -16,11 +16,15 @@ Options (each with an ini key of the same name, dashes as underscores, `sparkpar
   sparkpar_file_timeout    (ini only) seconds the report's lint may spend on one file (default 120)
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
+  --sparkpar-only          run only the tests that visibly use Spark (see `uses_spark`)
+  --sparkpar-budget T      seconds of perturbed re-runs per existing test (default: no limit)
 """
 
 from __future__ import annotations
 
+import inspect
 import random
+import re
 import shlex
 
 import pytest
@@ -29,7 +33,7 @@ from pytest_sparkpar import extras
 
 DEFAULT_RUNS = 20
 DEFAULT_FAULT_RUNS = 4
-OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs")
+OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs", "only", "budget")
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
 
@@ -86,6 +90,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help=f"runs with an executor killed, per check (default {DEFAULT_FAULT_RUNS})",
     )
+    group.addoption(
+        "--sparkpar-only",
+        action="store_true",
+        default=None,
+        help="run only the tests that use Spark: those requesting the spark or sparkpar fixture, or "
+        "whose own code or fixtures' code mentions Spark; the others are deselected",
+    )
+    group.addoption(
+        "--sparkpar-budget",
+        type=float,
+        default=None,
+        metavar="T",
+        help="seconds of perturbed re-runs per existing test: no new re-run starts after T "
+        "(default: no limit; --sparkpar-runs still caps the count)",
+    )
     parser.addini(
         "sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False
     )
@@ -98,6 +117,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False
     )
+    parser.addini("sparkpar_only", "run only the tests that use Spark", type="bool", default=False)
+    parser.addini("sparkpar_budget", "seconds of perturbed re-runs per existing test (default: none)", default="")
     parser.addini(
         "sparkpar_file_timeout",
         "seconds the linter may spend on one file for a report's likely cause (default 120; 0 = no limit)",
@@ -122,6 +143,11 @@ def determinism(config: pytest.Config) -> bool:
 def fault_runs(config: pytest.Config) -> int:
     """Runs with an executor killed, per check; 0 without --sparkpar-faults."""
     return int(_option(config, "fault_runs") or DEFAULT_FAULT_RUNS) if _option(config, "faults") else 0
+
+
+def budget(config: pytest.Config) -> float | None:
+    value = _option(config, "budget")
+    return None if value in (None, "") else float(value)
 
 
 def runs(config: pytest.Config) -> int:
@@ -169,12 +195,75 @@ def pytest_configure(config: pytest.Config) -> None:
             )
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if determinism(config) and not master(config).startswith("sc://") and not extras.missing(extras.SPARK):
+        from pytest_sparkpar import builder
+
+        builder.install(master(config))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import sys
+
+    if "pytest_sparkpar.builder" in sys.modules:
+        sys.modules["pytest_sparkpar.builder"].uninstall()
+
+
+# Spark named in code: an import, the session and context classes, `spark`, `spark_session`,
+# `get_spark()`; not a word that merely holds the letters (`sparkle`).
+SPARK_WORD = re.compile(r"pyspark|sparksession|sparkcontext|\bspark\b|\bspark_\w|_spark\b", re.I)
+
+
+def _body(function) -> str:
+    """A function's source without its `def` line (a test named `test_no_spark` says nothing)."""
+    lines = inspect.getsource(function).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0)
+    return "\n".join(lines[start + 1 :])
+
+
+def uses_spark(item: pytest.Item) -> bool:
+    """Whether a test visibly uses Spark: it requests the `spark` or `sparkpar` fixture, or the
+    source of its function or of a fixture it requests mentions Spark (a session builder, a
+    fixture named `spark_session`, a `pyspark` import). A test that reaches Spark only through
+    helpers with other names is not seen; select it with -m instead."""
+    names = set(getattr(item, "fixturenames", ()))
+    if names & {"spark", "sparkpar"} or any(SPARK_WORD.search(name) for name in names):
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    functions = [getattr(item, "function", None)]
+    for name in names:
+        definitions = info.name2fixturedefs.get(name) if info is not None else None
+        # The project's fixtures, not pytest's own (tmp_path, capsys, ...).
+        if definitions and definitions[-1].func.__module__.split(".")[0] not in ("_pytest", "pytest"):
+            functions.append(definitions[-1].func)
+    for function in functions:
+        try:
+            if function is not None and SPARK_WORD.search(_body(function)):
+                return True
+        except (OSError, TypeError):
+            continue
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _option(config, "only"):
+        return
+    kept = [item for item in items if uses_spark(item)]
+    dropped = [item for item in items if not uses_spark(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     if extras.missing():
         return None  # dormant: a core install of sparkpar that happens to share pytest's venv
     mode = f"on, {runs(config)} runs per check" if determinism(config) else "off (sequential runs only)"
     if fault_runs(config):
         mode += f" + {fault_runs(config)} with an executor killed mid-stage"
+    if determinism(config) and budget(config) is not None:
+        mode += f", at most {budget(config):g} s of re-runs per existing test"
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
 
@@ -253,16 +342,17 @@ def pytest_runtest_call(item: pytest.Item):
     spark = session_of(item) or touched_session(before)
     if spark is None:
         return result
+    from pytest_sparkpar import builder
     from pytest_sparkpar.check import derive_seed
-    from pytest_sparkpar.existing import VARIED, NotRepeatable, project_sources, report, rerun
+    from pytest_sparkpar.existing import VARIED, NotRepeatable, conf_get, project_sources, report, rerun
     from pytest_sparkpar.report import SparkparFailure
 
     marker = item.get_closest_marker("sparkpar")
     count = (marker.kwargs.get("runs") if marker else None) or runs(item.config)
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
-    own = {key: spark.conf.get(key, None) for key in VARIED}
+    own = {key: conf_get(spark, key) for key in VARIED}
     try:
-        found = rerun(item, spark, seed, count)
+        audit = rerun(item, spark, seed, count, budget(item.config))
     except NotRepeatable as why:
         item.warn(
             pytest.PytestWarning(
@@ -271,8 +361,15 @@ def pytest_runtest_call(item: pytest.Item):
             )
         )
         return result
-    if found is not None:
-        perturbation, error = found
+    if audit.found is None and audit.ran < count:
+        item.warn(
+            pytest.PytestWarning(
+                f"sparkpar: {audit.ran} of {count} perturbed runs fitted in the --sparkpar-budget of "
+                f"{budget(item.config):g} s; the rest were not run"
+            )
+        )
+    if audit.found is not None:
+        perturbation, error = audit.found
         raise SparkparFailure(
             report(
                 item.nodeid,
@@ -283,6 +380,8 @@ def pytest_runtest_call(item: pytest.Item):
                 replay_command(item.config, item.nodeid),
                 own,
                 project_sources(item),
+                builder.overridden(),
+                master(item.config),
             )
         )
     return result

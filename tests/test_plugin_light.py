@@ -117,3 +117,42 @@ def test_faults_option_in_the_header(pytester):
             "seed 1, master local-cluster[[]2,1,1024]"
         ]
     )
+
+
+def test_sparkpar_only_keeps_the_tests_that_visibly_use_spark(pytester):
+    pytester.makeconftest(
+        """
+import pytest
+
+@pytest.fixture
+def session():
+    from pyspark.sql import SparkSession
+    return SparkSession.builder.getOrCreate()
+
+@pytest.fixture
+def numbers():
+    return [1, 2, 3]
+"""
+    )
+    pytester.makepyfile(
+        """
+from helpers import get_spark
+
+def test_fixture(spark): pass
+def test_own_fixture(session): pass
+def test_builder_in_body():
+    from pyspark.sql import SparkSession
+    SparkSession.builder.getOrCreate()
+def test_helper():
+    get_spark().range(1).count()
+def test_never_spark(numbers, tmp_path):
+    assert sum(numbers) == 6
+def test_plain():
+    assert "sparkle".upper() == "SPARKLE"
+"""
+    )
+    pytester.makepyfile(helpers="def get_spark(): pass")
+    result = pytester.runpytest("--collect-only", "-q", "--sparkpar-only")
+    listed = [line.split("::")[1] for line in result.stdout.lines if "::" in line]
+    assert listed == ["test_fixture", "test_own_fixture", "test_builder_in_body", "test_helper"], result.stdout.str()
+    result.stdout.fnmatch_lines(["*4/6 tests collected (2 deselected)*"])
