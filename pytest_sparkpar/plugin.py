@@ -352,7 +352,7 @@ def pytest_runtest_call(item: pytest.Item):
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
     own = {key: conf_get(spark, key) for key in VARIED}
     try:
-        audit = rerun(item, spark, seed, count, budget(item.config))
+        rerun_result = rerun(item, spark, seed, count, budget(item.config))
     except NotRepeatable as why:
         item.warn(
             pytest.PytestWarning(
@@ -361,15 +361,15 @@ def pytest_runtest_call(item: pytest.Item):
             )
         )
         return result
-    if audit.found is None and audit.ran < count:
+    if rerun_result.found is None and rerun_result.ran < count:
         item.warn(
             pytest.PytestWarning(
-                f"sparkpar: {audit.ran} of {count} perturbed runs fitted in the --sparkpar-budget of "
+                f"sparkpar: {rerun_result.ran} of {count} perturbed runs fitted in the --sparkpar-budget of "
                 f"{budget(item.config):g} s; the rest were not run"
             )
         )
-    if audit.found is not None:
-        perturbation, error = audit.found
+    if rerun_result.found is not None:
+        perturbation, error = rerun_result.found
         raise SparkparFailure(
             report(
                 item.nodeid,
