@@ -22,7 +22,11 @@ def join_keys(call: cst.Call) -> tuple[str, ...]:
     names = _names(condition)
     if names is not None:
         return names
-    pairs = _sql_pairs(condition) if _is_expr_call(condition) else _column_pairs(condition)
+    pairs = (
+        _sql_pairs(condition)
+        if isinstance(condition, cst.Call) and _is_expr_call(condition)
+        else _column_pairs(condition)
+    )
     if pairs is None:
         return ()
     return tuple(dict.fromkeys(left for left, right in pairs if left == right))
@@ -30,11 +34,12 @@ def join_keys(call: cst.Call) -> tuple[str, ...]:
 
 def _names(node) -> tuple[str, ...] | None:
     """`on="id"` or `on=["id", "ad"]`: the columns both sides share, by name."""
-    if _string(node) is not None:
-        return (_string(node),)
+    name = _string(node)
+    if name is not None:
+        return (name,)
     if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
         names = [_string(e.value) for e in node.elements]
-        return tuple(names) if all(names) else None
+        return tuple(n for n in names if n) if all(names) else None
     return None
 
 
