@@ -107,8 +107,9 @@ def with_spark_prediction(
         notes += (
             f"the calibration's per-task, block and state costs add up to more than stage(s) "
             f"{', '.join(map(str, found['overcharged_stages']))} measured in this run: the constants are "
-            f"too large for it (calibrated under another load, or on another machine), so the predicted "
-            f"savings are too large; `sparkpar plan --calibrate` where and when the job runs",
+            f"too large for it (calibrated under another load, or on another machine); the prediction is "
+            f"scaled to the run, as if every cost were off by the same factor; `sparkpar plan --calibrate` "
+            f"where and when the job runs",
         )
     return replace(report, advice=advice, shuffle_partitions=partitions, spark=found, notes=notes)
 
