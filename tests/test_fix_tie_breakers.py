@@ -19,9 +19,8 @@ def _fixed(code: str, rule: str) -> str:
     fixed = fix_source("job.py", code, {rule}, unsafe=True).fixed
     compile(fixed, "job.py", "exec")
     assert [f for f in analyze("job.py", fixed) if f.rule_id == rule] == []
-    assert [f.rule_id for f in analyze("job.py", fixed)] == [
-        f.rule_id for f in analyze("job.py", code) if f.rule_id != rule
-    ]
+    # No new finding of another rule (SPX107's discarded sort may go with the fix).
+    assert {f.rule_id for f in analyze("job.py", fixed)} <= {f.rule_id for f in analyze("job.py", code)} - {rule}
     assert fix_source("job.py", fixed, {rule}, unsafe=True).fixed == fixed
     return fixed
 
@@ -39,6 +38,7 @@ def test_a_typed_schema_gives_a_struct_of_the_other_columns():
     )
     fixed = _fixed(code, "SPX102")
     assert 'Window.partitionBy("device").orderBy(F.col("ts").desc(), F.struct("status", "battery"))' in fixed
+    assert "heartbeats  # newest first\n" in fixed  # the sort the window replaces is gone
     assert "to_json" not in fixed and "# from the vendor spec" in fixed and "# newest first" in fixed
 
 

@@ -8,7 +8,7 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import method_call, receiver_of
+from sparkpar_lint.fixes.chain import drop_call, method_call, receiver_of
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
@@ -212,11 +212,11 @@ class ArbitraryDuplicateKept(Rule):
             related_lines=(4,),
             severity=Severity.ERROR,
             # The sort's own arguments order the window (desc stays desc); the whole row breaks ties.
+            # The sort itself goes: nothing else reads it, and the shuffle discarded its work.
             expected_fix=(
                 _PRELUDE
                 + "latest = (\n"
-                + '    clicks.orderBy(F.col("ts").desc())\n'
-                + "    .withColumn(\n"
+                + "    clicks.withColumn(\n"
                 + '        "_sparkpar_rn",\n'
                 + "        F.row_number().over(\n"
                 + '            Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*"))),\n'
@@ -299,8 +299,7 @@ class ArbitraryDuplicateKept(Rule):
                 "from pyspark.sql.window import Window as W\n"
                 "def newest(df):\n"
                 "    return (\n"
-                '        df.orderBy(fn.desc("ts"), "id")\n'
-                "        .withColumn(\n"
+                "        df.withColumn(\n"
                 '            "_sparkpar_rn",\n'
                 "            fn.row_number().over(\n"
                 '                W.partitionBy("user").orderBy(fn.desc("ts"), "id", fn.to_json(fn.struct("*"))),\n'
@@ -392,6 +391,10 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
         tie, imports, how = tie_breaker(graph, graph.input_of(node), (*node.keys, *sort.keys), like)
         order, safety = [*order, *([tie] if tie is not None else [])], SAFE
         what = f"the first row by the `{sort.method}` order ({how})"
+        if _sort_only_feeds(graph, sort, node):
+            # The window now carries the order: the sort is work the shuffle threw away.
+            extra = ((sort.call, drop_call),)
+            what += ", the sort itself removed"
     else:
         parts = sequence_parts(graph, node, like)
         if parts is not None:
@@ -414,6 +417,18 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
     rewrite = partial(_keep_first, ranked, first, drops)
     description = f"`{node.method}({', '.join(node.keys)})` → keep {what} per ({', '.join(node.keys)})"
     return Fix(safety, description, ((node.call, rewrite), *extra), imports + window_imports + more + col_imports)
+
+
+def _sort_only_feeds(graph: StageGraph, sort: StageNode, node: StageNode) -> bool:
+    """Nothing but this deduplication reads the sorted rows, and the sort is a global sort."""
+    if sort.method not in ("orderBy", "sort") or sort.call is None:
+        return False
+    for upstream in graph.upstream(node):
+        if len(graph.consumers(upstream)) != 1:
+            return False
+        if upstream is sort:
+            return True
+    return False
 
 
 def _keep_first(ranked: cst.Call, first: cst.Comparison, drops: tuple[str, ...], call: cst.Call) -> cst.Call:
