@@ -271,3 +271,30 @@ def test_a_sql_insert_in_a_batch_function_is_an_append(statement, expected):
         line = (PRELUDE + code).splitlines()[4]
         assert line[finding.span.column :].startswith("INSERT INTO")
         assert finding.message.startswith("`INSERT INTO` appends")
+
+
+@pytest.mark.parametrize(
+    ("query", "word", "severity"),
+    [
+        # A random column made in a subquery, then filtered on: a sample, as in Python.
+        ("SELECT * FROM (SELECT *, rand() AS r FROM t) x WHERE r < 0.1", "rand()", "warning"),
+        # Made and written, nothing filters or keys on it: synthetic data.
+        ("SELECT *, rand() AS r FROM t", None, None),
+        # CLUSTER BY is DISTRIBUTE BY and SORT BY: one call, one finding.
+        ("SELECT * FROM t CLUSTER BY uuid()", "uuid()", "error"),
+        # Keyed through USING: the column joined on is the uuid.
+        ("SELECT * FROM (SELECT *, uuid() AS k FROM t) JOIN s USING (k)", "uuid()", "error"),
+        ("SELECT count(*) AS n FROM t GROUP BY floor(rand() * 4)", "rand()", "error"),
+        # A seeded sample by a hash of the row's key: no partition-dependent value.
+        ("SELECT * FROM t WHERE pmod(xxhash64(id), 10) < 2", None, None),
+    ],
+)
+def test_spx105_reads_where_join_group_and_distribution_clauses(query, word, severity):
+    code = f'spark.sql("{query}").write.parquet("out")\n'
+    found = [f for f in analyze("job.py", PRELUDE + code) if f.rule_id == "SPX105"]
+    if word is None:
+        assert found == []
+        return
+    [finding] = found
+    assert (finding.span.line, finding.span.column) == (3, code.index(word))
+    assert finding.severity.value == severity

@@ -100,6 +100,8 @@ class PartitioningDependentValue(Rule):
             _PRELUDE + 'df = spark.read.parquet("e")\ntrain, test = df.randomSplit([0.8, 0.2], seed=7)\n'
             'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'
         ),
+        # In SQL: a random column nothing filters, sorts or keys on is synthetic data.
+        Valid(_PRELUDE + 'spark.sql("SELECT *, rand() * 10 AS noise FROM readings").write.parquet("synthetic")\n'),
     ]
     INVALID = [
         # Near miss of the run-time-named noise: a filter reads the noisy column.
@@ -220,13 +222,45 @@ class PartitioningDependentValue(Rule):
             column=45,
             severity=Severity.WARNING,
         ),
+        # The same constructs in SQL text: a random sample in WHERE, ...
+        Invalid(
+            _PRELUDE + 'spark.sql("SELECT * FROM events WHERE rand() < 0.1").write.parquet("sample")\n',
+            line=3,
+            column=38,
+            severity=Severity.WARNING,
+        ),
+        # ... a random DISTRIBUTE BY key (a retried task sends its rows elsewhere: lost or doubled rows) ...
+        Invalid(
+            _PRELUDE + 'spark.sql("SELECT * FROM events DISTRIBUTE BY rand()").write.parquet("spread")\n',
+            line=3,
+            column=46,
+            related_lines=(3,),
+        ),
+        # ... a random tie-breaker in ORDER BY ...
+        Invalid(
+            _PRELUDE + 'spark.sql("SELECT * FROM events ORDER BY ts, rand() LIMIT 10").write.parquet("first")\n',
+            line=3,
+            column=45,
+            related_lines=(3,),
+        ),
+        # ... and a uuid() id, made in a subquery, then joined on.
+        Invalid(
+            _PRELUDE
+            + 'spark.sql("""\n'
+            + "SELECT * FROM (SELECT *, uuid() AS visit_id FROM visits) v\n"
+            + "JOIN pages p ON v.visit_id = p.visit_id\n"
+            + '""")\n',
+            line=4,
+            column=25,
+            related_lines=(5,),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
             for call in node.columns.calls:
-                if call.spec is not None and call.spec.partitioning_dependent and not call.from_sql:
+                if call.spec is not None and call.spec.partitioning_dependent:
                     if _sequence_column(graph, node, call):
                         continue
                     finding = self._column_finding(ctx, graph, node, call)
@@ -270,8 +304,9 @@ class PartitioningDependentValue(Rule):
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
         if key_user is not None:
-            reason = f"and `{key_user.method}` uses it as a key"
-            related = (RelatedLocation(key_user.span, f"`{key_user.method}` keys on it"),)
+            operator = _operator_word(key_user)
+            reason = f"and {operator} uses it as a key"
+            related = (RelatedLocation(key_user.span, f"{operator} keys on it"),)
         elif id_like:
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
@@ -290,6 +325,8 @@ class PartitioningDependentValue(Rule):
             fix = _NO_KEY
         else:
             fix = f"`{call.function}` has no data to derive its value from; seed it or derive it from columns"
+        if call.from_sql and not isinstance(fix, str):
+            fix = _SQL_UNFIXED
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
 
     def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
@@ -613,7 +650,10 @@ def _literals(expr) -> list[str]:
 
 
 def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
-    """The column the value is stored in: `withColumn("id", ...)` or `(...).alias("id")`."""
+    """The column the value is stored in: `withColumn("id", ...)` or `(...).alias("id")`, and in
+    SQL text `... AS id` (or `withColumn("id", F.expr("uuid()"))`)."""
+    if call.from_sql:
+        return _sql_alias(call) or _with_column_name(node)
     if node.call is None or call.call is None:
         return None
     args = node.call.args
@@ -628,6 +668,45 @@ def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
                     return element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
         if contains(expr, call.call):
             return _alias_of(expr)
+    return None
+
+
+_SQL_UNFIXED = (
+    "the value is written in SQL text, which SPX105 does not rewrite: derive it from columns "
+    "(`xxhash64(<key>)`), or number a total order with `row_number()`"
+)
+# SQL stages (no CST call) are named by their clause.
+_SQL_CLAUSES = {
+    "repartition": "DISTRIBUTE BY",
+    "sortWithinPartitions": "SORT BY",
+    "orderBy": "ORDER BY",
+    "groupBy": "GROUP BY",
+    "join": "JOIN",
+}
+
+
+def _operator_word(node: StageNode) -> str:
+    if node.call is None and node.method in _SQL_CLAUSES:
+        return f"`{_SQL_CLAUSES[node.method]}`"
+    return f"`{node.method}`"
+
+
+def _sql_alias(call: ColumnCall) -> str | None:
+    """The `AS name` the SQL call sits under, within its own select item."""
+    from sqlglot import exp
+
+    expression = call.sql.expression if call.sql is not None else None
+    while expression is not None and not isinstance(expression, (exp.Query, exp.Where, exp.Order, exp.Group)):
+        if isinstance(expression, exp.Alias):
+            return expression.alias or None
+        expression = expression.parent
+    return None
+
+
+def _with_column_name(node: StageNode) -> str | None:
+    args = node.call.args if node.call is not None else ()
+    if node.method == "withColumn" and args and isinstance(args[0].value, cst.SimpleString):
+        return args[0].value.evaluated_value
     return None
 
 

@@ -52,7 +52,16 @@ class SqlContext:
         return self.text.span(*offsets)
 
     def add(
-        self, kind: str, method: str, inputs: list[int], span: Span, keys=(), calls=(), site=None, projection=None
+        self,
+        kind: str,
+        method: str,
+        inputs: list[int],
+        span: Span,
+        keys=(),
+        calls=(),
+        site=None,
+        projection=None,
+        names=(),
     ) -> StageNode:
         node = StageNode(
             id=0,
@@ -64,7 +73,8 @@ class SqlContext:
             # SQL over a streaming temp view is a streaming query.
             streaming=any(self.graph.node(i).streaming for i in inputs if i is not None and i not in self.batch_reads),
             keys=tuple(keys),
-            columns=ColumnExpr(tuple(calls), tuple(keys)),
+            # `names`: columns the stage reads besides its keys (a WHERE's, a join condition's).
+            columns=ColumnExpr(tuple(calls), tuple(keys) + tuple(names)),
             positional_count=len(keys),
             sql=self.site(site) if site is not None else None,
             projection=projection,
@@ -144,7 +154,16 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
     current = _from(ctx, node)
     for join in node.args.get("joins") or []:
         right = _relation(ctx, join.this)
-        current = ctx.add("DataFrame", "join", [current, right], ctx.span(_name_of(ctx, join.this))).id
+        condition = [e for e in (join.args.get("on"), *(join.args.get("using") or [])) if e is not None]
+        current = ctx.add(
+            "DataFrame",
+            "join",
+            [current, right],
+            ctx.span(_name_of(ctx, join.this)),
+            calls=calls_in(ctx, condition, {}),
+            names=_columns_in(condition),
+        ).id
+    current = _where(ctx, node, current)
     current = _aggregate_and_windows(ctx, node, current)
     if node.args.get("distinct") is not None:
         current = ctx.add("DataFrame", "distinct", [current], ctx.span(ctx.parsed.clause(node, TokenType.DISTINCT))).id
@@ -160,16 +179,44 @@ def _distribution(ctx: SqlContext, select: exp.Select, current: int | None) -> i
     if distribute is not None:
         keys = tuple(_column_name(_unordered(e)) for e in distribute.expressions)
         kind = TokenType.CLUSTER_BY if cluster is not None else TokenType.DISTRIBUTE_BY
-        current = ctx.add(
-            "DataFrame", "repartition", [current], ctx.span(ctx.parsed.clause(select, kind)), keys=keys
-        ).id
+        calls = calls_in(ctx, [_unordered(e) for e in distribute.expressions], {})
+        span = ctx.span(ctx.parsed.clause(select, kind))
+        current = ctx.add("DataFrame", "repartition", [current], span, keys=keys, calls=calls).id
     sort = cluster or select.args.get("sort")
     if sort is not None:
         keys = tuple(_column_name(_unordered(e)) for e in sort.expressions)
         kind = TokenType.CLUSTER_BY if cluster is not None else TokenType.SORT_BY
         span = ctx.span(ctx.parsed.clause(select, kind))
-        current = ctx.add("DataFrame", "sortWithinPartitions", [current], span, keys=keys).id
+        # CLUSTER BY's calls are the repartition's already: one call, one ColumnCall.
+        calls = calls_in(ctx, [_unordered(e) for e in sort.expressions], {}) if cluster is None else []
+        current = ctx.add("DataFrame", "sortWithinPartitions", [current], span, keys=keys, calls=calls).id
     return current
+
+
+def _where(ctx: SqlContext, select: exp.Select, current: int | None) -> int | None:
+    """`WHERE cond` is `filter(cond)`, applied after the joins and before any grouping."""
+    where = select.args.get("where")
+    if where is None:
+        return current
+    span = ctx.span(ctx.parsed.clause(select, TokenType.WHERE))
+    calls = calls_in(ctx, [where.this], {})
+    return ctx.add("DataFrame", "filter", [current], span, calls=calls, names=_columns_in([where.this])).id
+
+
+def _columns_in(roots: list[exp.Expression]) -> tuple[str, ...]:
+    """Column names read in `roots`, outside nested queries."""
+    names = []
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (exp.Query, exp.Subquery)) and node is not root:
+                continue
+            if isinstance(node, (exp.Column, exp.Identifier)) and node.name and not isinstance(node.parent, exp.Column):
+                names.append(node.name)
+                continue
+            stack.extend(node.iter_expressions())
+    return tuple(dict.fromkeys(names))
 
 
 def _unordered(node: exp.Expression) -> exp.Expression:
@@ -205,7 +252,9 @@ def _aggregate_and_windows(ctx: SqlContext, select: exp.Select, current: int | N
     if group is not None:
         keys = tuple(_column_name(e) for e in group.expressions)
         group_span = ctx.span(ctx.parsed.clause(select, TokenType.GROUP_BY))
-        grouped = ctx.add("DataFrame", "groupBy", [current], group_span, keys=keys)
+        grouped = ctx.add(
+            "DataFrame", "groupBy", [current], group_span, keys=keys, calls=calls_in(ctx, group.expressions, {})
+        )
         current = ctx.add("GroupedData", "agg", [grouped.id], group_span, keys=keys, calls=plain).id
     elif aggregated:
         current = ctx.add("DataFrame", "agg", [current], ctx.span(_select_keyword(ctx, select)), calls=plain).id
@@ -247,7 +296,8 @@ def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None)
     if order is not None:
         keys = tuple(_column_name(o.this) for o in order.expressions)
         span = ctx.span(ctx.parsed.clause(node, TokenType.ORDER_BY))
-        current = ctx.add("DataFrame", "orderBy", [current], span, keys=keys, site=order).id
+        calls = calls_in(ctx, [o.this for o in order.expressions], {})
+        current = ctx.add("DataFrame", "orderBy", [current], span, keys=keys, site=order, calls=calls).id
     if node.args.get("limit") is not None:
         current = ctx.add(
             "DataFrame", "limit", [current], ctx.span(ctx.parsed.clause(node, TokenType.LIMIT)), site=node
