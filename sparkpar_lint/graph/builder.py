@@ -1064,7 +1064,7 @@ def _function_slots(spec, args, kwargs) -> dict[int | str, UserFunction]:
 
 def _first_literal(node: StageNode) -> str | None:
     if node.call is None:
-        return None
+        return node.keywords.get("numPartitions")  # a SQL hint stage: `/*+ COALESCE(1) */`
     for arg in node.call.args:
         if arg.keyword is None and isinstance(arg.value, cst.Integer):
             return arg.value.value

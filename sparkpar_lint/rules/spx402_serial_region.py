@@ -72,6 +72,15 @@ class SerialRegion(Rule):
         ),
         # coalesce(8) keeps parallelism.
         Valid(_PRELUDE + "clicks.coalesce(8).mapInPandas(sessions, " + _SCHEMA + ")\n"),
+        # In SQL: one output file from a hint at the end, and a hint that keeps eight partitions.
+        Valid(
+            _PRELUDE
+            + 'clicks.createOrReplaceTempView("clicks")\n'
+            + 'spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks").write.csv("out")\n'
+            + 'spark.sql("SELECT /*+ REPARTITION(8) */ * FROM clicks").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n"
+        ),
     ]
     INVALID = [
         Invalid(
@@ -112,6 +121,29 @@ class SerialRegion(Rule):
             related_lines=(10,),
             expected_fix=None,
         ),
+        # The SQL forms: a COALESCE(1) or REPARTITION(1) hint in front of the per-user function.
+        Invalid(
+            _PRELUDE
+            + 'clicks.createOrReplaceTempView("clicks")\n'
+            + 'spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks SORT BY ts").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n",
+            line=11,
+            column=18,
+            related_lines=(11,),
+            expected_fix=None,
+        ),
+        Invalid(
+            _PRELUDE
+            + 'clicks.createOrReplaceTempView("clicks")\n'
+            + 'spark.sql("SELECT /*+ REPARTITION(1) */ * FROM clicks").mapInPandas(sessions, '
+            + _SCHEMA
+            + ")\n",
+            line=11,
+            column=18,
+            related_lines=(11,),
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -128,10 +160,16 @@ class SerialRegion(Rule):
             if sort is not None and sort is graph.input_of(node):
                 related.append(RelatedLocation(sort.span, f"a global `{sort.method}` feeds the serial region"))
             related.append(RelatedLocation(consumer.span, f"`{consumer.method}` only needs rows grouped by `{key}`"))
+            # A SQL hint stage has no call: name it as written.
+            serial = f"`{node.method}`" if node.call is not None else f"`/*+ {node.method.upper()}(1) */`"
             message = (
-                f"`{node.method}` squeezes every row into one partition, but `{consumer.method}` only "
+                f"{serial} squeezes every row into one partition, but `{consumer.method}` only "
                 f"needs each `{key}`'s rows together (and in order): the region runs on one core. Use "
-                f'`repartition(n, "{key}").sortWithinPartitions("{key}", <order>)` instead'
+                + (
+                    f'`repartition(n, "{key}").sortWithinPartitions("{key}", <order>)` instead'
+                    if node.call is not None
+                    else f"`DISTRIBUTE BY {key} SORT BY {key}, <order>` instead of the hint"
+                )
             )
             yield self.finding(ctx, node.span, message, related=tuple(related), fix=_fix(graph, node, key))
 

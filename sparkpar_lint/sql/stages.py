@@ -62,6 +62,7 @@ class SqlContext:
         site=None,
         projection=None,
         names=(),
+        keywords=None,
     ) -> StageNode:
         node = StageNode(
             id=0,
@@ -79,6 +80,7 @@ class SqlContext:
             sql=self.site(site) if site is not None else None,
             projection=projection,
         )
+        node.keywords.update(keywords or {})
         self.graph.add(node)
         self.derive_flow(node)
         return node
@@ -167,6 +169,7 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
     current = _aggregate_and_windows(ctx, node, current)
     if node.args.get("distinct") is not None:
         current = ctx.add("DataFrame", "distinct", [current], ctx.span(ctx.parsed.clause(node, TokenType.DISTINCT))).id
+    current = _partition_count_hints(ctx, node, current)
     current = _distribution(ctx, node, current)
     return _order_and_limit(ctx, node, current)
 
@@ -190,6 +193,30 @@ def _distribution(ctx: SqlContext, select: exp.Select, current: int | None) -> i
         # CLUSTER BY's calls are the repartition's already: one call, one ColumnCall.
         calls = calls_in(ctx, [_unordered(e) for e in sort.expressions], {}) if cluster is None else []
         current = ctx.add("DataFrame", "sortWithinPartitions", [current], span, keys=keys, calls=calls).id
+    return current
+
+
+# Partitioning hints that only set a partition count: `/*+ COALESCE(n) */`, `/*+ REPARTITION(n) */`.
+_COUNT_HINTS = {"coalesce": "coalesce", "repartition": "repartition"}
+
+
+def _partition_count_hints(ctx: SqlContext, select: exp.Select, current: int | None) -> int | None:
+    """`SELECT /*+ COALESCE(1) */ ...` is `.coalesce(1)` on the SELECT's result, under its
+    ORDER BY, DISTRIBUTE BY and LIMIT (Spark wraps the query specification in the hint). Hints
+    with columns (`REPARTITION(8, k)`, `REBALANCE`, `REPARTITION_BY_RANGE`) are not modelled."""
+    hint = select.args.get("hint")
+    if hint is None or current is None:
+        return current
+    for item in hint.expressions:
+        name = "coalesce" if isinstance(item, exp.Coalesce) else item.name.lower()
+        arguments = [item.this] if isinstance(item, exp.Coalesce) else list(item.expressions)
+        if name not in _COUNT_HINTS or len(arguments) != 1 or not isinstance(arguments[0], exp.Literal):
+            continue
+        if arguments[0].is_string:
+            continue
+        span = ctx.span(ctx.parsed.clause(select, TokenType.HINT))
+        count = {"numPartitions": arguments[0].name}
+        current = ctx.add("DataFrame", _COUNT_HINTS[name], [current], span, keywords=count).id
     return current
 
 
