@@ -81,6 +81,13 @@ _FOLD_BIN = (cst.Add, cst.Subtract, cst.Multiply, cst.BitOr, cst.BitAnd)
 MAX_HELPER_DEPTH = 3
 # Functions that split rows into parts by their position (shuffled or not, seeded or not).
 POSITIONAL_SPLITTERS = frozenset({"train_test_split"})
+# Time-series models (statsmodels) that read their input as a sequence: the fit and the forecast
+# follow the order the values come in, whatever index they carry.
+SEQUENCE_MODELS = frozenset(
+    {"ExponentialSmoothing", "SimpleExpSmoothing", "Holt", "ARIMA", "SARIMAX", "AutoReg", "STL"}
+)
+# NumPy conversions that keep the values (and their order): `np.asarray(pdf["v"])` is `.values`.
+ARRAY_CONVERSIONS = frozenset({"asarray", "array"})
 
 
 @dataclass(frozen=True)
@@ -481,6 +488,8 @@ class _Analysis:
             return Data(ROWS, first.sorted) if first is not None and first.kind != KEY else None
         if name in POSITIONAL_SPLITTERS:
             self._positional_split(expr, args)
+        if name in SEQUENCE_MODELS:
+            self._sequence_model(expr, name, args)
         if name == "next":
             if first is not None and first.kind in (ROWS, FRAMES, SERIES) and not first.sorted:
                 if id(expr) not in self.seeds:
@@ -505,6 +514,10 @@ class _Analysis:
         if base is None:
             if method in POSITIONAL_SPLITTERS:
                 self._positional_split(expr, args)
+            if method in SEQUENCE_MODELS:
+                self._sequence_model(expr, method, args)
+            if method in ARRAY_CONVERSIONS and args and args[0] is not None and args[0].kind in (SERIES, ROWS):
+                return Data(ROWS, args[0].sorted)
             if method == "join" and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
                 if args and args[0] is not None and args[0].kind in (ROWS, SERIES) and not args[0].sorted:
                     self.report(expr, "`str.join` over rows in arrival order")
@@ -538,6 +551,11 @@ class _Analysis:
         """`train_test_split(pdf)`: which rows land in each part follows their position."""
         if any(a is not None and a.kind in (FRAME, SERIES, ROWS) and not a.sorted for a in args):
             self.report(expr, "`train_test_split` (rows split by position)")
+
+    def _sequence_model(self, expr: cst.Call, name: str, args: list[Data | None]) -> None:
+        """`ExponentialSmoothing(np.asarray(pdf["sales"]))`: the model reads the values as a series."""
+        if args and args[0] is not None and args[0].kind in (FRAME, SERIES, ROWS) and not args[0].sorted:
+            self.report(expr, f"`{name}` (a time-series model reads the values in row order)")
 
     def check_method(self, expr: cst.Call, method: str) -> None:
         if method in POSITIONAL_METHODS:

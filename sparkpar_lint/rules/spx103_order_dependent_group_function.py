@@ -166,8 +166,43 @@ class OrderDependentGroupFunction(Rule):
             + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n'
             + 'scores.groupBy("player").applyInPandas(lowest, scores.schema)\n'
         ),
+        # The series sorted before a time-series model reads it; a mean of the same values.
+        Valid(
+            _PRELUDE
+            + "import numpy as np\n"
+            + "from statsmodels.tsa.api import ExponentialSmoothing\n"
+            + "def forecast(pdf):\n"
+            + '    pdf = pdf.sort_values("week")\n'
+            + '    fitted = ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
+            + '    return pdf.head(1).assign(next_units=fitted.forecast(1)[0], mean_units=np.asarray(pdf["units"]).mean())\n'
+            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n'
+        ),
     ]
     INVALID = [
+        # A time-series model fitted on the values in arrival order: `set_index` does not sort.
+        Invalid(
+            _PRELUDE
+            + "import numpy as np\n"
+            + "import statsmodels.tsa.api as tsa\n"
+            + "def forecast(pdf):\n"
+            + '    pdf = pdf.set_index("week")\n'
+            + '    fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
+            + "    return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])\n"
+            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n',
+            line=7,
+            column=13,
+            related_lines=(9,),
+            # Repeatable, though in the order of every column rather than of the weeks (doc).
+            expected_fix=_PRELUDE
+            + "import numpy as np\n"
+            + "import statsmodels.tsa.api as tsa\n"
+            + "def forecast(pdf):\n"
+            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
+            + '    pdf = pdf.set_index("week")\n'
+            + '    fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
+            + "    return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])\n"
+            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n',
+        ),
         # After a filter the index labels are arrival positions with gaps: `iloc` of a label then
         # reads whichever row arrived at that position.
         Invalid(
