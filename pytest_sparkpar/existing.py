@@ -222,8 +222,15 @@ def report(
     from pytest_sparkpar.report import lint_findings, section
 
     detail = f"{type(error).__name__}: {error}".rstrip()
-    # The session's settings after the run as written, then what its builder asked for and lost.
-    replaced = {key: value for key, value in own.items() if value not in (None, perturbation.confs.get(key, value))}
+    from pytest_sparkpar.session import BASE_CONFS
+
+    # The session's settings after the run as written (not the plugin's own defaults, which the
+    # test never chose), then what its builder asked for and lost.
+    replaced = {
+        key: value
+        for key, value in own.items()
+        if value not in (None, BASE_CONFS.get(key), perturbation.confs.get(key, value))
+    }
     replaced.update(builder_settings)
     overridden = ", ".join(f"{key}={value}" for key, value in replaced.items() if key != "master")
     if "master" in builder_settings:

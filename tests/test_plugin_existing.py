@@ -134,6 +134,9 @@ def test_report_names_perturbation_seed_replay_and_diff(runs):
         report,
     ), report
     assert "assert [" in report and "== [2, 4, 0, 1, 3]" in report, report  # pytest's own assertion diff
+    # The `spark` fixture's settings are the plugin's defaults, not the test's: nothing to list.
+    own_section = report[: report.find("\n___", 1)]
+    assert "overrides the test's own session settings" not in own_section, own_section
     assert f"seed: {SEED}" in report
     assert (
         f"pytest test_ordinary.py::test_reorder_bug --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}"
