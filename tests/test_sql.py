@@ -325,3 +325,12 @@ def test_partition_count_hints_are_serial_points(hint, reported):
     code = SESSIONS + f'spark.sql("SELECT {hint} * FROM clicks").mapInPandas(sessions, "user string, ts long")\n'
     found = findings(code, "SPX402")
     assert found == ([(9, code.splitlines()[6].index("/*+"))] if reported else [])
+
+
+def test_a_hint_after_a_cte_is_located_at_the_hint():
+    # sqlglot counts a hint's offsets from the hint's own text: they must not anchor the SELECT.
+    code = SESSIONS + (
+        'spark.sql("WITH c AS (SELECT user, ts FROM clicks) SELECT /*+ REPARTITION(1) */ * FROM c")'
+        '.mapInPandas(sessions, "user string, ts long")\n'
+    )
+    assert findings(code, "SPX402") == [(9, code.splitlines()[6].index("/*+"))]

@@ -151,6 +151,8 @@ def _first_own_name(query: exp.Expression) -> int | None:
         node = stack.pop()
         if node is not query and isinstance(node, (exp.Query, exp.With, exp.Subquery)):
             continue
+        if isinstance(node, exp.Hint):
+            continue  # sqlglot parses a hint's text apart: its offsets count from the hint, not the query
         if "start" in node.meta:
             starts.append(node.meta["start"])
         stack.extend(node.iter_expressions())
