@@ -473,7 +473,12 @@ class GraphBuilder:
         if isinstance(callee, ProcessorValue):
             self.ev_args(expr, scope)
             return dataclasses.replace(callee, instance=True)
-        self.ev_args(expr, scope)
+        args, kwargs = self.ev_args(expr, scope)
+        copies = (
+            isinstance(func, cst.Name) and func.value in ("list", "tuple") and callee == MaybeSparkValue(func.value)
+        )
+        if copies and len(args) == 1 and not kwargs and isinstance(args[0], SequenceValue):
+            return args[0]  # `list(KEYS)` (the unshadowed builtin): the same names as KEYS
         return MaybeSparkValue("<call>") if isinstance(callee, MaybeSparkValue) else UNKNOWN
 
     def method_call(self, receiver: Value, func: cst.Attribute, call: cst.Call, scope: Scope) -> Value:

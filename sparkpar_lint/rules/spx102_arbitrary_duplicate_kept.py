@@ -15,10 +15,11 @@ from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_re
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.fixes.tie_breaker import tie_breaker
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
+from sparkpar_lint.graph.imports import dotted_name
 from sparkpar_lint.graph.literal_rows import duplicates_identical
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, output_columns, self_union
+from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, literal_names, output_columns, self_union
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -31,11 +32,14 @@ _BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sor
 # Streaming queries have no row_number: aggregate the other columns by an order column instead.
 _STREAMING_FIX = "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
 # Ids of events (emitted once; a second row is a redelivery), not of entities that get updates
-# (a payment, an order): `event_id`, `click_id`, `message_id`, `uuid`.
+# (a payment, an order): `event_id`, `click_id`, `message_id`, `trade_id`, `uuid`.
 _EVENT_ID = re.compile(
-    r"(^|_)(event|message|msg|impression|click|view|record|request|delivery|log)_?id$|^(uuid|guid)$|^(event|message)Id$",
+    r"(^|_)(event|message|msg|impression|click|view|record|request|delivery|log|trade)_?id$"
+    r"|^(uuid|guid)$|^(event|message|trade)Id$",
     re.IGNORECASE,
 )
+# A record id hashed from the record's own identifying fields (`sha2(concat(vin, ts, name))`).
+_DIGESTS = frozenset({"sha2", "sha1", "sha", "md5", "xxhash64", "hash", "crc32"})
 _BATCH_PARAMETERS = frozenset({"batch_id", "epoch_id", "batchId", "epochId"})
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
@@ -65,6 +69,17 @@ class ArbitraryDuplicateKept(Rule):
             _PRELUDE
             + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
             + 'stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()\n'
+        ),
+        # A stream deduplicated on a digest of each reading's identity, or on keys that include a
+        # trade's id (through `list(KEYS)`): a second row is the same record delivered again.
+        Valid(
+            _PRELUDE
+            + 'readings = spark.readStream.format("kafka").load()\n'
+            + 'readings = readings.withColumn("rid", F.sha2(F.concat("meter", "at", "channel"), 256))\n'
+            + 'readings.dropDuplicates(["rid"]).writeStream.start()\n'
+            + 'KEYS = ("venue", "trade_id")\n'
+            + 'trades = spark.readStream.table("trades").withWatermark("at", "2 minutes")\n'
+            + "trades.dropDuplicatesWithinWatermark(list(KEYS)).writeStream.start()\n"
         ),
         # Literal rows: the only repeated name is an exact copy.
         Valid(
@@ -328,6 +343,29 @@ class ArbitraryDuplicateKept(Rule):
             # The select drops the sort column before the deduplication: nothing to order by.
             expected_fix=None,
         ),
+        # The near miss: a digest id in a batch table, which can hold several versions of a record.
+        Invalid(
+            _PRELUDE
+            + 'readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))\n'
+            + 'readings.dropDuplicates(["rid"]).write.parquet("readings")\n',
+            line=5,
+            column=9,
+            severity=Severity.WARNING,
+            expected_fix=(
+                _PRELUDE
+                + 'readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))\n'
+                + "(\n"
+                + '    readings.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+                + "    .withColumn(\n"
+                + '        "_sparkpar_rn",\n'
+                + '        F.row_number().over(Window.partitionBy("rid").orderBy("_sparkpar_seq")),\n'
+                + "    )\n"
+                + '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                + '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+                + '    .write.parquet("readings")\n'
+                + ")\n"
+            ),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -440,7 +478,7 @@ def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
     """Whichever duplicate survives, the row is the same: there are no duplicates (the rows are
     already unique on the subset), every other column is constant within a subset value
     (computed from it, joined in on it), or the duplicates are the copies a self-union made."""
-    if len(node.keys) == 1 and _EVENT_ID.search(node.keys[0]) and _in_stream(graph, node):
+    if _in_stream(graph, node) and any(_event_id(graph, node, k) for k in node.keys):
         return True  # exactly-once dedup of redelivered events: copies of one event share its id
     source = graph.input_of(node)
     if source is None or not node.keys:
@@ -453,6 +491,22 @@ def _duplicates_identical(graph: StageGraph, node: StageNode) -> bool:
     if not columns:
         return False
     return all(constant_within(graph, source, node.keys, c) is not None for c in columns - set(node.keys))
+
+
+def _event_id(graph: StageGraph, node: StageNode, column: str) -> bool:
+    """The column identifies one event: named as an event's id, or made upstream as a digest of
+    the record's fields (a second row with the same digest is the same record delivered again)."""
+    if _EVENT_ID.search(column):
+        return True
+    for upstream in graph.upstream(node):
+        call = upstream.call
+        if upstream.method != "withColumn" or call is None or len(call.args) < 2:
+            continue
+        if literal_names(call.args[0].value) == [column]:
+            outer = call.args[1].value
+            name = dotted_name(outer.func) if isinstance(outer, cst.Call) else None
+            return name is not None and name.rsplit(".", 1)[-1] in _DIGESTS
+    return False
 
 
 def _in_stream(graph: StageGraph, node: StageNode) -> bool:
