@@ -254,6 +254,13 @@ class PartitioningDependentValue(Rule):
             column=25,
             related_lines=(5,),
         ),
+        # A seeded random column, meant to repeat: it does only for the same partitions and row order.
+        Invalid(
+            _PRELUDE + 'sample = spark.range(10).withColumn("score", F.rand(seed=42))\nsample.show()\n',
+            line=3,
+            column=45,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -303,6 +310,7 @@ class PartitioningDependentValue(Rule):
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
+        advice = "derive ids from the data (hash the key columns, or `row_number` over a deterministic order)"
         if key_user is not None:
             operator = _operator_word(key_user)
             reason = f"and {operator} uses it as a key"
@@ -310,19 +318,21 @@ class PartitioningDependentValue(Rule):
         elif id_like:
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
+        elif _seeded_value(call):
+            reason = "so its seed repeats the values only for the same partitions holding rows in the same order"
+            advice = "where the values must repeat, derive them from the row (a hash of its key columns)"
         elif _value_harmless(graph, node, call, name):
             return None
         else:
             reason = "so results built on it change from run to run"
-        message = (
-            f"`{call.function}` depends on how rows are split into partitions, {reason}; derive ids "
-            "from the data (hash the key columns, or `row_number` over a deterministic order)"
-        )
+        message = f"`{call.function}` depends on how rows are split into partitions, {reason}; {advice}"
         severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
         if severity is Severity.ERROR:
             fix = _hashed_id(graph, node, call)
         elif call.function == "monotonically_increasing_id":
             fix = _NO_KEY
+        elif _seeded_value(call):
+            fix = "which columns identify a row is the author's choice: hash them where the values must repeat"
         else:
             fix = f"`{call.function}` has no data to derive its value from; seed it or derive it from columns"
         if call.from_sql and not isinstance(fix, str):
@@ -367,6 +377,19 @@ def _seeded(node: StageNode) -> bool:
 _RANDOM_VALUES = frozenset({"rand", "randn", "uuid", "shuffle"})
 # Operators whose result depends on a column's values picking or ordering rows.
 _ROW_PICKERS = frozenset({"filter", "where", "orderBy", "sort", "sortWithinPartitions", "limit", "sample"})
+
+
+def _seeded_value(call: ColumnCall) -> bool:
+    """`rand(42)`, `randn(seed=7)`: the seed says the values are meant to repeat, but Spark seeds
+    each partition with seed + partition index and draws row by row, so another partition count
+    or row order draws other values."""
+    if call.function not in _RANDOM_VALUES or call.call is None:
+        return False
+    args = call.call.args
+    position = 1 if call.function == "shuffle" else 0  # shuffle(column, seed)
+    return len(args) > position or any(a.keyword is not None and a.keyword.value == "seed" for a in args)
+
+
 _LOOKS = frozenset({"show", "display", "printSchema", "explain", "describe", "summary", "count"})
 
 
