@@ -11,10 +11,12 @@ import os
 import pickle
 import resource
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 # Generous: the slowest real module we have seen takes a few seconds.
@@ -71,7 +73,8 @@ class _Worker:
     def __init__(self, context, function: Callable, consequence: str) -> None:
         self.connection, child = context.Pipe()
         self.process = context.Process(target=_serve, args=(child, function, consequence), daemon=True)
-        self.process.start()
+        with _own_package_first():
+            self.process.start()
         child.close()
         self.item: Any = None
         self.deadline = float("inf")
@@ -87,6 +90,19 @@ class _Worker:
             self.process.kill()
         self.process.join()
         self.connection.close()
+
+
+@contextlib.contextmanager
+def _own_package_first() -> Iterator[None]:
+    """A spawned worker imports sparkpar_lint afresh through the parent's sys.path: put the
+    directory this copy was imported from first, so that a source checkout placed earlier on the
+    path (a test project's conftest) cannot give the worker another copy, without its rule data."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 def map_isolated(

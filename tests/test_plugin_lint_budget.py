@@ -51,6 +51,18 @@ def test_check_files_reports_each_hostile_file_in_one_line_and_checks_the_rest(t
     assert bad.error is None and "SPX101" in [f.rule_id for f in bad.findings]
 
 
+def test_spawned_workers_import_the_callers_sparkpar_not_one_earlier_on_the_path(tmp_path, monkeypatch):
+    # A test project's conftest may put a source checkout first on sys.path; a spawned worker
+    # importing that copy (without its rule data) reported an import error instead of findings.
+    shadow = tmp_path / "shadow" / "sparkpar_lint"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('the shadowing copy was imported')\n")
+    monkeypatch.syspath_prepend(str(shadow.parent))
+    (tmp_path / "bad.py").write_text(BAD_JOB)
+    [bad] = check_files([str(tmp_path / "bad.py")], file_timeout=60)
+    assert bad.error is None and "SPX101" in [f.rule_id for f in bad.findings]
+
+
 @pytest.mark.spark
 def test_a_huge_imported_module_costs_one_report_line_not_the_run(tmp_path):
     (tmp_path / "huge_helpers.py").write_text(HUGE_HELPERS)
