@@ -84,8 +84,13 @@ def test_combiner_addition(sparkpar):
     sparkpar.check_combiner(operator.add, values=st.integers())
 """
 
+# The installed sparkpar_lint is imported before the checkout goes first on the path (for
+# tests.plugin_jobs): the checkout's copy has no packaged rule data.
 CONFTEST = f"""
 import sys
+
+import sparkpar_lint
+
 sys.path.insert(0, {str(ROOT)!r})
 """
 

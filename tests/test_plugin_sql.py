@@ -37,7 +37,7 @@ def test_fixed_sql_function(sparkpar):
 
 
 def test_sql_jobs_over_named_views(tmp_path):
-    (tmp_path / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n")
+    (tmp_path / "conftest.py").write_text(f"import sys\nimport sparkpar_lint\nsys.path.insert(0, {str(ROOT)!r})\n")
     (tmp_path / "test_sql_jobs.py").write_text(textwrap.dedent(SCENARIOS))
     command = [
         sys.executable,
