@@ -18,21 +18,10 @@ _ROW_KEEPING = frozenset({"filter", "where", "cache", "persist", "localCheckpoin
 def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
     """(column names, rows) when `node`'s rows are a literal list passed to `createDataFrame`
     (through filters only), else None."""
-    source = node
-    while source is not None and source.method in _ROW_KEEPING:
-        source = graph.input_of(source)
-    if source is None or source.method != "createDataFrame" or source.call is None:
+    found = _literal_data(graph, node, "createDataFrame", "data")
+    if found is None:
         return None
-    given = _argument(source.call, 0, "data")
-    data = _resolve(graph, given, source) if given is not None else None
-    if data is None:
-        return None
-    try:
-        rows = ast.literal_eval(cst.Module([]).code_for_node(data))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    if not isinstance(rows, (list, tuple)):
-        return None
+    source, rows = found
     given = _argument(source.call, 1, "schema")
     if given is None:
         return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
@@ -50,22 +39,34 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
 def literal_pairs(graph: StageGraph, node: StageNode) -> list[tuple] | None:
     """The (key, value) pairs when `node`'s RDD is a literal list passed to `parallelize`
     (through filters only), else None."""
+    found = _literal_data(graph, node, "parallelize", "c")
+    if found is None:
+        return None
+    pairs = found[1]
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        return None
+    return list(pairs)
+
+
+def _literal_data(
+    graph: StageGraph, node: StageNode, method: str, keyword: str
+) -> tuple[StageNode, list | tuple] | None:
+    """(the `method` stage, its first argument's value) when `node`'s rows come from that stage
+    (through filters only) and the argument is a literal list or tuple, else None."""
     source = node
     while source is not None and source.method in _ROW_KEEPING:
         source = graph.input_of(source)
-    if source is None or source.method != "parallelize" or source.call is None:
+    if source is None or source.method != method or source.call is None:
         return None
-    given = _argument(source.call, 0, "c")
+    given = _argument(source.call, 0, keyword)
     data = _resolve(graph, given, source) if given is not None else None
     if data is None:
         return None
     try:
-        pairs = ast.literal_eval(cst.Module([]).code_for_node(data))
+        value = ast.literal_eval(cst.Module([]).code_for_node(data))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
-        return None
-    return list(pairs)
+    return (source, value) if isinstance(value, (list, tuple)) else None
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
