@@ -88,6 +88,25 @@ def _load() -> str:
         return "unknown"
 
 
+def _throughput(variants: dict, inputs: tuple, rows: int, repeats: int) -> dict[str, float]:
+    """Rows/s per variant (median of `repeats`), each run written to the noop sink after one
+    warm-up; prints a line per variant."""
+    for pipeline in variants.values():
+        pipeline(*inputs).write.format("noop").mode("overwrite").save()  # warm-up
+    # Round robin, not one variant after another: on a shared machine the load drifts, and a
+    # drift must not land on one variant only.
+    seconds: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, pipeline in variants.items():
+            start = time.perf_counter()
+            pipeline(*inputs).write.format("noop").mode("overwrite").save()
+            seconds[name].append(time.perf_counter() - start)
+    throughput = {name: rows / statistics.median(taken) for name, taken in seconds.items()}
+    for name, taken in seconds.items():
+        print(f"{name:26s} median {statistics.median(taken):6.2f} s  {throughput[name]:12,.0f} rows/s")
+    return throughput
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -144,20 +163,7 @@ def main() -> None:
             "hand-written fix": load("hand", HAND_WRITTEN, Path(folder)),
             "hand-written, ties broken": load("hand_ties", HAND_WRITTEN_TIES, Path(folder)),
         }
-        for pipeline in variants.values():
-            pipeline(events, campaigns).write.format("noop").mode("overwrite").save()  # warm-up
-        # Round robin, not one variant after another: on a shared machine the load drifts, and a
-        # drift must not land on one variant only.
-        seconds: dict[str, list[float]] = {name: [] for name in variants}
-        for _ in range(args.repeats):
-            for name, pipeline in variants.items():
-                start = time.perf_counter()
-                pipeline(events, campaigns).write.format("noop").mode("overwrite").save()
-                seconds[name].append(time.perf_counter() - start)
-        throughput = {}
-        for name, taken in seconds.items():
-            throughput[name] = args.rows / statistics.median(taken)
-            print(f"{name:26s} median {statistics.median(taken):6.2f} s  {throughput[name]:12,.0f} rows/s")
+        throughput = _throughput(variants, (events, campaigns), args.rows, args.repeats)
     spark.stop()
     print(f"load average at end: {_load()}")
     print(
@@ -207,18 +213,8 @@ def dedup(args) -> None:
             "fix, struct tie-breaker": load("typed", typed, Path(folder)),
             "fix, JSON tie-breaker": load("untyped", untyped, Path(folder)),
         }
-        for pipeline in variants.values():
-            pipeline(spark, data).write.format("noop").mode("overwrite").save()  # warm-up
-        seconds: dict[str, list[float]] = {name: [] for name in variants}
-        for _ in range(args.repeats):
-            for name, pipeline in variants.items():
-                start = time.perf_counter()
-                pipeline(spark, data).write.format("noop").mode("overwrite").save()
-                seconds[name].append(time.perf_counter() - start)
+        throughput = _throughput(variants, (spark, data), args.rows, args.repeats)
     spark.stop()
-    throughput = {name: args.rows / statistics.median(taken) for name, taken in seconds.items()}
-    for name, taken in seconds.items():
-        print(f"{name:26s} median {statistics.median(taken):6.2f} s  {throughput[name]:12,.0f} rows/s")
     print(f"load average at end: {_load()}")
     struct, json = throughput["fix, struct tie-breaker"], throughput["fix, JSON tie-breaker"]
     print(f"struct tie-breaker / JSON tie-breaker throughput: {struct / json:.3f}")
