@@ -7,8 +7,12 @@ selective and expanding operators), on one local-cluster session with an event l
    partitions, adaptive execution) — the run a user already has; the median run's Spark stage
    metrics (from the event log) and wall time (first SQL execution start to last end, as
    `sparkpar profile --event-log` reads it) are the profile;
-2. `sparkpar plan JOB --profile PROFILE --format json` (the real CLI) gives the recommended
-   setting as code, the predicted seconds at the defaults and at the recommendation;
+   then `--repeats` times at `--second` shuffle partitions (default 16), whose median run is a
+   second profile: two settings separate each stage's work from its per-task costs
+   (sparkpar_lint/plan/stage_fit.py; `--second 0` plans from the first profile alone);
+2. `sparkpar plan JOB --profile PROFILE [--profile SECOND] --format json` (the real CLI) gives
+   the recommended setting as code (Spark's defaults when the predicted gain is within the noise
+   band), the predicted seconds at the defaults and at the recommendation;
 3. run it `--repeats` times at the recommendation (the advice's code is executed with `exec` on
    the session: it must run), then `--pairs` interleaved default and advised runs; medians of
    all default and all advised runs (the profile stays the one planned with);
@@ -21,7 +25,7 @@ new query only). Calibrate first (`sparkpar plan --calibrate`); without a calibr
 built-in constants are used. Usage:
 
     python bench/plan_vs_spark.py [--rows 400000] [--repeats 3] [--only a,b] [--calibration FILE]
-                                  [--pairs N] [--keep-log DIR]
+                                  [--pairs N] [--second N] [--keep-log DIR]
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ def main() -> int:
     parser.add_argument("--calibration", default=".sparkpar/calibration.json")
     parser.add_argument("--master", default=MASTER)
     parser.add_argument("--pairs", type=int, default=0, help="then this many interleaved default/advised runs")
+    parser.add_argument("--second", type=int, default=16, help="shuffle partitions of the second profile (0: none)")
     parser.add_argument("--keep-log", default="", help="write the event log to this directory and keep it")
     args = parser.parse_args()
     calibration = Path(args.calibration)
@@ -98,8 +103,21 @@ def main() -> int:
             # The profile is the median default run's: one run under this load can be 5x slower.
             profiled = measured_default
             profile_path = (logs if args.keep_log else work) / f"{path.stem}.profile.json"
-            Profile((), path.name, None, profiled["stages"], profiled["jobs"], profiled["span"]).write(profile_path)
-            report = _plan(path, profile_path, calibration)
+            walls = tuple(round(r["wall"], 3) for r in defaults)
+            Profile((), path.name, None, profiled["stages"], profiled["jobs"], profiled["span"], walls).write(
+                profile_path
+            )
+            profiles = [profile_path]
+            seconds = []
+            if args.second:
+                second_code = f'spark.conf.set("spark.sql.shuffle.partitions", "{args.second}")'
+                seconds = [
+                    _measured(spark, module, data, work, streaming, second_code, log) for _ in range(args.repeats)
+                ]
+                other = _median(seconds)
+                profiles.append(profile_path.with_suffix(f".at{args.second}.json"))
+                Profile((), path.name, None, other["stages"], other["jobs"], other["span"]).write(profiles[-1])
+            report = _plan(path, profiles, calibration)
             found = report["spark"]
             code = found["recommended"]["code"]
             advised = [_measured(spark, module, data, work, streaming, code, log) for _ in range(args.repeats)]
@@ -120,6 +138,11 @@ def main() -> int:
                 "measured_speedup": measured_default["wall"] / measured_best["wall"],
                 "default_walls": [round(r["wall"], 3) for r in defaults],
                 "advised_walls": [round(r["wall"], 3) for r in advised],
+                "second_walls": [round(r["wall"], 3) for r in seconds],
+                "two_profiles": found.get("two_profiles"),
+                "within_noise": found.get("within_noise"),
+                "noise_band": found.get("noise_band"),
+                "fitted_stages": found.get("fitted_stages"),
                 "load": load,
                 "load_end": os.getloadavg()[0],
                 "stages": found["stages"],
@@ -234,9 +257,11 @@ def _run(spark, frame, work: Path, streaming: bool) -> float:
     return time.perf_counter() - started
 
 
-def _plan(job: Path, profile: Path, calibration: Path) -> dict:
+def _plan(job: Path, profiles: list[Path], calibration: Path) -> dict:
     sparkpar = shutil.which("sparkpar", path=str(Path(sys.executable).parent)) or "sparkpar"
-    command = [sparkpar, "plan", str(job), "--profile", str(profile), "--format", "json"]
+    command = [sparkpar, "plan", str(job), "--format", "json"]
+    for profile in profiles:
+        command += ["--profile", str(profile)]
     if calibration.is_file():
         command += ["--calibration", str(calibration)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -252,7 +277,8 @@ def _print_row(row: dict) -> None:
         f"predicted {row['predicted_default']:7.2f}s -> {row['predicted_best']:7.2f}s "
         f"({row['predicted_speedup']:.2f}x) | measured {row['measured_default']:7.2f}s -> "
         f"{row['measured_best']:7.2f}s ({row['measured_speedup']:.2f}x) | error {error:+.0%} "
-        f"| load {row['load']:.1f}-{row['load_end']:.1f}",
+        f"| load {row['load']:.1f}-{row['load_end']:.1f} | default runs {row['default_walls']} "
+        f"advised runs {row['advised_walls']}",
         flush=True,
     )
 

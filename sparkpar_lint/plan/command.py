@@ -37,9 +37,12 @@ class PlanError(Exception):
 )
 @click.option(
     "--profile",
-    "profile_path",
+    "profile_paths",
     type=click.Path(path_type=Path),
-    help="Per-operator rows and seconds from a real run (JSON).",
+    multiple=True,
+    help="Per-operator rows and seconds, or Spark's stage metrics, from a real run (JSON). Give a second "
+    "--profile of the same job run at another shuffle-partition setting to separate each stage's work "
+    "from its per-task costs.",
 )
 @click.option(
     "--cores", type=click.IntRange(min=1), help="Cores to plan for (default: the model's, else this machine's)."
@@ -76,7 +79,7 @@ class PlanError(Exception):
 def plan(
     file,
     model_path,
-    profile_path,
+    profile_paths,
     cores,
     brute_force,
     thread_switch_cost,
@@ -89,14 +92,16 @@ def plan(
 ):
     """Advise on parallelism: regions, ordering, replicas, repartition and shuffle partitions."""
     if calibrate:
-        _calibrate(calibration_path, master, file, model_path, profile_path)
+        _calibrate(calibration_path, master, file, model_path, profile_paths)
         return
+    if len(profile_paths) > 2:
+        _fail("give at most two --profile files: one run, and one of the same job at another setting")
     try:
         # In a worker process: a job file that stalls or crashes the parser costs one clear error.
         arguments = (
             file,
             model_path,
-            profile_path,
+            profile_paths,
             cores,
             brute_force,
             thread_switch_cost,
@@ -116,12 +121,12 @@ def _plan_arguments(arguments: tuple):
     return _plan(*arguments)
 
 
-def _calibrate(path, master, file, model_path, profile_path) -> None:
+def _calibrate(path, master, file, model_path, profile_paths) -> None:
     import importlib.util
 
     from sparkpar_lint.plan.spark_cost import CALIBRATION_FILE, save_costs
 
-    if file is not None or model_path is not None or profile_path is not None:
+    if file is not None or model_path is not None or profile_paths:
         _fail("--calibrate measures this machine and plans nothing: give no FILE, --model or --profile")
     if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("numpy") is None:
         _fail(
@@ -143,9 +148,20 @@ def _calibrate(path, master, file, model_path, profile_path) -> None:
     click.echo(f"sparkpar: wrote {target}", err=True)
 
 
-def _plan(file, model_path, profile_path, cores, brute, delta, cp, calibration_path=None):
+def _plan(file, model_path, profile_paths, cores, brute, delta, cp, calibration_path=None):
     from sparkpar_lint.plan.advice import build_report
     from sparkpar_lint.plan.heuristic import plan_chain
+
+    profile_path = profile_paths[0] if profile_paths else None
+    second = None
+    if len(profile_paths) == 2:
+        from sparkpar_lint.plan.profile import load_profile
+
+        second = load_profile(profile_paths[1])
+        if not second.stages:
+            raise PlanError(
+                f"{profile_paths[1]}: a second profile needs Spark's stage metrics (sparkpar profile --event-log)"
+            )
 
     if (file is None) == (model_path is None):
         raise PlanError("give a job FILE or --model CHAIN.json (exactly one)")
@@ -180,7 +196,9 @@ def _plan(file, model_path, profile_path, cores, brute, delta, cp, calibration_p
         from sparkpar_lint.plan.spark_advice import with_spark_prediction
         from sparkpar_lint.plan.spark_cost import load_costs
 
-        report = with_spark_prediction(report, stages, load_costs(calibration_path), cores)
+        report = with_spark_prediction(report, stages, load_costs(calibration_path), cores, second)
+    elif second is not None:
+        raise PlanError(f"{profile_path}: two profiles are compared by their Spark stage metrics; this one has none")
     return report
 
 

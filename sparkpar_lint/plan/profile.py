@@ -18,7 +18,10 @@ A profile read from a Spark event log (`sparkpar profile --event-log LOG`, event
 run time, input and shuffle rows and bytes, stateful or not, the shuffle-partition setting it ran
 under, and the physical operators that ran in the stage with the rows each produced, from the
 SQL metrics), "jobs", the number of Spark jobs, and "wall_seconds", the run's wall time; the planner's Spark cost model (spark_cost.py)
-predicts the run at other settings from them.
+predicts the run at other settings from them. Optional "wall_runs" lists the wall times of
+repeated runs at the same setting: their spread is the noise band below which the planner keeps
+Spark's defaults. A second such profile of the same job at another setting (`plan --profile A
+--profile B`) separates each stage's work from its per-task costs (stage_fit.py).
 
 Each row names its operator by `name` (the planner's operator name, `method:line` for operators
 from a job file) and/or `stage_id` (the stage-graph node id); at least one is required. `seconds`
@@ -51,7 +54,7 @@ from sparkpar_lint.plan.operators import ModelError, Operator
 
 PROFILE_VERSION = 1
 _ROW_KEYS = {"name", "stage_id", "rows_in", "rows_out", "seconds"}
-_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators", "stages", "jobs", "wall_seconds"}
+_TOP_KEYS = {"sparkpar_profile", "job", "spark", "operators", "stages", "jobs", "wall_seconds", "wall_runs"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class Profile:
     stages: tuple[StageRun, ...] = ()  # Spark's own per-stage metrics (from an event log)
     jobs: int = 0  # Spark jobs the stages ran in
     wall_seconds: float | None = None  # the profiled run's wall time (event log: first start to last end)
+    wall_runs: tuple[float, ...] = ()  # wall times of repeated runs at the same setting (their spread is noise)
 
     def to_dict(self) -> dict:
         data = {"sparkpar_profile": PROFILE_VERSION, "job": self.job, "operators": [r.to_dict() for r in self.rows]}
@@ -99,6 +103,8 @@ class Profile:
             data["jobs"] = self.jobs
         if self.wall_seconds is not None:
             data["wall_seconds"] = self.wall_seconds
+        if self.wall_runs:
+            data["wall_runs"] = list(self.wall_runs)
         return data
 
     def write(self, path: str | Path) -> None:
@@ -151,8 +157,14 @@ def profile_from_dict(data: object) -> Profile:
     wall = data.get("wall_seconds")
     if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < math.inf):
         raise ModelError(f'"wall_seconds" must be a number >= 0, not {wall!r}')
+    runs = data.get("wall_runs", [])
+    if not isinstance(runs, list) or any(
+        isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r < math.inf for r in runs
+    ):
+        raise ModelError(f'"wall_runs" must be a list of numbers >= 0, not {runs!r}')
     spark = spark if isinstance(spark, dict) else None
-    return Profile(rows, str(data.get("job", "")), spark, stages, jobs, None if wall is None else float(wall))
+    wall_seconds = None if wall is None else float(wall)
+    return Profile(rows, str(data.get("job", "")), spark, stages, jobs, wall_seconds, tuple(float(r) for r in runs))
 
 
 def _stages(raw: object) -> tuple[StageRun, ...]:

@@ -9,6 +9,7 @@ setting is advised for a new query only (a new checkpointLocation, set before it
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
 
 from sparkpar_lint.plan.advice import PlanReport
@@ -24,18 +25,29 @@ from sparkpar_lint.plan.spark_cost import (
     profiled_settings,
     recommend,
 )
+from sparkpar_lint.plan.stage_fit import FittedRun, fit_stages, recommend_fitted
 
 _SETTING_ADVICE = '`spark.conf.set("spark.sql.shuffle.partitions"'
 _LEAVE_ADVICE = "leave spark.sql.shuffle.partitions alone"
 
 
-def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
+def spark_prediction(profile: Profile, costs: SparkCosts, second: Profile | None = None) -> dict:
     stages = profile.stages
     default = predict(stages, SPARK_DEFAULTS, costs)
     best = recommend(stages, costs)
     wall = profile.wall_seconds
-    at_default = anchored(stages, wall, SPARK_DEFAULTS, costs)
-    at_best = anchored(stages, wall, best.settings, costs)
+    fitted, unmatched = _fitted(profile, second, costs)
+    if fitted is not None:
+        best = recommend_fitted(fitted, costs)
+        at_default, at_best = fitted.predict(SPARK_DEFAULTS, costs), fitted.predict(best.settings, costs)
+    else:
+        at_default = anchored(stages, wall, SPARK_DEFAULTS, costs)
+        at_best = anchored(stages, wall, best.settings, costs)
+    band = noise_band(profile, costs)
+    gain = at_default / at_best - 1 if at_best > 0 else 0.0
+    within_noise = best.settings != SPARK_DEFAULTS and gain <= band
+    if within_noise:  # a gain the runs cannot tell from noise: keep what is known to work
+        best, at_best = predict(stages, SPARK_DEFAULTS, costs), at_default
     stateful = any(s.stateful for s in stages)
     streaming = any(s.query is not None for s in stages)
     return {
@@ -57,6 +69,11 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
             "code": best.settings.code(),
         },
         "speedup": round(at_default / at_best, 4) if at_best > 0 else None,
+        "noise_band": round(band, 4),
+        "within_noise": within_noise,
+        "predicted_gain": round(gain, 4),
+        "two_profiles": fitted is not None,
+        "second_profile_unused": unmatched,
         "stages": len(stages),
         "per_stage": [
             {
@@ -68,6 +85,22 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
             }
             for stage, at, then in zip(stages, default.stages, best.stages)
         ],
+        "fitted_stages": None
+        if fitted is None
+        else [
+            {
+                "stage": stage.stage_id,
+                "scale": round(fit.scale, 4),
+                "work_seconds": round(fit.work, 4),
+                "seconds": {"default": round(at[1], 4), "recommended": round(then[1], 4)},
+            }
+            for stage, fit, at, then in zip(
+                fitted.stages,
+                fitted.fits,
+                fitted.per_stage(SPARK_DEFAULTS, costs),
+                fitted.per_stage(best.settings, costs),
+            )
+        ],
         "overcharged_stages": overcharged(stages, costs),
         "actions": actions(stages),
         "micro_batches": batches(stages),
@@ -76,12 +109,35 @@ def spark_prediction(profile: Profile, costs: SparkCosts) -> dict:
     }
 
 
+def _fitted(profile: Profile, second: Profile | None, costs: SparkCosts) -> tuple[FittedRun | None, str | None]:
+    """The two-profile fit (stage_fit.py), or None and why not."""
+    if second is None:
+        return None, None
+    if profile.wall_seconds is None or second.wall_seconds is None:
+        return None, "a profile has no wall_seconds (record it with `sparkpar profile --event-log`)"
+    try:
+        return fit_stages(profile.stages, profile.wall_seconds, second.stages, second.wall_seconds, costs), None
+    except ValueError as error:
+        return None, str(error)
+
+
+def noise_band(profile: Profile, costs: SparkCosts) -> float:
+    """The smallest predicted gain worth a change: the calibration's `noise_band`, or the
+    profiled runs' own spread (median absolute deviation / median of `wall_runs`) if larger."""
+    runs = sorted(profile.wall_runs)
+    if len(runs) < 2:
+        return costs.noise_band
+    median = statistics.median(runs)
+    spread = statistics.median(abs(r - median) for r in runs) / median if median > 0 else 0.0
+    return max(costs.noise_band, spread)
+
+
 def with_spark_prediction(
-    report: PlanReport, profile: Profile, costs: SparkCosts, cores: int | None = None
+    report: PlanReport, profile: Profile, costs: SparkCosts, cores: int | None = None, second: Profile | None = None
 ) -> PlanReport:
     if cores:
         costs = replace(costs, cores=cores)
-    found = spark_prediction(profile, costs)
+    found = spark_prediction(profile, costs, second)
     best = found["recommended"]
     partitions = best["shuffle_partitions"]
     summary = (
@@ -103,7 +159,15 @@ def with_spark_prediction(
     # the unmeasured "leave it alone" advice, whose task count it supersedes).
     advice = tuple(a for a in report.advice if not a.startswith((_SETTING_ADVICE, _LEAVE_ADVICE))) + (setting,)
     notes = report.notes
-    if found["overcharged_stages"]:
+    if found["within_noise"]:
+        notes += (
+            f"the model's best setting gains {found['predicted_gain']:.0%}, within the noise band of "
+            f"{found['noise_band']:.0%} (the calibration's noise_band, or the profiled runs' spread): "
+            f"Spark's defaults are kept",
+        )
+    if found["second_profile_unused"]:
+        notes += (f"the second profile was not used: {found['second_profile_unused']}",)
+    if found["overcharged_stages"] and not found["two_profiles"]:
         notes += (
             f"the calibration's per-task, block and state costs add up to more than stage(s) "
             f"{', '.join(map(str, found['overcharged_stages']))} measured in this run: the constants are "

@@ -63,6 +63,9 @@ class SparkCosts:
     shuffle_fetch: float = 2e-4  # per shuffle block a reduce task fetches (one per map task and partition)
     state_task: float = 0.05  # per stateful streaming task per micro-batch (state store load/commit)
     batch_overhead: float = 0.3  # per streaming micro-batch: offset and commit logs, planning
+    # The smallest predicted gain (fraction) the planner acts on: a run-to-run spread under which
+    # a measured difference is noise; below it Spark's defaults are kept.
+    noise_band: float = 0.1
     source: str = "built-in defaults"
 
     def to_dict(self) -> dict:
