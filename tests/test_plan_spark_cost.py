@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from sparkpar_lint.plan.event_log import EventLogError, StageRun, read_event_log
+from sparkpar_lint.plan.operators import ModelError
 from sparkpar_lint.plan.profile import Profile, load_profile
 from sparkpar_lint.plan.spark_cost import (
     SPARK_DEFAULTS,
@@ -352,13 +353,9 @@ def test_each_stage_lists_the_operators_that_ran_in_it_with_their_rows(tmp_path)
     # filter and partial aggregate ran in the map stage, the final aggregate after the shuffle.
     metrics = read_event_log(SQL_LOG)
     source, reduce = metrics.stages
-    assert source.operators == (
-        ("Scan parquet", 400_000),
-        ("ColumnarToRow", 400_000),
-        ("Filter", 36_000),
-        ("HashAggregate", 3_600),
-    )
-    assert reduce.operators == (("HashAggregate", 1_800),)
+    rows = [(o.name, o.rows) for o in source.operators if o.rows is not None]
+    assert rows == [("Scan parquet", 400_000), ("ColumnarToRow", 400_000), ("Filter", 36_000), ("HashAggregate", 3_600)]
+    assert [(o.name, o.rows) for o in reduce.operators if o.rows is not None] == [("HashAggregate", 1_800)]
     assert shuffle_writers(tuple(metrics.stages)) == {reduce.stage_id: (source,)}
     assert metrics.span() == pytest.approx(2.594)
     out = tmp_path / "p.json"
@@ -379,6 +376,42 @@ def test_each_stage_lists_the_operators_that_ran_in_it_with_their_rows(tmp_path)
     per_stage = json.loads(done.stdout)["spark"]["per_stage"]
     assert per_stage[0]["operators"] == ["Scan parquet", "ColumnarToRow", "Filter", "HashAggregate"]
     assert per_stage[1]["rows_out"] == 1_800
+    assert {"operator": "Scan parquet", "scan time": 1.411} in per_stage[0]["operator_seconds"]
+
+
+def test_each_operator_has_the_times_spark_measured_for_it_in_the_stage(tmp_path):
+    # The same real run: Spark's timing SQL metrics (ms or ns) of each plan node, summed over
+    # the stage's tasks, beside its rows; the fused pipeline's duration is its codegen node's.
+    source, reduce = read_event_log(SQL_LOG).stages
+    assert source.operators == (
+        ("Scan parquet", 400_000, (("scan time", 1.411),)),
+        ("ColumnarToRow", 400_000, ()),
+        ("Filter", 36_000, ()),
+        ("HashAggregate", 3_600, (("time in aggregation build", 1.534),)),
+        ("WholeStageCodegen (1)", None, (("duration", 1.931),)),
+        ("Exchange", None, (("shuffle write time", 0.001198),)),  # nanoseconds in the log
+    )
+    # The same Exchange node's read side ran in the reduce stage.
+    assert reduce.operators == (
+        ("Exchange", None, (("fetch wait time", 0.008), ("remote reqs duration", 0.043))),
+        ("HashAggregate", 1_800, (("time in aggregation build", 0.063),)),
+        ("WholeStageCodegen (2)", None, (("duration", 0.131),)),
+    )
+    out = tmp_path / "p.json"
+    assert sparkpar("profile", "--event-log", SQL_LOG, "-o", out).returncode == 0
+    written = json.loads(out.read_text(encoding="utf-8"))["stages"][0]["operators"]
+    assert written[0] == {"operator": "Scan parquet", "rows_out": 400_000, "seconds": {"scan time": 1.411}}
+    assert written[4] == {"operator": "WholeStageCodegen (1)", "seconds": {"duration": 1.931}}
+    assert load_profile(out).stages[0].operators == source.operators
+    # A profile written before operators had times still loads (rows only).
+    old = json.loads(out.read_text(encoding="utf-8"))
+    old["stages"][0]["operators"] = [{"operator": "Filter", "rows_out": 36_000}]
+    out.write_text(json.dumps(old), encoding="utf-8")
+    assert load_profile(out).stages[0].operators == (("Filter", 36_000, ()),)
+    old["stages"][0]["operators"] = [{"operator": "Filter", "seconds": {"x": -1}}]
+    out.write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(ModelError, match="seconds must be numbers >= 0"):
+        load_profile(out)
 
 
 def test_constants_larger_than_the_run_measured_are_reported(tmp_path):

@@ -6,10 +6,15 @@ Any job can be profiled this way: run it with `spark.eventLog.enabled=true` and
 Each completed stage gives its task count, parents, executor run time and the rows it read from
 its input, read from a shuffle and wrote to a shuffle; a stage whose metrics mention state rows
 belongs to a stateful streaming operator. Per stage, the physical operators that ran in it come
-from the SQL metrics: each plan node's "number of output rows" accumulator (the execution's plan,
-and the plans adaptive execution posts) is found among the stage's accumulables, so a stage lists
-e.g. Scan parquet 400000 > Filter 36000 > HashAggregate 3600. Operators' own times are not in the
-metrics (a whole-stage-codegen pipeline reports one duration), so seconds stay per stage. Jobs carry the streaming query and micro-batch they
+from the SQL metrics: each plan node's "number of output rows" accumulator and its timing metrics
+(the execution's plan, and the plans adaptive execution posts) are found among the stage's
+accumulables, so a stage lists e.g. Scan parquet 400000 rows (scan time 1.4 s) > Filter 36000 >
+HashAggregate 3600 (time in aggregation build 1.5 s) > WholeStageCodegen (1) (duration 1.9 s) >
+Exchange (shuffle write time). The times are Spark's own, summed over the stage's tasks, as Spark
+defines each: a whole-stage-codegen node's "duration" is its fused pipeline's time, and an
+operator's time inside it (aggregation build, sort) may include pulling rows from the operators
+below, so they overlap and are not to be added up. Operators fused with no metric of their own
+(Filter, Project) have rows and no time. Jobs carry the streaming query and micro-batch they
 ran for, so a query's stages can be told from a batch job's.
 
 Pure standard library, plus `zstandard` for compressed logs (imported only for them).
@@ -23,6 +28,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 _RUN_TIME = "internal.metrics.executorRunTime"  # ms, summed over the stage's tasks
 _INPUT_ROWS = "internal.metrics.input.recordsRead"
@@ -35,6 +41,34 @@ _STATE_METRIC = "number of total state rows"  # every stateful streaming operato
 
 class EventLogError(ValueError):
     """An event log that cannot be read; the message names the path."""
+
+
+class OperatorRun(NamedTuple):
+    """A physical plan node as it ran in one stage: the rows it produced there (None: it has no
+    output-rows metric) and its timing metrics, (metric name, seconds summed over tasks)."""
+
+    name: str
+    rows: int | None
+    seconds: tuple[tuple[str, float], ...] = ()
+
+    def to_dict(self) -> dict:
+        data: dict = {"operator": self.name}
+        if self.rows is not None:
+            data["rows_out"] = self.rows
+        if self.seconds:
+            data["seconds"] = dict(self.seconds)
+        return data
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> OperatorRun:
+        rows = raw.get("rows_out")
+        seconds = raw.get("seconds", {})
+        if not isinstance(seconds, dict):
+            raise ValueError('an operator\'s "seconds" must be an object of metric: seconds')
+        times = tuple((str(k), float(v)) for k, v in seconds.items())
+        if any(not 0 <= v < math.inf for _, v in times):
+            raise ValueError(f"an operator's seconds must be numbers >= 0, not {seconds!r}")
+        return cls(str(raw["operator"]), None if rows is None else int(rows), times)
 
 
 @dataclass(frozen=True)
@@ -62,8 +96,8 @@ class StageRun:
     # per shuffle, and an action's fixed cost is paid once. None: a job outside SQL (RDD API).
     execution: int | None = None
     # The physical operators that ran in the stage, leaf first, with the rows each produced
-    # there (Spark's SQL metric "number of output rows" of the plan node; see _operators).
-    operators: tuple[tuple[str, int], ...] = ()
+    # there and their timing metrics (Spark's SQL metrics of the plan node; see _operators).
+    operators: tuple[OperatorRun, ...] = ()
 
     @property
     def reads_shuffle(self) -> bool:
@@ -73,7 +107,7 @@ class StageRun:
         data = {k: v for k, v in self.__dict__.items() if v is not None}
         data["parents"] = list(self.parents)
         if self.operators:
-            data["operators"] = [{"operator": name, "rows_out": rows} for name, rows in self.operators]
+            data["operators"] = [o.to_dict() for o in self.operators]
         else:
             data.pop("operators")
         return data
@@ -86,7 +120,7 @@ class StageRun:
             if name not in raw:
                 raise KeyError(name)
         known["parents"] = tuple(int(p) for p in raw.get("parents", ()))
-        known["operators"] = tuple((str(o["operator"]), int(o["rows_out"])) for o in raw.get("operators", ()))
+        known["operators"] = tuple(OperatorRun.from_dict(o) for o in raw.get("operators", ()))
         stage = cls(**known)
         for name in (
             "stage_id",
@@ -171,9 +205,9 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
     job_conf: dict[int, dict] = {}
     job_execution: dict[int, int | None] = {}
     execution_start: dict[str, int] = {}
-    # SQL metric accumulator id -> (plan node name, depth, position), from every plan an
+    # SQL metric accumulator id -> its plan node and metric, from every plan an
     # execution had (adaptive execution posts updated plans with new nodes and metrics).
-    row_metrics: dict[int, tuple[str, int, int]] = {}
+    plan_metrics: dict[int, _Metric] = {}
     for event in events:
         kind = event.get("Event") if isinstance(event, dict) else None
         if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
@@ -181,9 +215,9 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             execution_conf[str(event.get("executionId"))] = changed if isinstance(changed, dict) else {}
             if isinstance(event.get("time"), int):
                 execution_start[str(event.get("executionId"))] = event["time"]
-            _row_metrics(event.get("sparkPlanInfo"), row_metrics)
+            _plan_metrics(event.get("sparkPlanInfo"), plan_metrics)
         elif isinstance(kind, str) and kind.endswith("SparkListenerSQLAdaptiveExecutionUpdate"):
-            _row_metrics(event.get("sparkPlanInfo"), row_metrics)
+            _plan_metrics(event.get("sparkPlanInfo"), plan_metrics)
         elif isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionEnd"):
             began = execution_start.pop(str(event.get("executionId")), None)
             if began is not None and isinstance(event.get("time"), int):
@@ -222,7 +256,7 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
                 replace(
                     _stage(info, job, query, batch, job_conf.get(job, {})),
                     execution=job_execution.get(job),
-                    operators=_operators(info, row_metrics),
+                    operators=_operators(info, plan_metrics),
                 )
             )
     if not metrics.jobs and not metrics.stages:
@@ -265,39 +299,61 @@ def _stage(info: dict, job: int, query, batch, conf: dict) -> StageRun:
 
 
 _OUTPUT_ROWS = "number of output rows"
+# SQL metric types of times, and their unit in seconds (SQLMetrics: "timing" ms, "nsTiming" ns).
+_TIME_UNITS = {"timing": 1e-3, "nsTiming": 1e-9}
 
 
-def _row_metrics(plan: object, found: dict[int, tuple[str, int, int]]) -> None:
-    """Record each plan node's output-rows accumulator with its depth and preorder position in
-    this plan (the newest plan an execution posted wins: adaptive execution re-roots the tree)."""
+@dataclass(frozen=True)
+class _Metric:
+    node: str
+    depth: int
+    position: int  # preorder index of the node in its plan
+    name: str  # the metric's name; _OUTPUT_ROWS for rows
+    unit: float  # seconds per unit for a time, 0 for rows
+
+
+def _plan_metrics(plan: object, found: dict[int, _Metric]) -> None:
+    """Record each plan node's output-rows and timing accumulators with the node's depth and
+    preorder position in this plan (the newest plan an execution posted wins: adaptive
+    execution re-roots the tree)."""
     stack: list[tuple[object, int]] = [(plan, 0)]
-    order = 0
+    position = 0
     while stack:
         node, depth = stack.pop()
         if not isinstance(node, dict):
             continue
+        name = str(node.get("nodeName", "?")).strip()
         for metric in node.get("metrics") or ():
-            if isinstance(metric, dict) and metric.get("name") == _OUTPUT_ROWS:
-                accumulator = metric.get("accumulatorId")
-                if isinstance(accumulator, int):
-                    found[accumulator] = (str(node.get("nodeName", "?")).strip(), depth, order)
-                    order += 1
+            if not isinstance(metric, dict) or not isinstance(metric.get("accumulatorId"), int):
+                continue
+            unit = _TIME_UNITS.get(str(metric.get("metricType")))
+            if metric.get("name") == _OUTPUT_ROWS or unit is not None:
+                found[metric["accumulatorId"]] = _Metric(name, depth, position, str(metric.get("name")), unit or 0.0)
+        position += 1
         stack.extend((child, depth + 1) for child in reversed(node.get("children") or ()))
 
 
-def _operators(info: dict, row_metrics: dict[int, tuple[str, int, int]]) -> tuple[tuple[str, int], ...]:
-    """The plan nodes whose output-rows metric this stage updated, deepest (the leaf) first,
-    with the rows they produced in it."""
-    ran = []
+def _operators(info: dict, plan_metrics: dict[int, _Metric]) -> tuple[OperatorRun, ...]:
+    """The plan nodes whose output-rows or timing metrics this stage updated, deepest (the leaf)
+    first, with the rows they produced and the seconds each timing metric summed in it."""
+    nodes: dict[tuple[int, int, str], tuple[list[int], list[tuple[str, float]]]] = {}
     for item in info.get("Accumulables", []):
-        node = row_metrics.get(item.get("ID")) if item.get("Name") == _OUTPUT_ROWS else None
-        if node is None:
+        metric = plan_metrics.get(item.get("ID"))
+        if metric is None or item.get("Name") != metric.name:
             continue
         try:
-            ran.append((-node[1], node[2], node[0], int(float(item.get("Value")))))
+            value = float(item.get("Value"))
         except (TypeError, ValueError):
             continue
-    return tuple((name, rows) for _, _, name, rows in sorted(ran))
+        rows, times = nodes.setdefault((-metric.depth, metric.position, metric.node), ([], []))
+        if metric.unit:
+            times.append((metric.name, round(value * metric.unit, 6)))
+        else:
+            rows.append(int(value))
+    return tuple(
+        OperatorRun(name, rows[0] if rows else None, tuple(sorted(times)))
+        for (_, _, name), (rows, times) in sorted(nodes.items())
+    )
 
 
 def _int(value, default: int) -> int:

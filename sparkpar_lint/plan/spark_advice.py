@@ -78,8 +78,9 @@ def spark_prediction(profile: Profile, costs: SparkCosts, second: Profile | None
         "per_stage": [
             {
                 "stage": stage.stage_id,
-                "operators": [name for name, _ in stage.operators],
-                "rows_out": stage.operators[-1][1] if stage.operators else None,
+                "operators": [o.name for o in stage.operators if o.rows is not None],
+                "rows_out": next((o.rows for o in reversed(stage.operators) if o.rows is not None), None),
+                "operator_seconds": [{"operator": o.name, **dict(o.seconds)} for o in stage.operators if o.seconds],
                 "tasks": {"default": at.tasks, "recommended": then.tasks},
                 "model_seconds": {"default": round(at.seconds, 4), "recommended": round(then.seconds, 4)},
             }

@@ -16,8 +16,9 @@ cost less than the calibration's; a loaded machine more), W is the stage's own w
 give two equations; a stage whose D and task spread are the same at both (a scan) keeps its
 mean, and a fit that comes out negative (noise larger than the difference) keeps the other
 term only. What no stage explains (driver, planning, overlapping scans) is the runs' mean
-remainder, added to every prediction. So both profiled runs are predicted as measured, and a
-third setting is interpolated or extrapolated along the calibrated structure.
+remainder, added to every prediction. So each stage of both profiled runs is predicted as
+measured, each run within half the difference of the two remainders, and a third setting is
+interpolated or extrapolated along the calibrated structure.
 
 The stages of the two runs are matched in submission order; the runs must have the same stages
 (the same count, and the same kind at each position: shuffle read/write, stateful, streaming),
