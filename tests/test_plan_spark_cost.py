@@ -429,3 +429,27 @@ def test_constants_larger_than_the_run_measured_are_reported(tmp_path):
         stateful = [s.stage_id for s in stream if s.stateful]
         assert report["spark"]["overcharged_stages"] == (stateful if flagged else [])
         assert any("constants are too large" in n for n in report["notes"]) is flagged
+
+
+def test_a_streaming_runs_wall_time_spans_its_query_from_start_to_last_batch(tmp_path):
+    # A real run (Spark 4.1, local-cluster): bench/plan_jobs/stream_count.py at 2 partitions,
+    # availableNow over two micro-batches. Its SQL executions cover 0.54 s; the query ran from
+    # its start (listing sources, the offset log) to the end of its last trigger: 0.791 s, what
+    # the bench's clock measured around start() and awaitTermination().
+    log = LOG.with_name("eventlog_stream_query_run.json")
+    metrics = read_event_log(log)
+    assert metrics.queries == [(1795475599902, 1795475600693)]
+    executions = max(e[1] for e in metrics.executions) - min(e[0] for e in metrics.executions)
+    assert executions == 540
+    assert metrics.span() == pytest.approx(0.791)
+    assert [(s.tasks, s.stateful, s.batch) for s in metrics.stages] == [
+        (2, False, 0),
+        (2, True, 0),
+        (2, False, 1),
+        (2, True, 1),
+    ]
+    out = tmp_path / "p.json"
+    assert sparkpar("profile", "--event-log", log, "-o", out).returncode == 0
+    assert load_profile(out).wall_seconds == pytest.approx(0.791)
+    # A window that starts after the query started leaves its run out.
+    assert metrics.between(1795475600000, 1795475601000).queries == []

@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -164,19 +165,24 @@ class RunMetrics:
     settings: dict[str, str] = field(default_factory=dict)  # Spark properties of the first job
     # SQL executions (start_ms, end_ms): they also cover the driver's planning around the jobs.
     executions: list[tuple[int, int]] = field(default_factory=list)
+    # Streaming query runs (start_ms, end_ms): from the query's start to the end of its last
+    # micro-batch (its progress: trigger start + triggerExecution), which covers the source
+    # listing, offset and commit logs outside any SQL execution.
+    queries: list[tuple[int, int]] = field(default_factory=list)
 
     def between(self, start_ms: int, end_ms: int) -> RunMetrics:
         """The jobs submitted in [start_ms, end_ms], their stages, the executions started then."""
         jobs = [j for j in self.jobs if start_ms <= j.submitted_ms <= end_ms]
         ids = {j.job_id for j in jobs}
         executions = [e for e in self.executions if start_ms <= e[0] <= end_ms]
-        return RunMetrics([s for s in self.stages if s.job_id in ids], jobs, self.settings, executions)
+        queries = [q for q in self.queries if start_ms <= q[0] <= end_ms]
+        return RunMetrics([s for s in self.stages if s.job_id in ids], jobs, self.settings, executions, queries)
 
     def span(self) -> float:
         """Seconds from the first SQL execution or job start to the last one's end: the run's
         wall time as the log shows it (time spent before the first execution is not in it)."""
-        starts = [j.submitted_ms for j in self.jobs] + [e[0] for e in self.executions]
-        ends = [j.completed_ms for j in self.jobs] + [e[1] for e in self.executions]
+        starts = [j.submitted_ms for j in self.jobs] + [e[0] for e in self.executions + self.queries]
+        ends = [j.completed_ms for j in self.jobs] + [e[1] for e in self.executions + self.queries]
         return max(max(ends) - min(starts), 0) / 1000 if starts and ends else 0.0
 
 
@@ -208,6 +214,7 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
     # SQL metric accumulator id -> its plan node and metric, from every plan an
     # execution had (adaptive execution posts updated plans with new nodes and metrics).
     plan_metrics: dict[int, _Metric] = {}
+    query_runs: dict[str, list] = {}  # streaming query runId -> [start_ms, end_ms]
     for event in events:
         kind = event.get("Event") if isinstance(event, dict) else None
         if isinstance(kind, str) and kind.endswith("SparkListenerSQLExecutionStart"):
@@ -222,6 +229,8 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             began = execution_start.pop(str(event.get("executionId")), None)
             if began is not None and isinstance(event.get("time"), int):
                 metrics.executions.append((began, max(event["time"], began)))
+        elif isinstance(kind, str) and kind.endswith(("QueryStartedEvent", "QueryProgressEvent")):
+            _query_time(event, kind.endswith("QueryStartedEvent"), query_runs)
         elif kind == "SparkListenerJobStart":
             props = event.get("Properties") or {}
             job_conf[int(event["Job ID"])] = {
@@ -261,6 +270,7 @@ def metrics_from_events(events, where: str = "event log") -> RunMetrics:
             )
     if not metrics.jobs and not metrics.stages:
         raise EventLogError(f"{where}: no Spark jobs in this event log")
+    metrics.queries = [(start, max(start, end)) for start, end in query_runs.values() if start is not None]
     # A job still running when the log ends (a killed app): keep its stages, not its time.
     return metrics
 
@@ -354,6 +364,33 @@ def _operators(info: dict, plan_metrics: dict[int, _Metric]) -> tuple[OperatorRu
         OperatorRun(name, rows[0] if rows else None, tuple(sorted(times)))
         for (_, _, name), (rows, times) in sorted(nodes.items())
     )
+
+
+def _query_time(event: dict, started: bool, runs: dict[str, list]) -> None:
+    """A streaming query run's start (QueryStartedEvent) or the end of a micro-batch (a
+    QueryProgressEvent: its trigger's start time plus durationMs.triggerExecution)."""
+    progress = event if started else event.get("progress")
+    if not isinstance(progress, dict):
+        return
+    when = _iso_ms(progress.get("timestamp"))
+    run = progress.get("runId")
+    if when is None or not isinstance(run, str):
+        return
+    span = runs.setdefault(run, [None, when])
+    if started:
+        span[0] = when
+        return
+    duration = (progress.get("durationMs") or {}).get("triggerExecution", 0)
+    span[1] = max(span[1], when + (duration if isinstance(duration, int) else 0))
+
+
+def _iso_ms(value: object) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
 
 
 def _int(value, default: int) -> int:
