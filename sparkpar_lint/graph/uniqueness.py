@@ -108,6 +108,13 @@ def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
             old = literal_names(call.args[0].value) or []
             before = before - set(old)
         return before | set(added)
+    if node.method == "drop" and call is not None and call.args:
+        # `drop("a", "b")` by name: what was known, less those (a Column argument is not followed).
+        before = _input_columns(graph, node)
+        dropped = [literal_names(arg.value) for arg in call.args if not arg.star]
+        if before is None or len(dropped) != len(call.args) or not all(d and len(d) == 1 for d in dropped):
+            return None
+        return before - {d[0] for d in dropped if d}
     if node.method == "load" and node.spec is not None and node.spec.source:
         from sparkpar_lint.graph.query_columns import jdbc_query_columns  # query_columns reads literal_rows
 

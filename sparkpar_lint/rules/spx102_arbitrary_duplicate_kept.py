@@ -116,6 +116,13 @@ class ArbitraryDuplicateKept(Rule):
             _PRELUDE
             + 'clicks.select("url").withColumn("host", F.split("url", "/").getItem(2)).dropDuplicates(["url"])\n'
         ),
+        # The columns outside the subset are dropped by name first: the subset is every column left.
+        Valid(
+            _PRELUDE
+            + 'visits = clicks.select("user", "url").withColumn("pages", F.size(F.collect_set("url")'
+            + '.over(Window.partitionBy("user"))))\n'
+            + 'visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")\n'
+        ),
         # A table unioned with itself: every duplicate is a copy of the same row.
         Valid(_PRELUDE + 'clicks.union(clicks).dropDuplicates(["click_id"])\n'),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
@@ -199,6 +206,27 @@ class ArbitraryDuplicateKept(Rule):
             '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
             "    .show()\n"
             ")\n",
+        ),
+        # A near miss: the drop leaves `ref`, which differs between a user's rows.
+        Invalid(
+            _PRELUDE
+            + 'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url")'
+            + '.over(Window.partitionBy("user"))))\n'
+            + 'visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")\n',
+            line=5,
+            column=19,
+            severity=Severity.WARNING,
+            expected_fix=_PRELUDE
+            + 'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url")'
+            + '.over(Window.partitionBy("user"))))\n'
+            + "(\n"
+            + '    visits.drop("url")\n'
+            + '    .withColumn("_sparkpar_rn", F.row_number().over(Window.partitionBy("user", "pages")'
+            + '.orderBy(F.to_json(F.struct("*")))))\n'
+            + '    .filter(F.col("_sparkpar_rn") == 1)\n'
+            + '    .drop("_sparkpar_rn")\n'
+            + '    .write.parquet("visits")\n'
+            + ")\n",
         ),
         # A near miss: `host` is computed from another column than the subset.
         Invalid(
