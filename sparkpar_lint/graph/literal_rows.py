@@ -48,6 +48,15 @@ def literal_pairs(graph: StageGraph, node: StageNode) -> list[tuple] | None:
     return list(pairs)
 
 
+def literal_count(graph: StageGraph, node: StageNode) -> int | None:
+    """How many rows a literal `createDataFrame([...])` or `parallelize([...])` source holds, else None."""
+    for method, keyword in (("createDataFrame", "data"), ("parallelize", "c")):
+        if node.method == method:
+            found = _literal_data(graph, node, method, keyword)
+            return len(found[1]) if found is not None else None
+    return None
+
+
 def _literal_data(
     graph: StageGraph, node: StageNode, method: str, keyword: str
 ) -> tuple[StageNode, list | tuple] | None:

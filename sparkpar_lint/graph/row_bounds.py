@@ -1,13 +1,14 @@
 """How many rows a result can hold at most, when the code says: a `limit(m)`, rows spelled out in
-`createDataFrame([...])`, a global aggregate (one row), and whatever keeps or merges rows after
-them (filters, projections, sorts, groupings, dedups). `take(n)` of at most n rows takes them all.
+`createDataFrame([...])` or `parallelize([...])`, a global aggregate (one row), a join of two
+bounded inputs, and whatever keeps or merges rows after them (filters, projections, sorts,
+groupings, dedups). `take(n)` of at most n rows takes them all.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.graph.literal_rows import literal_rows
+from sparkpar_lint.graph.literal_rows import literal_count
 from sparkpar_lint.graph.order_flow import yields_single_row
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
@@ -49,6 +50,7 @@ _NO_MORE_ROWS = frozenset(
         "na",
     }
 )
+_JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "crossJoin"})
 _MAX_DEPTH = 50
 
 
@@ -59,6 +61,9 @@ def at_most_rows(graph: StageGraph, node: StageNode) -> int | None:
     for _ in range(_MAX_DEPTH):
         if current is None:
             return bound
+        if current.method in _JOINS and len(current.inputs) == 2:
+            joined = _join_bound(graph, current)
+            return joined if bound is None else (bound if joined is None else min(bound, joined))
         own = _own_bound(graph, current)
         if own is not None:
             bound = own if bound is None else min(bound, own)
@@ -79,6 +84,13 @@ def _own_bound(graph: StageGraph, node: StageNode) -> int | None:
     if yields_single_row(graph, node):
         return 1
     if node.spec is not None and node.spec.source:
-        found = literal_rows(graph, node)
-        return len(found[1]) if found is not None else None
+        return literal_count(graph, node)
     return None
+
+
+def _join_bound(graph: StageGraph, node: StageNode) -> int | None:
+    """Every pair matching, plus every row of either side unmatched (outer joins): l*r + l + r."""
+    left, right = (at_most_rows(graph, graph.node(i)) for i in node.inputs)
+    if left is None or right is None:
+        return None
+    return left * right + left + right

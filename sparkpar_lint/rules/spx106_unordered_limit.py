@@ -44,6 +44,14 @@ class UnorderedLimit(Rule):
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
     fix_safety = SAFE
     VALID = [
+        # A join of two literal RDDs has at most 3*2 pairs, plus 3+2 unmatched rows: take(20) takes all.
+        Valid(
+            "from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            'prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])\n'
+            'stock = sc.parallelize([("apple", 10), ("pear", 0)])\n'
+            "matched = prices.join(stock).take(20)\n"
+        ),
         Valid(_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
         Valid(
             _PRELUDE + 'counts = events.groupBy("page").count()\n'
@@ -130,6 +138,17 @@ class UnorderedLimit(Rule):
         ),
     ]
     INVALID = [
+        # The near miss: two of the up to eleven joined rows.
+        Invalid(
+            "from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            'prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])\n'
+            'stock = sc.parallelize([("apple", 10), ("pear", 0)])\n' + "matched = prices.join(stock).take(2)\n",
+            line=5,
+            column=29,
+            related_lines=(5,),
+            expected_fix=None,
+        ),
         # The near miss: three of up to five grouped rows.
         Invalid(
             _PRELUDE + 'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(3)\n',
