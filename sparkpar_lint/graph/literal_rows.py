@@ -18,6 +18,9 @@ _ROW_KEEPING = frozenset({"filter", "where", "cache", "persist", "localCheckpoin
 def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
     """(column names, rows) when `node`'s rows are a literal list passed to `createDataFrame`
     (through filters only), else None."""
+    converted = _parallelized_to_df(graph, node)
+    if converted is not None:
+        return converted
     found = _literal_data(graph, node, "createDataFrame", "data")
     if found is None:
         return None
@@ -32,6 +35,29 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     if not names:
         return None
     if not all(isinstance(r, (tuple, list)) and len(r) == len(names) for r in rows):
+        return None
+    return names, [tuple(r) for r in rows]
+
+
+def _parallelized_to_df(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
+    """`sc.parallelize([...]).toDF(["a", "b"])` (or `toDF("a", "b")`): names and rows, else None."""
+    source: StageNode | None = node
+    while source is not None and source.method in _ROW_KEEPING:
+        source = graph.input_of(source)
+    if source is None or source.method != "toDF" or source.call is None or not source.call.args:
+        return None
+    parent = graph.input_of(source)
+    found = _literal_data(graph, parent, "parallelize", "c") if parent is not None else None
+    if found is None:
+        return None
+    args = source.call.args
+    names = (
+        literal_names(args[0].value)
+        if len(args) == 1
+        else literal_names(cst.List([cst.Element(a.value) for a in args]))
+    )
+    rows = found[1]
+    if not names or not all(isinstance(r, (tuple, list)) and len(r) == len(names) for r in rows):
         return None
     return names, [tuple(r) for r in rows]
 
@@ -71,11 +97,47 @@ def _literal_data(
     data = _resolve(graph, given, source) if given is not None else None
     if data is None:
         return None
-    try:
-        value = ast.literal_eval(cst.Module([]).code_for_node(data))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    value = _value(data)
     return (source, value) if isinstance(value, (list, tuple)) else None
+
+
+class _Unreadable(Exception):
+    pass
+
+
+# Constructors whose value is fixed by their literal arguments: rows of dates and timestamps are
+# still literal data. Calls are compared by their source text, so `datetime(2022, 1, 1)` written
+# twice is one value (equal values written differently count as different: no tie is invented).
+_PURE_CONSTRUCTORS = frozenset({"datetime", "date", "time", "timedelta", "Decimal", "Timestamp"})
+
+
+class Constructed(str):
+    """A pure constructor call in literal data, standing for its value by its source text."""
+
+
+def _value(expr: cst.BaseExpression) -> object:
+    """The Python value of literal data (lists, tuples, dicts, constants, pure constructor
+    calls with literal arguments), or None when any part is not literal."""
+    try:
+        return _read(expr)
+    except (_Unreadable, ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _read(expr: cst.BaseExpression) -> object:
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            raise _Unreadable
+        items = [_read(e.value) for e in expr.elements]
+        return items if isinstance(expr, cst.List) else tuple(items)
+    if isinstance(expr, cst.Call):
+        callee = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", None)
+        if callee not in _PURE_CONSTRUCTORS or any(a.star or a.keyword is not None for a in expr.args):
+            raise _Unreadable
+        for arg in expr.args:
+            _read(arg.value)  # every argument literal
+        return Constructed(cst.Module([]).code_for_node(expr))
+    return ast.literal_eval(cst.Module([]).code_for_node(expr))
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
@@ -134,7 +196,7 @@ def duplicates_identical(graph: StageGraph, node: StageNode, subset: tuple[str, 
     random or a UDF (which may be)."""
     deterministic = True
     while node is not None and node.method in _COLUMN_ADDING:
-        written = _written_columns(node)
+        written = written_columns(node)
         if written is None or set(written) & set(subset):
             return None
         if any(c.udf is not None or (c.spec is not None and c.spec.partitioning_dependent) for c in node.columns.calls):
@@ -158,7 +220,7 @@ def duplicates_identical(graph: StageGraph, node: StageNode, subset: tuple[str, 
     return True
 
 
-def _written_columns(node: StageNode) -> list[str] | None:
+def written_columns(node: StageNode) -> list[str] | None:
     """The columns `withColumn("c", ...)` / `withColumns({"c": ...})` write, when spelled out."""
     if node.call is None or not node.call.args:
         return None

@@ -24,6 +24,7 @@ from sparkpar_lint.fixes.ordering import (
 )
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.graph.kept_results import nothing_kept
+from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.positions import walk
 from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
@@ -48,6 +49,21 @@ class UnorderedWindow(Rule):
     summary = "An order-sensitive window function runs over a window with no orderBy."
     fix_safety = SAFE
     VALID = [
+        # Literal rows are read: no two differ on the same (partition, order) value, so nothing ties.
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 80), ("cid", "math", 70)], ["name", "subject", "score"])\n'
+            'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()\n'
+        ),
+        Valid(
+            "from datetime import date\n"
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            "sc = spark.sparkContext\n"
+            'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 3), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
+            'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()\n'
+        ),
         Valid(
             _PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
             'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'
@@ -133,6 +149,40 @@ class UnorderedWindow(Rule):
         ),
     ]
     INVALID = [
+        # Literal rows that do tie: two math scores of 90 straddle the ntile boundary.
+        Invalid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
+            'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()\n',
+            line=4,
+            column=26,
+            related_lines=(4,),
+            severity=Severity.INFO,
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + 'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
+            + 'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score", F.to_json(F.struct("*"))))).show()\n',
+        ),
+        # `lag` over literal rows (through `parallelize(...).toDF`) with two prices on one day.
+        Invalid(
+            "from datetime import date\n"
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            "sc = spark.sparkContext\n"
+            'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
+            'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()\n',
+            line=6,
+            column=28,
+            related_lines=(6,),
+            severity=Severity.INFO,
+            expected_fix="from datetime import date\n"
+            + "from pyspark.sql import SparkSession, Window, functions as F\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + "sc = spark.sparkContext\n"
+            + 'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
+            + 'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day", F.to_json(F.struct("*"))))).show()\n',
+        ),
         # Near miss: the same numbering, and the latest rows are written.
         Invalid(
             _PRELUDE + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
@@ -662,10 +712,12 @@ def _rows_read_from_source(graph: StageGraph, node: StageNode) -> bool:
     )
 
 
-# Functions that pick one row of a partition by the order (`row_number() == 1`, the first row):
-# ties decide which. `lag`/`lead` over a time column are left alone: series code relies on
-# distinct times, and a tie there shifts a neighbour rather than choosing the kept row.
-_ROW_PICKERS = frozenset({"row_number", "first", "first_value", "last", "last_value"})
+# Functions that pick one row of a partition by the order (`row_number() == 1`, the first row),
+# or number the rows into buckets (`ntile`): ties decide which. `lag`/`lead` over a time column are
+# left alone: series code relies on distinct times, and a tie there shifts a neighbour rather than
+# choosing the kept row; over literal rows that visibly tie they are reported too.
+_ROW_PICKERS = frozenset({"row_number", "first", "first_value", "last", "last_value", "ntile"})
+_NEIGHBOURS = frozenset({"lag", "lead"})
 # Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
 _UNIQUE_NAME = re.compile(r"(^|_)(id|uuid|guid|key|seq|sequence|offset|rownum|row_number)$|[a-z]Id$", re.IGNORECASE)
 
@@ -676,7 +728,7 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     window = call.window
     if window is None or not window.has_order or call.spec is None or window.order_opaque:
         return False
-    if call.function not in _ROW_PICKERS or len(window.order_by) != 1:
+    if call.function not in _ROW_PICKERS | _NEIGHBOURS or len(window.order_by) != 1:
         return False
     column = window.order_by[0]
     # `*` (a struct of the whole row) and the fixes' own sequence number tell every row apart.
@@ -685,10 +737,43 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     if _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
         return False
     if _literal_rows_only(graph, node):
-        return False  # rows written out in the code: whether they tie is there to read
+        # Rows written out in the code: whether they tie is there to read.
+        return _literal_rows_tie(graph, node, (*window.partition_by, column))
+    if call.function in _NEIGHBOURS:
+        return False
     if graph.unique_columns and is_unique_on(graph, node, (column,)):
         return False  # `[tool.sparkpar] unique-columns` says no two rows share it
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
+
+
+# Stages that leave the literal rows' values alone (a `withColumn` is checked not to write the
+# columns read).
+_VALUE_KEEPING = frozenset({"withColumn", "withColumns", "cache", "persist", "alias"})
+
+
+def _literal_rows_tie(graph: StageGraph, node: StageNode, columns: tuple[str, ...]) -> bool:
+    """Two different literal rows share a value of `columns` (the partition keys and the order).
+    False when the rows cannot be read, or a stage between them and the window may change
+    which rows or values reach it."""
+    for current in [node, *graph.upstream(node)]:
+        found = literal_rows(graph, current)
+        if found is not None:
+            names, rows = found
+            if not set(columns) <= set(names):
+                return False
+            indices = [names.index(c) for c in columns]
+            seen: dict[tuple, tuple] = {}
+            for row in rows:
+                key = tuple(row[i] for i in indices)
+                if seen.setdefault(key, row) != row:
+                    return True
+            return False
+        if current.method not in _VALUE_KEEPING:
+            return False
+        written = written_columns(current) if current.method != "alias" else []
+        if written is None or set(written) & set(columns) or any(c.udf is not None for c in current.columns.calls):
+            return False
+    return False
 
 
 def _literal_rows_only(graph: StageGraph, node: StageNode) -> bool:

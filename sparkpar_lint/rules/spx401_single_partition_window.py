@@ -30,6 +30,14 @@ class SinglePartitionWindow(Rule):
     summary = "A window with `orderBy` or a frame but no `partitionBy` moves every row to one partition."
     fix_safety = UNSAFE
     VALID = [
+        # Literal dated rows (constructor calls of constants are literal data): a handful of rows.
+        Valid(
+            "from datetime import date\n"
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'days = spark.createDataFrame([(date(2024, 1, 1), 5), (date(2024, 1, 2), 8)], ["day", "sales"])\n'
+            'days.withColumn("running", F.sum("sales").over(Window.orderBy("day"))).show()\n'
+        ),
         # An aggregate of a join of two literal lists: a handful of rows, whatever the shuffles.
         Valid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
