@@ -16,9 +16,10 @@ cost less than the calibration's; a loaded machine more), W is the stage's own w
 give two equations; a stage whose D and task spread are the same at both (a scan) keeps its
 mean, and a fit that comes out negative (noise larger than the difference) keeps the other
 term only. What no stage explains (driver, planning, overlapping scans) is the runs' mean
-remainder, added to every prediction. So each stage of both profiled runs is predicted as
-measured, each run within half the difference of the two remainders, and a third setting is
-interpolated or extrapolated along the calibrated structure.
+remainder (measured wall less its measured stages), added to every prediction. So each stage
+of both profiled runs is predicted as measured where its fit is exact, each run within half the
+difference of the two remainders, and a third setting is interpolated or extrapolated along the
+calibrated structure.
 
 The stages of the two runs are matched in submission order; the runs must have the same stages
 (the same count, and the same kind at each position: shuffle read/write, stateful, streaming),
@@ -121,7 +122,8 @@ def fit_stage(d: Sequence[float], spread: Sequence[float], measured: Sequence[fl
             return StageFit(k, w)
         if k < 0:  # the per-task costs did not show above the noise: the work alone
             return StageFit(0.0, sum(m / s for m, s in zip(measured, spread)) / 2)
-        return StageFit(sum(m / x for m, x in zip(measured, d) if x > 0) / max(sum(x > 0 for x in d), 1), 0.0)
+        # No work left over: the per-task costs alone, least squares through the origin.
+        return StageFit((d1 * m1 + d2 * m2) / (d1 * d1 + d2 * d2), 0.0)
     # Nothing that changes between the runs: the stage costs what it measured, on average.
     return StageFit(0.0, sum(m / s for m, s in zip(measured, spread)) / 2)
 
@@ -144,17 +146,11 @@ def fit_stages(
                 (x.wall_seconds, y.wall_seconds),
             )
         )
-    run = FittedRun(a, tuple(fits), 0.0, (profiled_settings(a), profiled_settings(b)))
-    # The remainder is what the stages do not explain, the same at both settings.
-    explained = (run.predict(run.settings[0], costs), _second_explained(b, fits, costs))
-    remainder = (first_wall - explained[0] + second_wall - explained[1]) / 2
-    return FittedRun(a, tuple(fits), remainder, run.settings)
-
-
-def _second_explained(stages: tuple[StageRun, ...], fits: Sequence[StageFit], costs: SparkCosts) -> float:
-    return sum(
-        f.scale * overheads(s, stages, costs, None) + f.work * _spread(s.tasks, costs) for s, f in zip(stages, fits)
-    )
+    # The remainder is the time the measured stages do not cover, the same at both settings.
+    # It comes from the measurements, not the fits: a stage a fit cannot reproduce (clamped at
+    # zero work or scale) keeps its own error rather than moving it into every prediction.
+    remainder = (first_wall - sum(s.wall_seconds for s in a) + second_wall - sum(s.wall_seconds for s in b)) / 2
+    return FittedRun(a, tuple(fits), remainder, (profiled_settings(a), profiled_settings(b)))
 
 
 def recommend_fitted(run: FittedRun, costs: SparkCosts, *, adaptive: bool = True) -> Prediction:
