@@ -56,6 +56,10 @@ def test_two_runs_give_each_stage_its_work_and_the_scale_of_its_per_task_costs()
     # The per-task costs did not show (the cheaper setting measured slower): the work alone.
     noisy = fit_stage((2.0, 0.5), (0.5, 0.5), (1.0, 1.2))
     assert noisy.scale == 0.0 and noisy.work == pytest.approx(2.2)
+    # The per-task costs explain more than was measured at the cheaper setting (the work would
+    # be negative): the costs alone, least squares through the origin.
+    no_work = fit_stage((2.0, 0.5), (0.5, 0.5), (2.0, 0.2))
+    assert no_work.work == 0.0 and no_work.scale == pytest.approx((2.0 * 2.0 + 0.5 * 0.2) / (4.0 + 0.25))
     # Nothing differs between the runs (a scan): its mean.
     same = fit_stage((0.1, 0.1), (0.5, 0.5), (1.0, 1.4))
     assert same.scale == 0.0 and same.work * 0.5 == pytest.approx(1.2)
@@ -73,6 +77,9 @@ def test_a_fit_reproduces_both_profiled_runs_and_predicts_between():
         run.predict(Settings(16), COSTS) - second.wall_seconds,
     )
     assert off[0] == pytest.approx(-off[1])
+    # What the stages do not cover is taken from the measurements, not from the fits.
+    uncovered = [p.wall_seconds - sum(s.wall_seconds for s in p.stages) for p in (first, second)]
+    assert run.remainder == pytest.approx(sum(uncovered) / 2)
     assert abs(off[0]) < 0.05 * first.wall_seconds
     # Fewer partitions cost less per task and per block: monotone down to the cores.
     at = [run.predict(Settings(p), COSTS) for p in (200, 64, 16, 2)]
