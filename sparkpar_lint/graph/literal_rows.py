@@ -31,12 +31,102 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     schema = _resolve(graph, given, source)
     if schema is None:
         return None
-    names = literal_names(schema) if isinstance(schema, (cst.List, cst.Tuple)) else _ddl_names(schema)
+    names = (
+        literal_names(schema)
+        if isinstance(schema, (cst.List, cst.Tuple))
+        else _ddl_names(schema) or _struct_names(schema)
+    )
     if not names:
         return None
     if not all(isinstance(r, (tuple, list)) and len(r) == len(names) for r in rows):
         return None
     return names, [tuple(r) for r in rows]
+
+
+def _struct_names(schema: cst.BaseExpression) -> list[str] | None:
+    """`StructType([StructField("a", ...), ...])` or `StructType().add("a", ...).add(...)`: the names."""
+    if not isinstance(schema, cst.Call):
+        return None
+    func = schema.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "add" and isinstance(func.value, cst.Call):
+        before = _struct_names(func.value)
+        added = literal_names(schema.args[0].value) if schema.args else None
+        return before + added if before is not None and added and len(added) == 1 else None
+    if _callee_name(func) != "StructType":
+        return None
+    if not schema.args:
+        return []
+    fields = schema.args[0].value
+    if not isinstance(fields, (cst.List, cst.Tuple)):
+        return None
+    names = []
+    for element in fields.elements:
+        field = element.value
+        if not (isinstance(field, cst.Call) and _callee_name(field.func) == "StructField" and field.args):
+            return None
+        name = literal_names(field.args[0].value)
+        if not name or len(name) != 1:
+            return None
+        names += name
+    return names
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+# Conversions that keep equal values equal and (on the literal values a lesson writes) distinct
+# ones distinct: a projection through them keeps which rows tie.
+_CASTS = {"float": float, "int": int, "str": str}
+
+
+def _mapped_parallelized(graph: StageGraph, data: cst.BaseExpression, at: StageNode) -> list | None:
+    """`sc.parallelize([...]).map(lambda r: (r[0], r[1], float(r[2])))`: the projected rows, else
+    None. Only projections of the row's items, optionally through `float`/`int`/`str`."""
+    if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and data.func.attr.value == "map"):
+        return None
+    inner = data.func.value
+    if not (isinstance(inner, cst.Call) and _callee_name(inner.func) == "parallelize" and inner.args):
+        return None
+    function = data.args[0].value if len(data.args) == 1 else None
+    if not isinstance(function, cst.Lambda) or len(function.params.params) != 1:
+        return None
+    if not isinstance(function.body, cst.Tuple):
+        return None
+    parameter = function.params.params[0].name.value
+    picks = [_pick(element.value, parameter) for element in function.body.elements]
+    if any(p is None for p in picks):
+        return None
+    given = _resolve(graph, inner.args[0].value, at)
+    rows = _value(given) if given is not None else None
+    if not isinstance(rows, (list, tuple)):
+        return None
+    try:
+        return [tuple(cast(row[index]) for index, cast in picks) for row in rows]  # type: ignore[misc]
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+
+
+def _pick(expr: cst.BaseExpression, parameter: str):
+    """`r[2]` -> (2, identity); `float(r[2])` -> (2, float); else None."""
+    cast = None
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in _CASTS
+        and len(expr.args) == 1
+    ):
+        cast, expr = _CASTS[expr.func.value], expr.args[0].value
+    if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == parameter):
+        return None
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    if not isinstance(index, cst.Integer):
+        return None
+    return int(index.value), cast or (lambda v: v)
 
 
 def _parallelized_to_df(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
@@ -97,7 +187,7 @@ def _literal_data(
     data = _resolve(graph, given, source) if given is not None else None
     if data is None:
         return None
-    value = _value(data)
+    value = _value(data) if method != "createDataFrame" else _value(data) or _mapped_parallelized(graph, data, source)
     return (source, value) if isinstance(value, (list, tuple)) else None
 
 

@@ -28,7 +28,7 @@ from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.positions import walk
 from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
-from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on
+from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.sql.fixes import window_tie_fix
@@ -49,6 +49,14 @@ class UnorderedWindow(Rule):
     summary = "An order-sensitive window function runs over a window with no orderBy."
     fix_safety = SAFE
     VALID = [
+        # Tied rows, but `lag(pay, 2)` of either tied 50 looks back to a 30: the same answers either way.
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'staff = spark.createDataFrame([("ann", "ops", 30), ("bob", "ops", 30), ("cy", "ops", 50), ("dee", "ops", 50)],'
+            ' ["name", "team", "pay"])\n'
+            'staff.withColumn("two_back", F.lag("pay", 2).over(Window.partitionBy("team").orderBy("pay"))).show()\n'
+        ),
         # Literal rows are read: no two differ on the same (partition, order) value, so nothing ties.
         Valid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -738,7 +746,7 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if _literal_rows_only(graph, node):
         # Rows written out in the code: whether they tie is there to read.
-        return _literal_rows_tie(graph, node, (*window.partition_by, column))
+        return _literal_rows_tie(graph, node, window.partition_by, column, call)
     if call.function in _NEIGHBOURS:
         return False
     if graph.unique_columns and is_unique_on(graph, node, (column,)):
@@ -751,29 +759,92 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
 _VALUE_KEEPING = frozenset({"withColumn", "withColumns", "cache", "persist", "alias"})
 
 
-def _literal_rows_tie(graph: StageGraph, node: StageNode, columns: tuple[str, ...]) -> bool:
-    """Two different literal rows share a value of `columns` (the partition keys and the order).
-    False when the rows cannot be read, or a stage between them and the window may change
-    which rows or values reach it."""
+def _literal_rows_tie(graph: StageGraph, node: StageNode, keys: tuple[str, ...], order: str, call: ColumnCall) -> bool:
+    """The literal rows give `call` a different answer when tied rows (different rows sharing
+    the partition keys and the order value) arrive the other way round. False when the rows
+    cannot be read, or a stage between them and the window may change which rows or values
+    reach it."""
+    columns = (*keys, order)
     for current in [node, *graph.upstream(node)]:
         found = literal_rows(graph, current)
         if found is not None:
             names, rows = found
             if not set(columns) <= set(names):
                 return False
-            indices = [names.index(c) for c in columns]
-            seen: dict[tuple, tuple] = {}
-            for row in rows:
-                key = tuple(row[i] for i in indices)
-                if seen.setdefault(key, row) != row:
-                    return True
-            return False
+            return _answer_depends_on_ties(names, rows, keys, order, call)
         if current.method not in _VALUE_KEEPING:
             return False
         written = written_columns(current) if current.method != "alias" else []
         if written is None or set(written) & set(columns) or any(c.udf is not None for c in current.columns.calls):
             return False
     return False
+
+
+def _answer_depends_on_ties(
+    names: list[str], rows: list[tuple], keys: tuple[str, ...], order: str, call: ColumnCall
+) -> bool:
+    """Number each partition's rows with the tied rows in arrival order and reversed: do the
+    rows get different answers? (`lag(v, 2)` over two tied rows can look back to equal values.)"""
+    answer = _answer_by_position(names, call)
+    if answer is None:
+        return False
+    key_at = [names.index(k) for k in keys]
+    order_at = names.index(order)
+    partitions: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        partitions.setdefault(tuple(row[i] for i in key_at), []).append(row)
+    try:
+        for members in partitions.values():
+            forward = sorted(members, key=lambda r: _sortable(r[order_at]))
+            # A stable descending sort keeps tied rows in arrival order; reversed, they arrive last-first.
+            backward = sorted(members, key=lambda r: _sortable(r[order_at]), reverse=True)[::-1]
+            if sorted(map(repr, answer(forward))) != sorted(map(repr, answer(backward))):
+                return True
+    except TypeError:
+        return False  # values that do not compare: unknown
+    return False
+
+
+def _sortable(value: object) -> tuple:
+    return (value is not None, value)  # nulls first, as Spark's ascending order
+
+
+def _answer_by_position(names: list[str], call: ColumnCall):
+    """A function from one partition's ordered rows to (row, answer) pairs, for the functions
+    whose answer follows the row's position; None when the call cannot be read."""
+    arguments = call.call.args if call.call is not None else ()
+    positional = [a.value for a in arguments if a.keyword is None]
+    keyword = {a.keyword.value: a.value for a in arguments if a.keyword is not None}
+    if call.function == "row_number":
+        return lambda rows: [(row, i) for i, row in enumerate(rows)]
+    if call.function == "ntile":
+        buckets = _integer(positional[0] if positional else keyword.get("n"))
+        if not buckets:
+            return None
+        return lambda rows: [(row, _bucket(i, len(rows), buckets)) for i, row in enumerate(rows)]
+    if call.function in _NEIGHBOURS:
+        column = literal_names(positional[0] if positional else keyword.get("col"))
+        offset_expr = positional[1] if len(positional) > 1 else keyword.get("offset")
+        offset = _integer(offset_expr) if offset_expr is not None else 1
+        if not column or len(column) != 1 or column[0] not in names or offset is None:
+            return None
+        at, step = names.index(column[0]), -offset if call.function == "lag" else offset
+        return lambda rows: [
+            (row, rows[i + step][at] if 0 <= i + step < len(rows) else None) for i, row in enumerate(rows)
+        ]
+    # first/last and the rest: the tied rows' own values decide; any two different tied rows count.
+    return lambda rows: [(rows[0], 0), (rows[-1], 1)]
+
+
+def _integer(expr: cst.BaseExpression | None) -> int | None:
+    return int(expr.value) if isinstance(expr, cst.Integer) else None
+
+
+def _bucket(position: int, count: int, buckets: int) -> int:
+    """Spark's ntile: the first `count % buckets` buckets hold one row more."""
+    size, extra = divmod(count, buckets)
+    big = (size + 1) * extra
+    return position // (size + 1) if position < big else extra + (position - big) // max(size, 1)
 
 
 def _literal_rows_only(graph: StageGraph, node: StageNode) -> bool:
