@@ -152,3 +152,30 @@ def test_a_gain_within_the_noise_band_keeps_sparks_defaults():
     assert spark_prediction(spread, COSTS)["noise_band"] == pytest.approx(0.442 / 0.642, abs=1e-3)
     assert spark_prediction(spread, COSTS)["within_noise"] is (gain <= 0.442 / 0.642)
     assert predict(profile.stages, SPARK_DEFAULTS, COSTS).settings == SPARK_DEFAULTS
+
+
+def test_a_stateful_query_whose_gain_is_noise_is_told_to_leave_the_setting_alone(tmp_path):
+    # The real stream profile kept with the tests (a stateful count at 5 partitions), and a
+    # calibration whose band covers any gain.
+    from sparkpar_lint.plan.event_log import read_event_log
+    from sparkpar_lint.plan.profile import Profile
+
+    stream = tuple(s for s in read_event_log(DATA / "eventlog_groupby_and_stateful_stream.json").stages if s.query)
+    profile = tmp_path / "stream.json"
+    Profile((), "job", None, stream, 2, 60.0).write(profile)
+    job = tmp_path / "job.py"
+    job.write_text(
+        "def job(spark, source):\n"
+        '    events = spark.readStream.schema("id long, k long").parquet(source)\n'
+        '    return events.groupBy("k").count()\n',
+        encoding="utf-8",
+    )
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"constants": {"cores": 2, "noise_band": 1000.0}}), encoding="utf-8")
+    done = sparkpar("plan", job, "--profile", profile, "--calibration", calibration, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["spark"]["within_noise"] is True and report["shuffle_partitions"] == 200
+    (setting,) = [a for a in report["advice"] if "spark.sql.shuffle.partitions" in a]
+    assert setting.startswith("leave spark.sql.shuffle.partitions alone for this stateful streaming query: no setting")
+    assert "spark.conf.set" not in setting

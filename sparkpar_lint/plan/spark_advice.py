@@ -147,7 +147,13 @@ def with_spark_prediction(
         f"adaptive execution), {best['seconds']:.3g} s at {partitions}: predicted "
         f"{found['speedup']:.2f}x"
     )
-    if found["stateful"]:
+    if found["stateful"] and found["within_noise"]:
+        setting = (
+            f"leave spark.sql.shuffle.partitions alone for this stateful streaming query: no "
+            f"setting is predicted to gain more than the noise band, and an existing checkpoint "
+            f"keeps its number of state partitions anyway; {summary}."
+        )
+    elif found["stateful"]:
         setting = (
             f"leave spark.sql.shuffle.partitions alone for this stateful streaming query's "
             f"existing checkpoint (Spark restores the number of state partitions recorded "
