@@ -54,8 +54,8 @@ def test_a_map_column_keeps_the_json_tie_breaker():
 
 def test_columns_selected_from_a_typed_frame_are_the_struct():
     code = HEADER + (
-        'rows = [("a", 1, 2.0, {"k": "v"})]\n'
-        'raw = spark.createDataFrame(rows, "user string, ts long, amount double, extra map<string, string>")\n'
+        # Read, not literal rows: a literal frame smaller than the limit is not a finding.
+        'raw = spark.read.schema("user string, ts long, amount double, extra map<string, string>").json("in")\n'
         'payments = raw.select("user", "ts", "amount").orderBy("ts").repartition(8)\n'
         "first_five = payments.limit(5)\n"
         'first_five.write.parquet("out")\n'
