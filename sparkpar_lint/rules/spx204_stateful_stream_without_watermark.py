@@ -156,11 +156,12 @@ class StatefulStreamWithoutWatermark(Rule):
         ),
         # One state row per user for ever: a warning, still no watermark fix.
         Invalid(_PRELUDE + 'clicks.groupBy("user_id").count()\n', line=4, column=26, expected_fix=None),
-        # Complete mode keeps every window by design: no watermark suggested.
+        # Complete mode keeps every window by design, and the memory table's readers rely on it:
+        # no watermark suggested (update mode would change what the table holds).
         Invalid(
             _PRELUDE
             + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
+            + 'counts.writeStream.outputMode("complete").format("memory").queryName("c").start()\n',
             line=4,
             column=53,
             expected_fix=None,
@@ -209,6 +210,17 @@ class StatefulStreamWithoutWatermark(Rule):
             column=23,
             expected_fix=None,
         ),
+        # Event-time windows shown on the console in complete mode: a watermark plus update mode.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
+            + "counts.writeStream.outputMode('complete').format(\"console\").start()\n",
+            line=4,
+            column=53,
+            expected_fix=_PRELUDE
+            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + "counts.writeStream.outputMode('update').format(\"console\").start()\n",
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -240,7 +252,7 @@ class StatefulStreamWithoutWatermark(Rule):
             if complete and not space.grows and not _keeps_every_row(node):
                 continue  # complete mode says the result table is small; nothing says otherwise
             severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
-            fix = None if complete else _fix(graph, node)
+            fix = _complete_console_fix(graph, node) if complete else _fix(graph, node)
             yield self.finding(ctx, node.span, _message(node, space, complete), severity=severity, fix=fix)
 
 
@@ -454,6 +466,72 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
     watermark = insert_before("withWatermark", [string(event_time), string(DEFAULT_WATERMARK_DELAY)])
     description = f'`withWatermark("{event_time}", "{DEFAULT_WATERMARK_DELAY}")` before streaming `{node.method}`'
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
+
+
+# Stages that may sit between the aggregation and a console sink switched to update mode: each is
+# allowed in update mode (a sort or a limit after an aggregation is allowed in complete mode only).
+_UPDATE_MODE_STAGES = frozenset(
+    {
+        *("writeStream", "select", "selectExpr", "withColumn", "withColumns", "withColumnRenamed"),
+        *("filter", "where", "drop", "alias", "toDF"),
+    }
+)
+
+
+def _complete_console_fix(graph: StageGraph, node: StageNode) -> Fix | str:
+    """An event-time window aggregation shown on the console in complete mode: the watermark fix
+    plus `outputMode("update")`; else why not, for `--show-unfixed`.
+
+    In complete mode a watermark drops no state, so it must come with update mode; on the console
+    that only changes which rows each batch prints (the windows that changed, not all of them).
+    Only for the console: a memory, table, Kafka or `foreachBatch` sink's readers would see a
+    different result, so those keep the finding and get no fix.
+    """
+    if node.spec.data_args or not _window_column(graph, node):
+        return "complete mode with no event-time window in the key: no watermark can drop this state"
+    later = list(graph.downstream(node))
+    sinks = [n for n in later if n.spec is not None and n.spec.sink]
+    if len(sinks) != 1:
+        return "complete mode, and not exactly one sink in this module to switch to update mode"
+    if any(n not in sinks and n.method not in _UPDATE_MODE_STAGES for n in later):
+        return "a sort or other stage after the aggregation that only complete mode allows"
+    settings = _writer_settings(sinks[0].call)
+    mode, sink_format = settings.get("outputMode"), settings.get("format")
+    if not isinstance(mode, cst.SimpleString) or (mode.evaluated_value or "").lower() != "complete":
+        return "complete mode not set as a literal `outputMode(...)` on the sink's chain"
+    if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value != "console":
+        return (
+            "complete mode into a sink whose readers get the whole result table each batch; update mode "
+            "(which a watermark needs to drop state) would change what they see"
+        )
+    watermark = _fix(graph, node)
+    if watermark is None:
+        return "the window's time column is not a plain column to put a watermark on"
+    quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
+    update = mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :])
+    return Fix(
+        UNSAFE,
+        watermark.description + ', and `outputMode("update")` for the console sink (complete mode keeps every window)',
+        (*watermark.replacements, (mode, update)),
+    )
+
+
+def _window_column(graph: StageGraph, node: StageNode) -> bool:
+    grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+    return grouping is not None and any(c.spec is not None and c.spec.time_window for c in grouping.columns.calls)
+
+
+def _writer_settings(call: cst.Call | None) -> dict[str, cst.BaseExpression]:
+    """The single positional argument of each setter on a `writeStream` chain, by method name."""
+    settings: dict[str, cst.BaseExpression] = {}
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        if len(call.args) == 1 and call.args[0].keyword is None:
+            settings.setdefault(call.func.attr.value, call.args[0].value)
+        receiver = call.func.value
+        while isinstance(receiver, cst.Attribute):
+            receiver = receiver.value
+        call = receiver
+    return settings
 
 
 def _event_time(grouping: StageNode) -> str | None:
