@@ -120,6 +120,7 @@ class FunctionSpec:
     udf_factory: bool = False
     constant: bool = False
     tie_sensitive: bool = False
+    frame_hint: bool = False
 
 
 @dataclass(frozen=True)

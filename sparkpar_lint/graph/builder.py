@@ -717,6 +717,8 @@ class GraphBuilder:
     def column_function(self, function: str, call: cst.Call, scope: Scope) -> Value:
         args, kwargs = self.ev_args(call, scope)
         spec = self.catalogue.functions.get(function)
+        if spec is not None and spec.frame_hint and args and isinstance(args[0], SparkValue):
+            return args[0]  # `broadcast(df)` is df with a join hint: the same rows, still a stream if df is
         if spec is not None and spec.udf_factory:
             wrapped = next((a for a in args if isinstance(a, FunctionValue)), None)
             if wrapped is not None:

@@ -88,6 +88,8 @@ class StatefulStreamWithoutWatermark(Rule):
         ),
         # A stream-static join keeps no state.
         Valid(_PRELUDE + 'clicks.join(spark.read.parquet("pages"), "page")\n'),
+        # A broadcast hint on the static side: still a stream-static join.
+        Valid(_PRELUDE + 'clicks.join(F.broadcast(spark.read.parquet("pages")), "page")\n'),
         # Watermarks on both streams and a time range in the condition: old rows can be dropped.
         Valid(
             _PRELUDE
@@ -190,6 +192,15 @@ class StatefulStreamWithoutWatermark(Rule):
             line=5,
             column=7,
             # A stream-stream join needs watermarks on both sides and a time-range condition.
+            expected_fix=None,
+        ),
+        # A broadcast hint does not make a stream static: both sides are still buffered.
+        Invalid(
+            _PRELUDE
+            + 'views = spark.readStream.format("kafka").load()\n'
+            + 'clicks.join(F.broadcast(views), "ad_id")\n',
+            line=5,
+            column=7,
             expected_fix=None,
         ),
         # Near miss: both streams are watermarked but matched on the id alone.
