@@ -30,7 +30,7 @@ from sparkpar_lint.graph.stage_graph import (
     UserFunction,
     WindowSpecValue,
 )
-from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
 from sparkpar_lint.graph.values import (
     UNKNOWN,
     ColumnValue,
@@ -567,7 +567,10 @@ class GraphBuilder:
         if spec is not None and spec.function_role == "batch":
             for function in node.functions:
                 value = FunctionValue(function, scope)
-                self.call_value(value, [SparkValue("DataFrame", node.id)], scope)
+                batch_args: list[Value] = [SparkValue("DataFrame", node.id)]
+                if is_bound_method(function.node):
+                    batch_args = [MaybeSparkValue("self"), *batch_args]  # `foreachBatch(self.save)`
+                self.call_value(value, batch_args, scope)
         if spec is None:
             return SparkValue(receiver.kind, node.id, node.streaming)
         if spec.returns == "driver":
@@ -640,6 +643,9 @@ class GraphBuilder:
                 found.extend(self.processor_methods(args[index], spec.function_role))
             if index < len(args) and isinstance(args[index], FunctionValue):
                 found.append(dataclasses.replace(args[index].function, role=spec.function_role))
+            elif spec.function_role == "batch" and (own := _self_method(positional[index : index + 1], scope)):
+                # `foreachBatch(self.save)`: the class's own method, called with the batch after `self`.
+                found.append(dataclasses.replace(own.function, role=spec.function_role))
             elif index < len(positional):
                 continue
         for name in ("f", "func", "function", "zeroValue", "partitionFunc"):
@@ -917,6 +923,16 @@ def _own_method(scope: Scope, name: str) -> FunctionValue | None:
             found = current.variables.get(name)
             return found if isinstance(found, FunctionValue) and not found.udf else None
         current = current.parent
+    return None
+
+
+def _self_method(args: list[cst.Arg], scope: Scope) -> FunctionValue | None:
+    """`self.name` as an argument, naming a method of the class whose method is running."""
+    if not args or args[0].keyword is not None:
+        return None
+    value = args[0].value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return _own_method(scope, value.attr.value)
     return None
 
 

@@ -43,6 +43,11 @@ def parameter_names(node: cst.Lambda | cst.FunctionDef) -> list[str]:
     return names
 
 
+def is_bound_method(node: cst.Lambda | cst.FunctionDef) -> bool:
+    """A def whose first parameter is `self`: handed over as `self.name`, Spark calls it bound."""
+    return isinstance(node, cst.FunctionDef) and parameter_names(node)[:1] == ["self"]
+
+
 class _Bindings(cst.CSTVisitor):
     """Names a function binds itself, and the names it declares global/nonlocal."""
 

@@ -11,7 +11,7 @@ import libcst.matchers as m
 
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode
-from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -42,6 +42,15 @@ class NonIdempotentBatchWrite(Rule):
     severity = Severity.WARNING
     summary = "A foreachBatch function appends with no batch id: a replayed micro-batch is written twice."
     VALID = [
+        # A bound method keying its overwrite on the batch id (its parameters follow `self`).
+        Valid(
+            _PRELUDE
+            + "class Sink:\n"
+            + "    def save(self, batch, batch_id):\n"
+            + '        batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
+            + "    def run(self):\n"
+            + "        orders.writeStream.foreachBatch(self.save).start()\n"
+        ),
         # Delta's idempotent writes: a replayed (txnAppId, txnVersion) is skipped.
         Valid(
             _PRELUDE
@@ -215,6 +224,18 @@ class NonIdempotentBatchWrite(Rule):
             line=5,
             column=17,
             related_lines=(7,),
+        ),
+        # The batch function handed over as a bound method: `batch` follows `self`, the id is unused.
+        Invalid(
+            _PRELUDE
+            + "class Sink:\n"
+            + "    def save(self, batch, batch_id):\n"
+            + '        batch.write.mode("append").parquet("/out/orders")\n'
+            + "    def run(self):\n"
+            + "        orders.writeStream.foreachBatch(self.save).start()\n",
+            line=6,
+            column=35,
+            related_lines=(8,),
         ),
         # Near miss of the batch-keyed partitions: the id is only a column value of an append.
         Invalid(
@@ -477,6 +498,8 @@ def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef) -> b
     if any(marker in code for marker in _IDEMPOTENT_MARKERS):
         return True
     params = parameter_names(function)
+    if is_bound_method(function):
+        params = params[1:]  # `foreachBatch(self.save)`: (self, batch, batch_id)
     if len(params) < 2:
         return False
     # The id stamped into a column (`lit(batch_id)`) keys a write only where that write replaces
