@@ -156,3 +156,53 @@ def test_show_unfixed_says_why_for_a_memory_sink(tmp_path):
     run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
     assert "SPX204 not fixed: no automatic fix here: complete mode into a sink whose readers" in run.output
     assert job.read_text().count('outputMode("complete")') == 1
+
+
+def test_a_watermarked_window_in_complete_mode_on_the_console_gets_update_mode_only():
+    fixed = _fixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        trades = spark.readStream.format("rate").load()
+        totals = (trades.withWatermark("timestamp", "30 minutes")
+                  .groupBy(window(trades.timestamp, "15 minutes"))
+                  .agg(count("*").alias("n")))
+        totals.writeStream.format("console").outputMode("complete").start()
+        """
+    )
+    assert fixed.count("withWatermark") == 1
+    assert 'format("console").outputMode("update")' in fixed
+
+
+def test_a_watermark_on_another_column_than_the_window_is_not_trusted():
+    _unfixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        trades = spark.readStream.format("rate").load().withColumn("seen", col("timestamp"))
+        totals = trades.withWatermark("seen", "30 minutes").groupBy(window("timestamp", "15 minutes")).count()
+        totals.writeStream.format("console").outputMode("complete").start()
+        """
+    )
+
+
+def test_a_stream_stream_join_says_why_it_is_not_fixed(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        HEAD + "spark = SparkSession.builder.getOrCreate()\n"
+        'shown = spark.readStream.format("rate").load()\n'
+        'taps = spark.readStream.format("rate").load()\n'
+        'shown.join(taps, "value").writeStream.format("console").start()\n'
+    )
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
+    assert "SPX204 not fixed: no automatic fix here: a stream-stream join needs a watermark on each side" in run.output
+
+
+def test_a_window_over_a_setting_holding_the_column_name_is_not_taken_for_a_column():
+    _unfixed(
+        """\
+        class Settings:
+            time_column = "timestamp"
+        spark = SparkSession.builder.getOrCreate()
+        counts = spark.readStream.format("rate").load().groupBy(window(Settings.time_column, "1 minute")).count()
+        counts.writeStream.outputMode("complete").format("console").start()
+        """
+    )

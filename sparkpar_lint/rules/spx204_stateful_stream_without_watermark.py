@@ -144,11 +144,12 @@ class StatefulStreamWithoutWatermark(Rule):
             column=31,
             expected_fix=None,
         ),
-        # A watermark that cannot evict anything: complete mode keeps every window forever.
+        # A watermark that cannot evict anything: complete mode keeps every window forever (and the
+        # memory table's readers rely on complete mode, so no fix).
         Invalid(
             _PRELUDE
             + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
+            + 'counts.writeStream.outputMode("complete").format("memory").queryName("w").start()\n',
             line=4,
             column=87,
         ),
@@ -232,6 +233,17 @@ class StatefulStreamWithoutWatermark(Rule):
             + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
             + "counts.writeStream.outputMode('update').format(\"console\").start()\n",
         ),
+        # The watermark is there but complete mode keeps every window: on the console, update mode.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'counts.writeStream.format("console").outputMode("complete").start()\n',
+            line=4,
+            column=83,
+            expected_fix=_PRELUDE
+            + 'counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'counts.writeStream.format("console").outputMode("update").start()\n',
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -245,16 +257,17 @@ class StatefulStreamWithoutWatermark(Rule):
                 if len(inputs) < 2:
                     continue
                 if not all(i.has_watermark_upstream for i in inputs):
-                    yield self.finding(ctx, node.span, _join_message(node))
+                    yield self.finding(ctx, node.span, _join_message(node), fix=_NO_JOIN_FIX)
                 elif _join_time_range(node) is False:
-                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method))
+                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method), fix=_NO_JOIN_FIX)
                 continue
             grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
             if _processor_expires_state(graph, node):
                 continue
             if node.has_watermark_upstream:
                 if _complete_mode(graph, node) and _state_key_space(graph, node, grouping).kind != LABEL:
-                    yield self.finding(ctx, node.span, _COMPLETE_WITH_WATERMARK.format(method=node.method))
+                    message = _COMPLETE_WITH_WATERMARK.format(method=node.method)
+                    yield self.finding(ctx, node.span, message, fix=_watermarked_complete_fix(graph, node))
                 continue
             space = _state_key_space(graph, node, grouping)
             if space.kind == LABEL:
@@ -345,6 +358,10 @@ def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
+_NO_JOIN_FIX = (
+    "a stream-stream join needs a watermark on each side and a time range between them, delays only "
+    "the author can choose"
+)
 _UNBOUNDED_JOIN = (
     "streaming `{method}` of two watermarked streams on an equality alone: with no event-time range "
     "in the condition nothing says when a buffered row can no longer match, so Spark keeps both "
@@ -500,6 +517,43 @@ def _complete_console_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     """
     if node.spec.data_args or not _window_column(graph, node):
         return "complete mode with no event-time window in the key: no watermark can drop this state"
+    watermark = _fix(graph, node)
+    if watermark is None:
+        return "the window's time column is not a plain column to put a watermark on"
+    update = _console_update_mode(graph, node)
+    if isinstance(update, str):
+        return update
+    return Fix(
+        UNSAFE,
+        watermark.description + ', and `outputMode("update")` for the console sink (complete mode keeps every window)',
+        (*watermark.replacements, update),
+    )
+
+
+def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
+    """A watermarked window aggregation shown on the console in complete mode: `outputMode("update")`,
+    so the watermark it already has can drop closed windows."""
+    if not _window_column(graph, node):
+        return "complete mode with no event-time window in the key: update mode would not bound this state"
+    grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+    watermarked = {
+        column_name(n.call.args[0].value)
+        for n in graph.upstream(grouping)
+        if n.method == "withWatermark" and n.call is not None and n.call.args
+    }
+    if grouping is None or _event_time(grouping) not in watermarked:
+        return "complete mode, and no watermark on the window's column in this chain to drop windows with"
+    update = _console_update_mode(graph, node)
+    if isinstance(update, str):
+        return update
+    return Fix(
+        UNSAFE, '`outputMode("update")` for the console sink, so the watermark can drop closed windows', (update,)
+    )
+
+
+def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[cst.SimpleString, cst.SimpleString] | str:
+    """The sink's literal `outputMode("complete")` and its `"update"` replacement, when the query's
+    one sink is the console and nothing after the aggregation needs complete mode; else why not."""
     later = list(graph.downstream(node))
     sinks = [n for n in later if n.spec is not None and n.spec.sink]
     if len(sinks) != 1:
@@ -515,16 +569,8 @@ def _complete_console_fix(graph: StageGraph, node: StageNode) -> Fix | str:
             "complete mode into a sink whose readers get the whole result table each batch; update mode "
             "(which a watermark needs to drop state) would change what they see"
         )
-    watermark = _fix(graph, node)
-    if watermark is None:
-        return "the window's time column is not a plain column to put a watermark on"
     quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
-    update = mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :])
-    return Fix(
-        UNSAFE,
-        watermark.description + ', and `outputMode("update")` for the console sink (complete mode keeps every window)',
-        (*watermark.replacements, (mode, update)),
-    )
+    return mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :])
 
 
 def _window_column(graph: StageGraph, node: StageNode) -> bool:
@@ -548,5 +594,25 @@ def _writer_settings(call: cst.Call | None) -> dict[str, cst.BaseExpression]:
 def _event_time(grouping: StageNode) -> str | None:
     for call in grouping.columns.calls:
         if call.function == "window" and call.call is not None and call.call.args:
-            return column_name(call.call.args[0].value)
+            return _time_column(call.call.args[0].value, _chain_root(grouping.call))
     return next((k for k in grouping.keys if _EVENT_TIME_NAME.search(k)), None)
+
+
+def _time_column(expr: cst.BaseExpression, frame: str | None) -> str | None:
+    """The column a window is over: a name, `col("x")`, or `frame.x` / `frame["x"]` of the very frame
+    the chain starts from (another name's attribute may be a setting holding a column name)."""
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if not isinstance(expr.value, cst.Name) or frame is None or expr.value.value != frame:
+            return None
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value
+        index = expr.slice[0].slice if len(expr.slice) == 1 else None
+        return column_name(index.value) if isinstance(index, cst.Index) else None
+    return column_name(expr)
+
+
+def _chain_root(call: cst.BaseExpression | None) -> str | None:
+    """`events` of `events.withColumn(...).groupBy(...)`."""
+    while isinstance(call, (cst.Call, cst.Attribute)):
+        call = call.func if isinstance(call, cst.Call) else call.value
+    return call.value if isinstance(call, cst.Name) else None
