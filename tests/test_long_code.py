@@ -63,3 +63,19 @@ def test_brackets_at_the_limit_still_parse(sparkpar_cli, tmp_path):
     (tmp_path / "edge.py").write_text("# spark\nx = " + "(" * 200 + "1" + ")" * 200 + "\n")
     result = sparkpar_cli("lint", "edge.py", "--format", "concise", "--no-cache")
     assert result.exit_code == 0, result.output
+
+
+def test_3000_call_chain_is_analysed_with_its_finding_at_the_end(sparkpar_cli, tmp_path):
+    # LibCST's own parse of this one expression takes minutes (a --file-timeout error before);
+    # it is parsed in segments now, to the same tree, so the span is exact.
+    source = chain_job(3000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v'))\n)\n")
+    (tmp_path / "chain.py").write_text(source)
+    result = sparkpar_cli("lint", "chain.py", "--format", "json", "--select", "SPX101", "--no-cache")
+    assert result.stderr == "" and result.exit_code == 1
+    (finding,) = json.loads(result.stdout)
+    assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (3005, 22, 3005, 34)
+    assert source.splitlines()[3004][22:34] == "F.first('v')"
+    graph = sparkpar_cli("graph", "chain.py", "--format", "json")
+    assert graph.exit_code == 0, graph.output
+    methods = [node["api"] for node in json.loads(graph.stdout)["nodes"]]
+    assert methods.count("DataFrame.withColumn") == 3000
