@@ -86,3 +86,36 @@ def test_syntax_error_in_a_long_chain_is_libcst_error():
 def test_ordinary_code_is_not_walked():
     flat = "".join(f"df = df.withColumn('c{i}', F.lit({i}))\n" for i in range(3000))
     assert not long_chains.may_hold_a_long_chain(flat)
+
+
+def parsed_texts(monkeypatch, source: str) -> list[str]:
+    """Every text handed to LibCST's parser while `source` is parsed."""
+    texts: list[str] = []
+    plain = cst.parse_module
+
+    def recording(text, *args, **kwargs):
+        texts.append(text)
+        return plain(text, *args, **kwargs)
+
+    monkeypatch.setattr(cst, "parse_module", recording)
+    with_deep_stack(parse_module, source)
+    return texts
+
+
+def test_a_long_chain_reaches_libcst_only_in_short_pieces(monkeypatch):
+    # What makes the parse linear, without timing it: LibCST (whose parse grows faster than the
+    # square of one chain's length) never sees more than a segment of the chain, and all it is
+    # given adds up to little more than the file.
+    source = "df = (df" + links(3000) + "\n)\nout = df.groupBy('k').count()\n"
+    texts = parsed_texts(monkeypatch, source)
+    assert max(text.count(".withColumn(") for text in texts) <= long_chains.SEGMENT
+    assert sum(map(len, texts)) < 1.1 * len(source)
+
+
+def test_ordinary_code_is_parsed_once_whole(monkeypatch):
+    # The 50,000-line benchmark's shape: many short statements cost LibCST one parse of the file.
+    source = "".join(
+        f"def job_{i}(df):\n    return df.withColumn('a', F.col('x') + {i}).filter(F.col('a') > 0)\n"
+        for i in range(2000)
+    )
+    assert parsed_texts(monkeypatch, source) == [source]

@@ -79,3 +79,19 @@ def test_3000_call_chain_is_analysed_with_its_finding_at_the_end(sparkpar_cli, t
     assert graph.exit_code == 0, graph.output
     methods = [node["api"] for node in json.loads(graph.stdout)["nodes"]]
     assert methods.count("DataFrame.withColumn") == 3000
+
+
+def test_fix_at_the_end_of_a_1000_call_chain(sparkpar_cli, tmp_path):
+    # The chain is parsed in segments (past long_chains.LONG_CHAIN); the fix lands at its end and
+    # every other line of the file is kept.
+    source = chain_job(1000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v'))\n)\n")
+    (tmp_path / "chain.py").write_text(source)
+    result = sparkpar_cli("fix", "chain.py", "--unsafe-fixes", "--select", "SPX101")
+    assert result.exit_code == 0, result.output
+    fixed = (tmp_path / "chain.py").read_text().splitlines()
+    lines = source.splitlines()
+    assert fixed[:1004] == lines[:1004] and fixed[-1] == lines[-1] == ")"
+    assert fixed[1004:-1] == [
+        '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())',
+        "    .groupBy('k').agg(F.min(F.struct(\"_sparkpar_seq\", 'v')).getField(\"v\"))",
+    ]
