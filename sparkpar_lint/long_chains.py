@@ -56,7 +56,9 @@ _STRING_OR_COMMENT = re.compile(
 _INNERMOST_BRACKETS = re.compile(r"[(\[{][^()\[\]{}]*[)\]}]")
 # A call or subscript (its brackets collapsed to \x01), after any number of `.name`s.
 _TRAILER = r"\s*(?:\.\s*[^\W\d]\w*\s*)*\x01"
-_LONG_RUN = re.compile(f"(?:{_TRAILER}){{{LONG_CHAIN}}}")
+# Anchored on a collapsed call so the search skips ahead at C speed (a leading `\s*` would make
+# every position a start): the first call of the run, then LONG_CHAIN - 1 more trailers.
+_LONG_RUN = re.compile(f"\x01(?:{_TRAILER}){{{LONG_CHAIN - 1}}}")
 _SOFT_KEYWORDS = frozenset(keyword.softkwlist) - {"_"}
 _ATOM_KEYWORDS = frozenset(("True", "False", "None"))
 _FSTRING_START = getattr(token, "FSTRING_START", None)  # Python 3.12+
