@@ -29,6 +29,8 @@ class Config:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     # Columns that identify a row: "order_id" in any table, "events.event_id" in table `events`.
     unique_columns: tuple[str, ...] = ()
+    # How late an event may arrive, for the SPX204 fix's `withWatermark` (a Spark interval).
+    watermark_delay: str = "10 minutes"
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -36,9 +38,14 @@ class Config:
 
 # Every key here changes what a run reports. (`order-columns` and `extra-operators` were parsed once
 # but read by nothing, so they were removed rather than left to mislead; see CHANGELOG.md.)
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"}
+KNOWN_KEYS = {
+    *("select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"),
+    "watermark-delay",
+}
 # `column` or `table.column`: names without spaces, at most one dot (a table qualifies its column).
 _UNIQUE_COLUMN = re.compile(r"[^\s.]+(\.[^\s.]+)?\Z")
+# A delay Spark's `withWatermark` reads: "10 minutes", "1 hour", "30 seconds".
+_DELAY = re.compile(r"[1-9][0-9]* (second|minute|hour|day)s?\Z")
 
 
 def find_config(start: Path) -> Path | None:
@@ -101,6 +108,9 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
                 "unique-columns",
                 f"expected `column` or `table.column` (no spaces, at most one dot), got {_shown(name)}",
             )
+    delay = table.get("watermark-delay", Config.watermark_delay)
+    if not isinstance(delay, str) or not _DELAY.match(delay):
+        raise fail("watermark-delay", f'expected a delay such as "10 minutes" or "1 hour", got {_shown(delay)}')
     return Config(
         select=select,
         ignore=ignore,
@@ -109,6 +119,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         include=include,
         severity=severity,
         unique_columns=unique_columns,
+        watermark_delay=delay,
         source=path,
         root=path.parent.resolve(),
     )

@@ -158,6 +158,7 @@ def analysis_settings(config: Config, cache_dir: Path | None) -> AnalysisSetting
     """What the analysis reads from the configuration; summaries live beside the cache."""
     return AnalysisSettings(
         unique_columns=config.unique_columns,
+        watermark_delay=config.watermark_delay,
         summary_dir=str(Path(cache_dir) / "summaries") if cache_dir is not None else None,
     )
 

@@ -206,3 +206,29 @@ def test_a_window_over_a_setting_holding_the_column_name_is_not_taken_for_a_colu
         counts.writeStream.outputMode("complete").format("console").start()
         """
     )
+
+
+COUNTS_ON_CONSOLE = (
+    HEAD + "spark = SparkSession.builder.getOrCreate()\n"
+    'counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()\n'
+    'counts.writeStream.outputMode("complete").format("console").start()\n'
+)
+
+
+def test_the_delay_comes_from_the_projects_watermark_delay_setting(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nwatermark-delay = "2 hours"\n')
+    (tmp_path / "job.py").write_text(COUNTS_ON_CONSOLE)
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "job.py"])
+    assert run.exit_code == 0, run.output
+    assert 'withWatermark("timestamp", "2 hours")' in (tmp_path / "job.py").read_text()
+
+
+def test_a_watermark_delay_spark_would_not_read_is_a_config_error(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nwatermark-delay = "soon"\n')
+    (tmp_path / "job.py").write_text(COUNTS_ON_CONSOLE)
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "job.py"])
+    assert run.exit_code == 2, run.output
+    assert "watermark-delay" in run.output and "soon" in run.output
+    assert (tmp_path / "job.py").read_text() == COUNTS_ON_CONSOLE

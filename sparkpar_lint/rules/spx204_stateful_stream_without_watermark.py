@@ -33,9 +33,6 @@ _PRELUDE = (
 )
 
 
-# The watermark delay the fix writes: how late an event may arrive and still count. A choice,
-# hence an unsafe fix; `[tool.sparkpar]` is the place for a per-project default later.
-DEFAULT_WATERMARK_DELAY = "10 minutes"
 _EVENT_TIME_NAME = re.compile(r"(^|_)ts$|time", re.IGNORECASE)
 
 
@@ -276,7 +273,8 @@ class StatefulStreamWithoutWatermark(Rule):
             if complete and not space.grows and not _keeps_every_row(node):
                 continue  # complete mode says the result table is small; nothing says otherwise
             severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
-            fix = _complete_console_fix(graph, node) if complete else _fix(graph, node)
+            delay = ctx.settings.watermark_delay
+            fix = _complete_console_fix(graph, node, delay) if complete else _fix(graph, node, delay)
             yield self.finding(ctx, node.span, _message(node, space, complete), severity=severity, fix=fix)
 
 
@@ -475,8 +473,8 @@ def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
     )
 
 
-def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
-    """`withWatermark(event_time, DEFAULT_WATERMARK_DELAY)` right before the stateful stage.
+def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | None:
+    """`withWatermark(event_time, delay)` right before the stateful stage.
 
     Only where the event time is part of the state's key (a `window(...)` column, or a grouping
     or deduplication column named like a time), since only then does the watermark let Spark
@@ -491,8 +489,8 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | None:
     event_time = _event_time(grouping)
     if event_time is None:
         return None
-    watermark = insert_before("withWatermark", [string(event_time), string(DEFAULT_WATERMARK_DELAY)])
-    description = f'`withWatermark("{event_time}", "{DEFAULT_WATERMARK_DELAY}")` before streaming `{node.method}`'
+    watermark = insert_before("withWatermark", [string(event_time), string(delay)])
+    description = f'`withWatermark("{event_time}", "{delay}")` before streaming `{node.method}`'
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
 
 
@@ -506,7 +504,7 @@ _UPDATE_MODE_STAGES = frozenset(
 )
 
 
-def _complete_console_fix(graph: StageGraph, node: StageNode) -> Fix | str:
+def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     """An event-time window aggregation shown on the console in complete mode: the watermark fix
     plus `outputMode("update")`; else why not, for `--show-unfixed`.
 
@@ -517,7 +515,7 @@ def _complete_console_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     """
     if node.spec.data_args or not _window_column(graph, node):
         return "complete mode with no event-time window in the key: no watermark can drop this state"
-    watermark = _fix(graph, node)
+    watermark = _fix(graph, node, delay)
     if watermark is None:
         return "the window's time column is not a plain column to put a watermark on"
     update = _console_update_mode(graph, node)
