@@ -151,13 +151,14 @@ def test_files_opened_as_text_ipynb_json_databricks_export_and_sql(tmp_path):
 
 
 def test_a_file_past_the_time_budget_gets_one_diagnostic_and_the_server_goes_on(tmp_path):
-    # LibCST takes about a minute to parse one 2,000-call chain (quadratic in one expression); the
-    # client allows four seconds, which an ordinary file needs a small part of even on a busy machine.
-    chain = "x = (spark.range(3)" + "".join(f'.withColumn("c{i}", F.lit({i}))' for i in range(2000)) + ")\n"
+    # 5,000 nested conditional expressions: LibCST's parser takes minutes (long call chains no longer
+    # stall it: they are parsed in segments). The client allows four seconds, which an ordinary file
+    # needs a small part of even on a busy machine.
+    stalling = "x = " + "a if b else " * 5000 + "c\n"
 
     async def scenario():
         async with Session(tmp_path, options={"fileTimeout": 4}) as session:
-            slow = await session.diagnostics(session.open(tmp_path / "slow.py", IMPORTS + chain))
+            slow = await session.diagnostics(session.open(tmp_path / "slow.py", IMPORTS + stalling))
             after = await session.diagnostics(session.open(tmp_path / "job.py", BAD_JOB))
             return slow, after
 
