@@ -193,7 +193,115 @@ def test_a_stream_stream_join_says_why_it_is_not_fixed(tmp_path):
         'shown.join(taps, "value").writeStream.format("console").start()\n'
     )
     run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
-    assert "SPX204 not fixed: no automatic fix here: a stream-stream join needs a watermark on each side" in run.output
+    assert "SPX204 not fixed: no automatic fix here: the join matches on equalities alone" in run.output
+
+
+def test_a_join_whose_expr_already_bounds_the_times_gets_a_watermark_on_each_side():
+    fixed = _fixed(
+        """\
+        from pyspark.sql import functions as F
+        spark = SparkSession.builder.getOrCreate()
+        orders = (
+            spark.readStream.format("rate").load()
+            .withColumnRenamed("timestamp", "order_time")  # when it was placed
+        )
+        payments = spark.readStream.format("rate").load() \\
+            .withColumnRenamed("timestamp", "paid_time")
+        paid = (
+            orders
+            .join(
+                payments,
+                F.expr(\"\"\"
+                    value = value AND
+                    paid_time BETWEEN order_time AND order_time + INTERVAL 1 HOUR
+                \"\"\"),
+            )
+            .select("value")
+        )
+        paid.writeStream.format("console").start()
+        """
+    )
+    assert """\
+        paid = (
+            orders
+            .withWatermark("order_time", "10 minutes")
+            .join(
+                payments.withWatermark("paid_time", "10 minutes"),
+        """ in textwrap.indent(fixed, "        "), fixed
+    assert "# when it was placed" in fixed
+
+
+def test_a_join_with_one_side_watermarked_gets_the_other_sides_watermark_only():
+    fixed = _fixed(
+        """\
+        from pyspark.sql import functions as F
+        spark = SparkSession.builder.getOrCreate()
+        shown = spark.readStream.schema("ad string, shown_time timestamp").json("shown") \\
+            .withWatermark("shown_time", "2 hours")
+        taps = spark.readStream.schema("tapped_ad string, tap_time timestamp").json("taps")
+        matched = taps.join(
+            shown,
+            (taps.tapped_ad == shown.ad)
+            & (taps.tap_time >= shown.shown_time)
+            & (taps.tap_time <= shown.shown_time + F.expr("INTERVAL 20 MINUTES")),
+            "inner",
+        )
+        matched.writeStream.format("console").start()
+        """
+    )
+    assert 'matched = taps.withWatermark("tap_time", "10 minutes").join(\n    shown,\n' in fixed, fixed
+    assert fixed.count("withWatermark") == 2
+
+
+def test_joins_with_no_time_range_to_keep_or_no_timestamp_to_watermark_say_why(tmp_path):
+    cases = {
+        # Equality alone: a range would change which on-time pairs match.
+        "views.join(clicks, views.ad_id == clicks.ad_id)": "the join matches on equalities alone",
+        # A range with no INTERVAL: nothing shows the columns are timestamps.
+        "views.join(clicks, (views.ad_id == clicks.ad_id) & (clicks.click_time > views.view_time))": (
+            "the join's time range has no `INTERVAL`"
+        ),
+        # The condition lives in a variable: its range is not read.
+        "views.join(clicks, on_same_ad)": "the join's condition is built elsewhere",
+        # The range names a column neither side visibly makes.
+        'views.join(clicks, F.expr("ad_id = ad AND seen_time < view_time + INTERVAL 1 HOUR"))': (
+            "the join's time range names no single event-time column made on each side"
+        ),
+    }
+    for join, reason in cases.items():
+        job = tmp_path / "job.py"
+        code = (
+            HEAD + "from pyspark.sql import functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'views = spark.readStream.schema("ad_id string, view_time timestamp").json("views")\n'
+            'clicks = spark.readStream.schema("ad_id string, click_time timestamp").json("clicks")\n'
+            "on_same_ad = views.ad_id == clicks.ad_id\n"
+            f'{join}.writeStream.format("console").start()\n'
+        )
+        job.write_text(code)
+        run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
+        assert f"SPX204 not fixed: no automatic fix here: {reason}" in run.output, (join, run.output)
+        assert job.read_text() == code
+
+
+def test_stateful_stages_with_no_event_time_in_their_key_say_why_in_one_line(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        HEAD + "spark = SparkSession.builder.getOrCreate()\n"
+        'readings = spark.readStream.schema("id string, vin string, seen string").json("in")\n'
+        'readings.dropDuplicates(["id"]).writeStream.format("console").start()\n'
+        'readings.groupBy("vin").count().writeStream.outputMode("update").format("console").start()\n'
+        'readings.dropDuplicates().writeStream.format("console").start()\n'
+    )
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
+    lines = [line for line in run.output.splitlines() if "SPX204 not fixed" in line]
+    assert len(lines) == 3, run.output
+    assert (
+        "the deduplication key (id) has no column named like an event time: only `dropDuplicatesWithinWatermark`"
+        in lines[0]
+    )
+    assert "no column named like an event time in the state's key (vin): a watermark drops none" in lines[1]
+    assert "a whole-row deduplication: no event-time column of the rows is known here" in lines[2]
 
 
 def test_a_window_over_a_setting_holding_the_column_name_is_not_taken_for_a_column():

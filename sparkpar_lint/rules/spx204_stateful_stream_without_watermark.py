@@ -11,6 +11,7 @@ import libcst.matchers as m
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.fixes.stream_join import join_watermark_fix
 from sparkpar_lint.graph.key_space import (
     ENTITY,
     EVENT_TIME,
@@ -189,7 +190,7 @@ class StatefulStreamWithoutWatermark(Rule):
             + 'clicks.join(views, "ad_id")\n',
             line=5,
             column=7,
-            # A stream-stream join needs watermarks on both sides and a time-range condition.
+            # Equality alone: a time range would change which on-time pairs match, so no fix.
             expected_fix=None,
         ),
         # A broadcast hint does not make a stream static: both sides are still buffered.
@@ -200,6 +201,25 @@ class StatefulStreamWithoutWatermark(Rule):
             line=5,
             column=7,
             expected_fix=None,
+        ),
+        # The condition already bounds the two event times: each side gets the configured delay.
+        Invalid(
+            _PRELUDE
+            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
+            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
+            + 'taps.join(views, F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"))\n',
+            line=6,
+            column=5,
+            expected_fix=_PRELUDE
+            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
+            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
+            + "(\n"
+            + '    taps.withWatermark("tap_time", "10 minutes")\n'
+            + "    .join(\n"
+            + '        views.withWatermark("view_time", "10 minutes"),\n'
+            + '        F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"),\n'
+            + "    )\n"
+            + ")\n",
         ),
         # Near miss: both streams are watermarked but matched on the id alone.
         Invalid(
@@ -253,10 +273,12 @@ class StatefulStreamWithoutWatermark(Rule):
                 # A join keeps state only between two streams, and needs a pulse from each.
                 if len(inputs) < 2:
                     continue
+                bounded = _join_time_range(node)
                 if not all(i.has_watermark_upstream for i in inputs):
-                    yield self.finding(ctx, node.span, _join_message(node), fix=_NO_JOIN_FIX)
-                elif _join_time_range(node) is False:
-                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method), fix=_NO_JOIN_FIX)
+                    fix = _join_fix(graph, node, bounded, ctx.settings.watermark_delay)
+                    yield self.finding(ctx, node.span, _join_message(node), fix=fix)
+                elif bounded is False:
+                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method), fix=_EQUALITY_JOIN)
                 continue
             grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
             if _processor_expires_state(graph, node):
@@ -356,10 +378,22 @@ def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
-_NO_JOIN_FIX = (
-    "a stream-stream join needs a watermark on each side and a time range between them, delays only "
-    "the author can choose"
+_EQUALITY_JOIN = (
+    "the join matches on equalities alone: a time range between the sides' event times would change "
+    "which on-time pairs match, a rule only the author can set"
 )
+
+
+def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | str:
+    """Watermarks for the sides that lack one, when the condition already bounds the event times."""
+    if bounded is False:
+        return _EQUALITY_JOIN
+    condition = _join_condition(node)
+    if bounded is None or condition is None or len(node.inputs) != 2:
+        return "the join's condition is built elsewhere (a variable or a helper), so its time range is unknown"
+    return join_watermark_fix(graph, node, condition, delay)
+
+
 _UNBOUNDED_JOIN = (
     "streaming `{method}` of two watermarked streams on an equality alone: with no event-time range "
     "in the condition nothing says when a buffered row can no longer match, so Spark keeps both "
@@ -374,14 +408,18 @@ def _join_time_range(node: StageNode) -> bool | None:
     """Whether the join condition bounds the two sides' event times: False for column names or
     equalities only, True for a comparison, `between`, an interval or a window, None when the
     condition is held in a variable or built elsewhere."""
+    condition = _join_condition(node)
+    return None if condition is None else _bounds_time(condition)
+
+
+def _join_condition(node: StageNode) -> cst.BaseExpression | None:
+    """The join's one condition argument (second positional or `on=`), or None."""
     call = node.call
     if call is None:
         return None
     conditions = [a.value for a in call.args[1:2] if a.keyword is None]
     conditions += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "on"]
-    if len(conditions) != 1:
-        return None
-    return _bounds_time(conditions[0])
+    return conditions[0] if len(conditions) == 1 else None
 
 
 def _bounds_time(condition: cst.BaseExpression) -> bool | None:
@@ -473,7 +511,7 @@ def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
     )
 
 
-def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     """`withWatermark(event_time, delay)` right before the stateful stage.
 
     Only where the event time is part of the state's key (a `window(...)` column, or a grouping
@@ -481,17 +519,34 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | None:
     drop old state. Right before the stage, not after the source: the event-time column often
     comes from a `select` in between.
     """
-    if node.spec.data_args:
-        return None
+    if node.spec.function_role in ("stateful-group", "stateful-processor"):
+        return "the state function decides when a key's state expires (a timeout, a TTL or `state.remove()`)"
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
     if grouping is None or grouping.call is None or receiver_of(grouping.call) is None:
-        return None
+        return "the stateful stage is not a method call on a frame to put a watermark before"
     event_time = _event_time(grouping)
     if event_time is None:
-        return None
+        return _no_event_time(node, grouping)
     watermark = insert_before("withWatermark", [string(event_time), string(delay)])
     description = f'`withWatermark("{event_time}", "{delay}")` before streaming `{node.method}`'
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
+
+
+def _no_event_time(node: StageNode, grouping: StageNode) -> str:
+    """Why a state with no event-time column in its key gets no watermark."""
+    keys = ", ".join(grouping.keys)
+    if _keeps_every_row(node):
+        return "a whole-row deduplication: no event-time column of the rows is known here to put a watermark on"
+    if node.method in ("dropDuplicates", "drop_duplicates"):
+        return (
+            f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
+            "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
+            "and this file shows none"
+        )
+    return (
+        f"no column named like an event time in the state's key ({keys or 'its grouping'}): a watermark "
+        "drops none of this state, and adding a window would change the answer"
+    )
 
 
 # Stages that may sit between the aggregation and a console sink switched to update mode: each is
@@ -516,7 +571,7 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     if node.spec.data_args or not _window_column(graph, node):
         return "complete mode with no event-time window in the key: no watermark can drop this state"
     watermark = _fix(graph, node, delay)
-    if watermark is None:
+    if isinstance(watermark, str):
         return "the window's time column is not a plain column to put a watermark on"
     update = _console_update_mode(graph, node)
     if isinstance(update, str):
