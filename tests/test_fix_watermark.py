@@ -340,3 +340,44 @@ def test_a_watermark_delay_spark_would_not_read_is_a_config_error(tmp_path, monk
     assert run.exit_code == 2, run.output
     assert "watermark-delay" in run.output and "soon" in run.output
     assert (tmp_path / "job.py").read_text() == COUNTS_ON_CONSOLE
+
+
+def test_a_debug_console_in_complete_mode_beside_an_append_sink_gets_update_mode_alone():
+    # Each start() is a query of its own: the Parquet query already drops closed windows; only
+    # the console query keeps every window, and only its mode changes.
+    fixed = _fixed(
+        """\
+        import os
+        spark = SparkSession.builder.getOrCreate()
+        agg = (
+            spark.readStream.format("rate").load()
+            .withWatermark("timestamp", "2 minutes")  # tolerate late data
+            .groupBy(window("timestamp", "1 minute").alias("w"), col("value"))
+            .agg(count("*").alias("n"))
+            .select(col("w.start").alias("window_start"), col("n"))
+        )
+        if os.environ.get("DEBUG_SINKS") == "1":
+            agg.writeStream.format("console").outputMode("complete").option("truncate", False).start()
+        curated = (
+            agg.writeStream
+            .format("parquet")
+            .option("path", "out")
+            .outputMode("append")  # required with watermarked windows
+            .start()
+        )
+        """
+    )
+    assert 'agg.writeStream.format("console").outputMode("update").option("truncate", False).start()' in fixed
+    assert '.outputMode("append")  # required with watermarked windows' in fixed
+    assert fixed.count("withWatermark") == 1
+
+
+def test_a_console_and_a_memory_table_both_in_complete_mode_are_left_alone():
+    _unfixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
+        counts.writeStream.outputMode("complete").format("console").start()
+        counts.writeStream.outputMode("complete").format("memory").queryName("c").start()
+        """
+    )

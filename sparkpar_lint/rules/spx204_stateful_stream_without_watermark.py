@@ -579,7 +579,7 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     return Fix(
         UNSAFE,
         watermark.description + ', and `outputMode("update")` for the console sink (complete mode keeps every window)',
-        (*watermark.replacements, update),
+        (*watermark.replacements, *update),
     )
 
 
@@ -599,31 +599,37 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     update = _console_update_mode(graph, node)
     if isinstance(update, str):
         return update
-    return Fix(
-        UNSAFE, '`outputMode("update")` for the console sink, so the watermark can drop closed windows', (update,)
-    )
+    return Fix(UNSAFE, '`outputMode("update")` for the console sink, so the watermark can drop closed windows', update)
 
 
-def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[cst.SimpleString, cst.SimpleString] | str:
-    """The sink's literal `outputMode("complete")` and its `"update"` replacement, when the query's
-    one sink is the console and nothing after the aggregation needs complete mode; else why not."""
+def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | str:
+    """Each complete-mode sink's literal `outputMode("complete")` and its `"update"` replacement,
+    when every such sink is the console and nothing after the aggregation needs complete mode; else
+    why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
     later = list(graph.downstream(node))
     sinks = [n for n in later if n.spec is not None and n.spec.sink]
-    if len(sinks) != 1:
-        return "complete mode, and not exactly one sink in this module to switch to update mode"
     if any(n not in sinks and n.method not in _UPDATE_MODE_STAGES for n in later):
         return "a sort or other stage after the aggregation that only complete mode allows"
-    settings = _writer_settings(sinks[0].call)
-    mode, sink_format = settings.get("outputMode"), settings.get("format")
-    if not isinstance(mode, cst.SimpleString) or (mode.evaluated_value or "").lower() != "complete":
-        return "complete mode not set as a literal `outputMode(...)` on the sink's chain"
-    if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value != "console":
-        return (
-            "complete mode into a sink whose readers get the whole result table each batch; update mode "
-            "(which a watermark needs to drop state) would change what they see"
+    replacements = []
+    for sink in sinks:
+        settings = _writer_settings(sink.call)
+        mode, sink_format = settings.get("outputMode"), settings.get("format")
+        if "outputMode" in settings and not isinstance(mode, cst.SimpleString):
+            return "an output mode not written as a literal `outputMode(...)` on a sink's chain"
+        if mode is None or (mode.evaluated_value or "").lower() != "complete":
+            continue
+        if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value != "console":
+            return (
+                "complete mode into a sink whose readers get the whole result table each batch; update mode "
+                "(which a watermark needs to drop state) would change what they see"
+            )
+        quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
+        replacements.append(
+            (mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :]))
         )
-    quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
-    return mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :])
+    if not replacements:
+        return "complete mode not set as a literal `outputMode(...)` on a sink's chain in this module"
+    return tuple(replacements)
 
 
 def _window_column(graph: StageGraph, node: StageNode) -> bool:
