@@ -5,6 +5,7 @@ SARIF URIs are percent-encoded relative references."""
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import quote
 
 import pytest
@@ -71,3 +72,45 @@ def test_sarif_uris_are_percent_encoded_relative_references(sparkpar_cli, tmp_pa
     )
     assert uris == sorted(["pct%2520name.py", "a%20b%23c%3F.py", "colon%3Afirst.py"])
     assert quote("pct%20name.py") == "pct%2520name.py"
+
+
+# Column names from the checked code reach graph and plan output (keys, orderings, advice).
+HOSTILE_COLUMNS_JOB = """\
+from pyspark.sql import SparkSession, functions as F
+
+spark = SparkSession.builder.getOrCreate()
+df = spark.read.parquet("events")
+latest = df.orderBy("ts\\n::error::by").groupBy("[/k]\\r::add-mask::k\\x1b[2J|\\"").agg(F.first("v"))
+"""
+GRAPH_NAME = "evil\n::error::x\x1b[31m[b].py"
+
+
+@pytest.mark.parametrize(
+    ("command", "fmt"),
+    [
+        ("graph", "rich"),
+        ("graph", "mermaid"),
+        ("graph", "dot"),
+        ("graph", "json"),
+        ("plan", "rich"),
+        ("plan", "concise"),
+        ("plan", "json"),
+    ],
+)
+def test_hostile_name_and_columns_in_graph_and_plan(sparkpar_cli, tmp_path, command, fmt):
+    # `[/k]` used to be read as rich markup (graph: an internal error; plan: a traceback), and
+    # the newlines started lines a CI log runs as workflow commands.
+    (tmp_path / GRAPH_NAME).write_text(HOSTILE_COLUMNS_JOB)
+    result = sparkpar_cli(command, GRAPH_NAME, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert_harmless(result.stdout, fmt)
+    if fmt == "json":
+        assert '[/k]\r::add-mask::k\x1b[2J|"' in result.stdout.encode().decode("unicode_escape")
+    else:
+        assert "[/k]\u240d::add-mask::k\u241b[2J" in result.stdout
+    if fmt == "dot":
+        # Every quote in a column name is escaped: each line's own quotes still pair up.
+        assert '|\\"' in result.stdout
+        assert all(re.sub(r"\\.", "", line).count('"') % 2 == 0 for line in result.stdout.splitlines())
+    if fmt == "mermaid":
+        assert "#124;#quot;" in result.stdout

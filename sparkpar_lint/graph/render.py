@@ -12,6 +12,7 @@ from sparkpar_lint.command_input import parse_source
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.stage_graph import Order, Partitioning, StageGraph, StageNode
 from sparkpar_lint.model import Span
+from sparkpar_lint.output.escape import path_text, visible
 from sparkpar_lint.parsing import with_deep_stack
 
 FORMATS = ("rich", "mermaid", "dot", "json")
@@ -90,42 +91,60 @@ def _json(graph: StageGraph, where: dict) -> str:
 def _mermaid(graph: StageGraph, where: dict) -> str:
     lines = ["flowchart LR"]
     for node in graph.nodes:
-        lines.append(f'    n{node.id}["{_label(node, where[node.id])}<br/>{node.state}, {node.selectivity}"]')
+        label = f"{_label(node, where[node.id])}<br/>{node.state}, {node.selectivity}"
+        lines.append(f'    n{node.id}["{_mermaid_text(label)}"]')
     for node in graph.nodes:
         for source in node.inputs:
-            lines.append(f"    n{source} -->|{_order(graph.node(source).output_order)}| n{node.id}")
+            lines.append(f"    n{source} -->|{_mermaid_text(_order(graph.node(source).output_order))}| n{node.id}")
     return "\n".join(lines) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    # Column names come from the checked code: a quote or bar would end the label, a newline
+    # would start a line of the CI log; only our own <br/> stays markup.
+    text = visible(text).replace("#", "#35;").replace('"', "#quot;").replace("|", "#124;")
+    return text.replace("<", "#lt;").replace(">", "#gt;").replace("#lt;br/#gt;", "<br/>")
 
 
 def _dot(graph: StageGraph, where: dict) -> str:
     lines = ["digraph stages {", "    rankdir=LR;", "    node [shape=box];"]
     for node in graph.nodes:
-        label = f"{_label(node, where[node.id])}\\n{node.state}, {node.selectivity}".replace('"', '\\"')
+        label = f"{_dot_text(_label(node, where[node.id]))}\\n{_dot_text(f'{node.state}, {node.selectivity}')}"
         lines.append(f'    n{node.id} [label="{label}"];')
     for node in graph.nodes:
         for source in node.inputs:
-            lines.append(f'    n{source} -> n{node.id} [label="{_order(graph.node(source).output_order)}"];')
+            lines.append(f'    n{source} -> n{node.id} [label="{_dot_text(_order(graph.node(source).output_order))}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
+def _dot_text(text: str) -> str:
+    """Text for a double-quoted dot string: backslashes and quotes escaped, controls visible."""
+    return visible(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _rich(graph: StageGraph, where: dict) -> str:
     from rich.console import Console
+    from rich.markup import escape
     from rich.tree import Tree
 
-    tree = Tree(f"[bold]{graph.path}[/bold]: {len(graph.nodes)} stages")
+    # Paths and column names come from the checked tree: shown, never read as markup or controls.
+    tree = Tree(f"[bold]{escape(path_text(graph.path))}[/bold]: {len(graph.nodes)} stages")
     branches = {}
     for node in graph.nodes:
         props = node_properties(node, where[node.id])
-        text = (
-            f"[bold]{node.api}[/bold] {_line(where[node.id])}:{props['column'] + 1}  "
-            f"state={props['state']} selectivity={props['selectivity']} "
-            f"forwarding={props['forwarding']} order-req={props['order_requirement']} "
-            f"order-effect={props['order_effect']} partitioning={props['partitioning']} "
-            f"in={props['input_order']}" + (" [cyan]streaming[/cyan]" if node.streaming else "")
+        text = escape(
+            visible(
+                f"{_line(where[node.id])}:{props['column'] + 1}  "
+                f"state={props['state']} selectivity={props['selectivity']} "
+                f"forwarding={props['forwarding']} order-req={props['order_requirement']} "
+                f"order-effect={props['order_effect']} partitioning={props['partitioning']} "
+                f"in={props['input_order']}"
+            )
         )
+        streaming = " [cyan]streaming[/cyan]" if node.streaming else ""
         parent = branches.get(node.inputs[0]) if node.inputs else None
-        branches[node.id] = (parent or tree).add(text)
+        branches[node.id] = (parent or tree).add(f"[bold]{escape(visible(node.api))}[/bold] {text}{streaming}")
     buffer = io.StringIO()
     Console(file=buffer, width=160, no_color=True, highlight=False).print(tree)
     return buffer.getvalue()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+from sparkpar_lint.output.escape import path_text, visible
 from sparkpar_lint.plan.advice import PlanReport
 
 FORMATS = ("rich", "concise", "json")
@@ -27,7 +28,7 @@ def _summary(report: PlanReport) -> str:
 
 
 def _concise(report: PlanReport) -> str:
-    lines = [f"{report.source}: {_summary(report)}"]
+    lines = [f"{path_text(report.source)}: {_summary(report)}"]
     for i, row in enumerate(report.regions, 1):
         mark = " (bottleneck)" if row.bottleneck else ""
         key = f" key={','.join(row.key)}" if row.key else ""
@@ -38,23 +39,28 @@ def _concise(report: PlanReport) -> str:
         )
     lines += [f"advice: {a}" for a in report.advice]
     lines += [f"note: {n}" for n in report.notes]
-    return "\n".join(lines) + "\n"
+    # Paths, column names and advice quote the checked code: controls are shown, not sent.
+    return "\n".join(visible(line) for line in lines) + "\n"
 
 
 def _rich(report: PlanReport, color: bool) -> str:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"sparkpar plan — {report.source}", caption=_summary(report))
+    def shown(text: str) -> str:  # from the checked tree: neither markup nor control characters
+        return escape(visible(text))
+
+    table = Table(title=f"sparkpar plan — {shown(report.source)}", caption=_summary(report))
     for column in ("#", "operators (| = pipeline cut)", "state", "key", "ordering", "replicas", "capacity"):
         table.add_column(column, justify="right" if column in ("#", "replicas", "capacity") else "left")
     for i, row in enumerate(report.regions, 1):
         style = "bold red" if row.bottleneck else None
         table.add_row(
             str(i),
-            " | ".join(", ".join(p) for p in row.pipelines),
-            row.state,
-            ", ".join(row.key) or "—",
+            shown(" | ".join(", ".join(p) for p in row.pipelines)),
+            shown(row.state),
+            shown(", ".join(row.key)) or "—",
             row.strategy,
             str(row.replicas),
             f"{row.capacity:.4g}" + (" ◀ bottleneck" if row.bottleneck else ""),
@@ -65,7 +71,7 @@ def _rich(report: PlanReport, color: bool) -> str:
     console.print(table)
     console.print("[bold]Advice[/bold]" if color else "Advice")
     for item in report.advice:
-        console.print(f"  • {item}", markup=False, highlight=False)
+        console.print(f"  • {visible(item)}", markup=False, highlight=False)
     for note in report.notes:
-        console.print(f"  note: {note}", markup=False, highlight=False)
+        console.print(f"  note: {visible(note)}", markup=False, highlight=False)
     return buffer.getvalue()
