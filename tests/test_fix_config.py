@@ -4,6 +4,7 @@ line per finding, why a finding was left in place."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,42 @@ def test_exclude_on_the_command_line_applies_to_fix(project: Path):
     run("fix", "--exclude", "legacy", str(project))
     assert (project / "legacy" / "b.py").read_text() == JOB
     assert (project / "jobs" / "a.py").read_text() != JOB
+
+
+def test_select_in_the_config_applies_to_fix(project: Path):
+    config = configure(project, 'select = ["SPX2"]\n')
+    assert lint_and_fix_touch_the_same_files(project, config) == set()
+
+
+def test_severities_are_read_once_for_both_and_gate_neither(project: Path):
+    # A severity changes how a finding is reported, not whether it is: lint still reports it (at
+    # the configured level) and fix still fixes it.
+    config = configure(project, '[tool.sparkpar.severity]\nSPX101 = "info"\n')
+    linted = run("lint", "--config", str(config), "--format", "json", "--no-cache", str(project / "jobs" / "a.py"))
+    assert [f["severity"] for f in json.loads(linted.output) if f["rule"] == "SPX101"] == ["info"]
+    assert run("fix", "--config", str(config), str(project / "jobs" / "a.py")).exit_code == 0
+    assert (project / "jobs" / "a.py").read_text() != JOB
+    # A bad level is the same usage error, in the same words, from either command.
+    configure(project, '[tool.sparkpar.severity]\nSPX101 = "loud"\n')
+    lint, fix = (run(command, "--config", str(config), str(project)) for command in ("lint", "fix"))
+    assert lint.exit_code == fix.exit_code == 2
+    assert "severity.SPX101: expected error, warning or info, got 'loud'" in fix.output
+    assert fix.output == lint.output
+    assert (project / "jobs" / "c.py").read_text() == JOB
+
+
+def test_a_notebook_is_fixed_with_the_projects_settings(tmp_path: Path):
+    # The watermark delay reaches a notebook's fix as it reaches a .py file's.
+    configure(tmp_path, 'watermark-delay = "2 hours"\n')
+    cell = (
+        "from pyspark.sql import functions as F\n"
+        'counts = spark.readStream.format("rate").load().groupBy(F.window("timestamp", "1 minute")).count()\n'
+        'counts.writeStream.outputMode("complete").format("console").start()\n'
+    )
+    notebook = tmp_path / "stream.ipynb"
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": cell}]
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    result = run("fix", "--unsafe-fixes", "--config", str(tmp_path / "pyproject.toml"), str(notebook))
+    assert result.exit_code == 0, result.output
+    fixed = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
+    assert 'withWatermark("timestamp", "2 hours")' in fixed, fixed

@@ -178,7 +178,9 @@ def _fix_one(job: _FixJob):
 
     try:
         if job.notebook:
-            outcome = with_deep_stack(fix_notebook, job.path, job.source, job.rule_ids, unsafe=job.unsafe)
+            outcome = with_deep_stack(
+                fix_notebook, job.path, job.source, job.rule_ids, unsafe=job.unsafe, settings=job.settings
+            )
         else:
             outcome = with_deep_stack(
                 fix_source, job.path, job.source, job.rule_ids, unsafe=job.unsafe, settings=job.settings

@@ -99,13 +99,14 @@ def _unparsable(notebook: Notebook, cell, error: SyntaxError) -> Finding:
     )
 
 
-def fix_notebook(path: str, source: str, rule_ids: Collection[str], unsafe: bool = False):
-    """`fix_source` for a notebook: the outcome's texts are the whole file, cells rewritten in place."""
+def fix_notebook(path: str, source: str, rule_ids: Collection[str], unsafe: bool = False, settings=None):
+    """`fix_source` for a notebook: the outcome's texts are the whole file, cells rewritten in place;
+    `settings` as for `fix_source` (the configuration's, so a notebook is fixed as it is linted)."""
     from sparkpar_lint.fixes.engine import fix_source
 
     data = source.encode("utf-8")
     notebook = read_notebook(path, data)
-    outcome = fix_source(path, notebook.virtual.text, rule_ids, unsafe=unsafe)
+    outcome = fix_source(path, notebook.virtual.text, rule_ids, unsafe=unsafe, settings=settings)
     outcome.original = source
     outcome.fixed = notebook.fixed_bytes(outcome.fixed).decode("utf-8") if outcome.changed else source
     return outcome
