@@ -142,3 +142,36 @@ def test_lint_marks_which_findings_are_fixable_and_how_safely(tmp_path: Path):
     assert "SPX101 [error] [*unsafe] `first`" in result.stdout
     assert "[*] 1 fixable with `sparkpar fix`." in result.stdout
     assert "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`." in result.stdout
+
+
+def test_summary_gives_each_file_its_hunks_each_with_its_own_sentence(tmp_path: Path):
+    two_fixes = tmp_path / "a.py"
+    two_fixes.write_text(
+        "from pyspark.sql import functions as F\n\n\n"
+        "def latest(orders):\n"
+        '    return orders.orderBy("ts").groupBy("order").agg(F.last("status"))\n\n\n'
+        "def spacer():\n    return 1\n\n\n"
+        "def earliest(orders):\n"
+        '    return orders.orderBy("ts").groupBy("order").agg(F.first("status"))\n'
+    )
+    by_name = tmp_path / "b.py"
+    by_name.write_text(
+        "from pyspark.sql.functions import last\n\n\n"
+        "def newest(orders):\n"
+        "    total = max(1, 2)  # the builtin: `max` may not be imported from Spark\n"
+        '    return orders.orderBy("ts").groupBy("order").agg(last("status"))\n'
+    )
+    summary = tmp_path / "summary.md"
+    assert run("fix", "--summary", str(summary), str(two_fixes), str(by_name)).exit_code == 0
+    text = summary.read_text()
+    assert "3 fixes in 2 files." in text
+    first, second = text.split(f"## `{two_fixes}`")[1].split(f"## `{by_name}`")
+    # One sentence per hunk, right above it, naming the line it explains.
+    assert first.count("```diff\n") == 2 and first.count("SPX101, line") == 2
+    assert first.index("SPX101, line 5: `last` → `max`") < first.index("@@ -4,3") < first.index("SPX101, line 13:")
+    assert first.index("SPX101, line 13: `first` → `min`") < first.index("@@ -12,3")
+    # The import hunk says it is one, and the fix's own hunk keeps its sentence.
+    assert second.index("Imports the fixes below need, and imports they left unused removed.") < second.index(
+        "+from pyspark.sql import functions as F"
+    )
+    assert second.index("SPX101, line 6: `last` → `max`") < second.index("@@ -5,3")
