@@ -27,6 +27,8 @@ SNIPPETS = [
     b"total = rdd.fold(0, lambda a, b: (a ** 64) ** 64 - b)",
     b"name = '\x1b[31m::error::owned\x07'",
     b"F.col('a\\n::add-mask::x')",
+    # Column names reach graph and plan output as keys and orderings (and `[/k]` is rich markup).
+    b"out = spark.read.parquet('x').orderBy('t\\r::error::o').groupBy('[/k]\\n::add-mask::k\\x1b[2J').count()",
     b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n",
     b"# -*- coding: bogus -*-\n",
     b"\x00\x01\x02",
