@@ -301,7 +301,7 @@ def test_stateful_stages_with_no_event_time_in_their_key_say_why_in_one_line(tmp
         in lines[0]
     )
     assert "no column named like an event time in the state's key (vin): a watermark drops none" in lines[1]
-    assert "a whole-row deduplication: no event-time column of the rows is known here" in lines[2]
+    assert "a whole-row deduplication whose rows have no single timestamp column" in lines[2]
 
 
 def test_a_window_over_a_setting_holding_the_column_name_is_not_taken_for_a_column():
@@ -381,3 +381,55 @@ def test_a_console_and_a_memory_table_both_in_complete_mode_are_left_alone():
         counts.writeStream.outputMode("complete").format("memory").queryName("c").start()
         """
     )
+
+
+def test_a_dedup_on_an_id_gets_a_watermark_and_dropduplicateswithinwatermark():
+    fixed = _fixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        events = (
+            spark.readStream
+            .schema("event_id string, event_time timestamp, page string")
+            .json("events")
+        )
+        unique = (
+            events
+            .select("event_id", "event_time")
+            # the producer resends on timeouts
+            .dropDuplicates(subset=["event_id"])
+        )
+        unique.writeStream.format("console").start()
+        """
+    )
+    assert (
+        '    .select("event_id", "event_time")\n'
+        '    .withWatermark("event_time", "10 minutes")\n'
+        "    # the producer resends on timeouts\n"
+        '    .dropDuplicatesWithinWatermark(subset=["event_id"])\n'
+    ) in fixed, fixed
+
+
+def test_a_whole_row_distinct_gets_the_watermark_alone():
+    fixed = _fixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        taps = spark.readStream.schema("user string, tap_ts timestamp").json("taps")
+        taps.distinct().writeStream.format("console").start()
+        """
+    )
+    assert 'taps.withWatermark("tap_ts", "10 minutes").distinct().writeStream' in fixed
+
+
+def test_a_dedup_whose_rows_have_no_single_timestamp_named_like_an_event_time_is_left_alone():
+    for schema in (
+        "id string, sent_time timestamp, seen_time timestamp",  # which one is the event time?
+        "id string, event_time string",  # a string: a watermark needs a timestamp
+        "id string, birthday timestamp",  # a timestamp, but not named like the event's time
+    ):
+        _unfixed(
+            f"""\
+            spark = SparkSession.builder.getOrCreate()
+            rows = spark.readStream.schema("{schema}").json("in")
+            rows.dropDuplicates(["id"]).writeStream.format("console").start()
+            """
+        )

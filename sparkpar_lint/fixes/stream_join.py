@@ -19,7 +19,8 @@ from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
-_EVENT_TIME_NAME = re.compile(r"(^|_)ts$|time", re.IGNORECASE)
+# A column named like an event time: `ts`, `*_ts`, `*time*`.
+EVENT_TIME_NAME = re.compile(r"(^|_)ts$|time", re.IGNORECASE)
 _INTERVAL = re.compile(r"\binterval\b", re.IGNORECASE)
 
 
@@ -72,7 +73,7 @@ def _time_names(condition: cst.BaseExpression) -> list[str]:
         names += re.findall(r"[A-Za-z_]\w*", text.evaluated_value or "")
     names += [a.attr.value for a in m.findall(condition, m.Attribute())]
     names += [column_name(c) for c in m.findall(condition, m.Call())]
-    return list(dict.fromkeys(n for n in names if n and _EVENT_TIME_NAME.search(n)))
+    return list(dict.fromkeys(n for n in names if n and EVENT_TIME_NAME.search(n)))
 
 
 def _made_on(graph: StageGraph, side: StageNode) -> set[str]:

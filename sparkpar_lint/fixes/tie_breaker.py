@@ -61,16 +61,22 @@ def tie_breaker(
 def typed_columns(graph: StageGraph, node: StageNode) -> list[str] | None:
     """The output columns of `node`, when a DDL schema in this file types every one of them as
     orderable and every stage between keeps or selects them by name; else None."""
+    types = column_types(graph, node)
+    if types is None or any(t not in _ORDERABLE for t in types.values()):
+        return None
+    return list(types)
+
+
+def column_types(graph: StageGraph, node: StageNode) -> dict[str, str | None] | None:
+    """{output column of `node`: its DDL base type, None if the schema lacks it}, when the source
+    reads with a DDL schema in this file and every stage between keeps or selects columns by name."""
     selected: list[str] | None = None
     for current in (node, *graph.upstream(node)):
         if current.spec is not None and current.spec.source and not current.inputs:
             schema = _source_schema(current)
             if schema is None:
                 return None
-            names = selected if selected is not None else list(schema)
-            if any(schema.get(n) not in _ORDERABLE for n in names):
-                return None
-            return names
+            return {n: schema.get(n) for n in (selected if selected is not None else schema)}
         if current.method == "select" and current.call is not None:
             names = [n for a in current.call.args for n in (literal_names(a.value) or [""]) if not a.keyword]
             if "" in names or "*" in names or not names or any(a.star for a in current.call.args):

@@ -11,7 +11,8 @@ import libcst.matchers as m
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.fixes.stream_join import join_watermark_fix
+from sparkpar_lint.fixes.stream_dedup import dedup_watermark_fix
+from sparkpar_lint.fixes.stream_join import EVENT_TIME_NAME, join_watermark_fix
 from sparkpar_lint.graph.key_space import (
     ENTITY,
     EVENT_TIME,
@@ -32,9 +33,6 @@ _PRELUDE = (
     "spark = SparkSession.builder.getOrCreate()\n"
     'clicks = spark.readStream.format("kafka").load()\n'
 )
-
-
-_EVENT_TIME_NAME = re.compile(r"(^|_)ts$|time", re.IGNORECASE)
 
 
 def streaming_inputs(graph: StageGraph, node: StageNode) -> list[StageNode]:
@@ -114,6 +112,12 @@ class StatefulStreamWithoutWatermark(Rule):
             + "    yield from pdfs\n"
             + 'clicks.groupBy("user").applyInPandasWithState(sessions, "u string", "n long", "append", "NoTimeout")\n'
         ),
+        # Ids remembered only until the watermark passes their event time plus the delay.
+        Valid(
+            _PRELUDE
+            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
+            + 'views.withWatermark("view_time", "1 hour").dropDuplicatesWithinWatermark(["view_id"])\n'
+        ),
         # A key made as a remainder takes a fixed set of values, whatever its name.
         Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
@@ -175,6 +179,17 @@ class StatefulStreamWithoutWatermark(Rule):
             column=52,
             expected_fix=_PRELUDE
             + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n',
+        ),
+        # A dedup on an id whose rows' schema has one event time: kept only within the watermark.
+        Invalid(
+            _PRELUDE
+            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
+            + 'views.dropDuplicates(["view_id"])\n',
+            line=5,
+            column=6,
+            expected_fix=_PRELUDE
+            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
+            + 'views.withWatermark("view_time", "10 minutes").dropDuplicatesWithinWatermark(["view_id"])\n',
         ),
         # A key named like a time column: the deduplication can forget old events.
         Invalid(
@@ -526,7 +541,7 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
         return "the stateful stage is not a method call on a frame to put a watermark before"
     event_time = _event_time(grouping)
     if event_time is None:
-        return _no_event_time(node, grouping)
+        return dedup_watermark_fix(graph, node, delay) or _no_event_time(node, grouping)
     watermark = insert_before("withWatermark", [string(event_time), string(delay)])
     description = f'`withWatermark("{event_time}", "{delay}")` before streaming `{node.method}`'
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
@@ -536,12 +551,15 @@ def _no_event_time(node: StageNode, grouping: StageNode) -> str:
     """Why a state with no event-time column in its key gets no watermark."""
     keys = ", ".join(grouping.keys)
     if _keeps_every_row(node):
-        return "a whole-row deduplication: no event-time column of the rows is known here to put a watermark on"
+        return (
+            "a whole-row deduplication whose rows have no single timestamp column named like an event time "
+            "in a schema of this file to put a watermark on"
+        )
     if node.method in ("dropDuplicates", "drop_duplicates"):
         return (
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
-            "and this file shows none"
+            "and no schema in this file gives the rows a single one named like an event time"
         )
     return (
         f"no column named like an event time in the state's key ({keys or 'its grouping'}): a watermark "
@@ -654,7 +672,7 @@ def _event_time(grouping: StageNode) -> str | None:
     for call in grouping.columns.calls:
         if call.function == "window" and call.call is not None and call.call.args:
             return _time_column(call.call.args[0].value, _chain_root(grouping.call))
-    return next((k for k in grouping.keys if _EVENT_TIME_NAME.search(k)), None)
+    return next((k for k in grouping.keys if EVENT_TIME_NAME.search(k)), None)
 
 
 def _time_column(expr: cst.BaseExpression, frame: str | None) -> str | None:
