@@ -5,6 +5,7 @@ starts another, and reports the file with one clear error."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
 import multiprocessing
 import os
@@ -24,6 +25,9 @@ DEFAULT_FILE_TIMEOUT = 120.0
 # Address space a worker may add while analysing one file (a 50,000-line file needs ~1.5 GB).
 MEMORY_BUDGET_BYTES = 6 * 1024**3
 NOT_CHECKED = "the file was not checked"
+# How often a worker checks that its parent is still there, where the kernel cannot tell it.
+PARENT_CHECK_SECONDS = 0.5
+_PR_SET_PDEATHSIG = 1
 
 
 class Failure(Exception):
@@ -72,7 +76,7 @@ def call_isolated(function: Callable, item: Any, timeout: float | None, *, conse
 class _Worker:
     def __init__(self, context, function: Callable, consequence: str) -> None:
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, function, consequence), daemon=True)
+        self.process = context.Process(target=_serve, args=(child, function, consequence, os.getpid()), daemon=True)
         with _own_package_first():
             self.process.start()
         child.close()
@@ -179,9 +183,10 @@ def map_isolated(
             worker.stop()
 
 
-def _serve(connection: Connection, function: Callable, consequence: str) -> None:
+def _serve(connection: Connection, function: Callable, consequence: str, parent: int) -> None:
     """A worker's loop: items in, results out, until the parent sends None or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _end_with(parent)
     faulthandler.disable()  # a crash is reported by the parent, in one line
     # Native code writes raw text on its way down ("memory allocation of 64 bytes failed"): the
     # parent's one-line error replaces it, so the worker's stderr goes nowhere.
@@ -204,6 +209,26 @@ def _serve(connection: Connection, function: Callable, consequence: str) -> None
                 f"analysis needed more than its {MEMORY_BUDGET_BYTES // 1024**3} GiB memory budget; {consequence}"
             )
         connection.send(outcome)
+
+
+def _end_with(parent: int) -> None:
+    """End this worker when its parent goes. A parent killed by SIGTERM runs no cleanup, and a
+    forked sibling holds the parent's end of this worker's pipe open, so recv() would wait forever.
+    Linux kills the worker at once, even inside native code; elsewhere a thread checks."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):  # not Linux
+        threading.Thread(target=_watch_parent, args=(parent,), name="sparkpar-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # gone before the signal was asked for
+        os._exit(0)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(0)
 
 
 def _limit_memory() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,52 @@ def test_memory_blow_up_is_one_error_naming_the_file(project, monkeypatch):
         "greedy.py: analysis needed more than its 6 GiB memory budget; the file was not checked"
     ]
     assert codes(outcome) == [("bad.py", "SPX101", BAD_LINE)]
+
+
+def _children(parent: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                pids.append(int(entry))
+    return pids
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_workers_end_when_the_run_is_killed_by_sigterm(tmp_path):
+    # SIGTERM ends the parent without cleanup; its workers, the idle one and the one stalled in
+    # the parser, used to wait on their pipes forever, holding the run's stdout open.
+    for i in range(7):  # two workers need eight files
+        (tmp_path / f"bad_{i}.py").write_text(BAD_JOB)
+    (tmp_path / "hang.py").write_text("# spark\nx = " + "a if b else " * 5000 + "c\n")
+    command = [str(Path(sys.executable).parent / "sparkpar"), "lint", ".", "-j", "2", "--file-timeout", "0"]
+    parent = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2
+        time.sleep(1)  # one stalled in the parser, the other through the small files
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == -signal.SIGTERM
+        deadline = time.monotonic() + 20
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in workers if _running(pid)] == []
+    finally:  # leave nothing running for the next test, whatever failed
+        for pid in [parent.pid, *workers]:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait()
