@@ -25,6 +25,10 @@ from sparkpar_lint import long_chains
 
 # CPython's tokenizer refuses more nested brackets than this ("too many nested parentheses").
 MAX_BRACKET_DEPTH = 200
+# More prefix operators in a row than any real code writes (`- - x`, `not not x`): each nests one
+# level in LibCST's parser, whose time grows quadratically with the run and whose stack it
+# overflows (`not` x 20,000: SIGABRT; `-` x 50,000: minutes).
+MAX_PREFIX_RUN = 200
 # Enough for chains of ~20,000 calls; the stack is reserved, not committed, until used.
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 120_000
@@ -45,21 +49,29 @@ _STRING_OR_COMMENT = re.compile(
     re.DOTALL,
 )
 _NOT_A_BRACKET = re.compile(r"[^()\[\]{}]+")
+_PREFIX_OPS = frozenset({"-", "+", "~"})
+_PREFIX_WORDS = frozenset({"not", "await"})
+# A run needs this many characters drawn from its operators and spaces: a C-speed first sieve.
+_PREFIX_CHARACTERS = re.compile(rf"[-+~na][-+~\snotawi]{{{MAX_PREFIX_RUN},}}")
+_PREFIX_RUN = re.compile(rf"(?:(?:[-+~]|not\b|await\b)\s*){{{MAX_PREFIX_RUN + 1}}}")
 _ONE_KIND = str.maketrans("[{]}", "(())")
 
 T = TypeVar("T")
 
 
 class TooDeeplyNested(Exception):
-    """Brackets nest deeper than MAX_BRACKET_DEPTH; `line`/`column` (1-based) locate the opener."""
+    """Brackets nest deeper than MAX_BRACKET_DEPTH, or prefix operators run longer than
+    MAX_PREFIX_RUN; `line`/`column` (1-based) locate the one that goes too far."""
 
-    def __init__(self, line: int, column: int) -> None:
-        super().__init__(f"too deeply nested to analyse (more than {MAX_BRACKET_DEPTH} nested brackets)")
+    def __init__(self, line: int, column: int, what: str = f"{MAX_BRACKET_DEPTH} nested brackets") -> None:
+        super().__init__(f"too deeply nested to analyse (more than {what})")
         self.line, self.column = line, column
 
 
 def check_nesting(source: str) -> None:
-    """Raise TooDeeplyNested when brackets nest deeper than CPython allows."""
+    """Raise TooDeeplyNested when brackets nest deeper than CPython allows, or prefix operators
+    run longer than real code ever does."""
+    _check_prefix_runs(source)
     if sum(source.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
         return  # cannot nest deeper than the brackets there are
     if _surely_shallow(source):
@@ -75,6 +87,28 @@ def check_nesting(source: str) -> None:
                     raise TooDeeplyNested(token.start[0], token.start[1] + 1)
             elif token.string in _CLOSERS:
                 depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError):
+        return  # not Python: LibCST reports the syntax error itself
+
+
+def _check_prefix_runs(source: str) -> None:
+    # Two C-speed searches clear ordinary code; the tokenizer confirms the rare candidate, so a
+    # run of dashes in a string or comment is never mistaken for one.
+    if not _PREFIX_CHARACTERS.search(source) or not _PREFIX_RUN.search(_STRING_OR_COMMENT.sub("", source)):
+        return
+    run = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if (token.type == tokenize.OP and token.string in _PREFIX_OPS) or (
+                token.type == tokenize.NAME and token.string in _PREFIX_WORDS
+            ):
+                run += 1
+                if run > MAX_PREFIX_RUN:
+                    raise TooDeeplyNested(
+                        token.start[0], token.start[1] + 1, f"{MAX_PREFIX_RUN} prefix operators in a row"
+                    )
+            elif token.type not in (tokenize.NL, tokenize.COMMENT):
+                run = 0
     except (tokenize.TokenError, SyntaxError):
         return  # not Python: LibCST reports the syntax error itself
 

@@ -59,6 +59,28 @@ def test_brackets_nested_past_the_limit_are_spx901_and_other_files_are_checked(s
     assert lines[1] == "deep.py:2:205: SPX901 too deeply nested to analyse (more than 200 nested brackets)"
 
 
+def test_prefix_operators_past_the_limit_are_spx901_and_other_files_are_checked(sparkpar_cli, tmp_path):
+    # 50,000 unary minuses ran to the 120 s --file-timeout in LibCST's parser; 20,000 `not`s
+    # crashed it (SIGABRT) in `graph`.
+    (tmp_path / "minus.py").write_text("# spark\nx = " + "-" * 50_000 + "1\n")
+    (tmp_path / "nots.py").write_text("# spark\nx = " + "not " * 20_000 + "1\n")
+    (tmp_path / "bad.py").write_text(BAD_JOB)
+    result = sparkpar_cli("lint", ".", "--format", "concise", "--select", "SPX101,SPX901", "--no-cache")
+    assert result.stderr == "" and result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bad.py:5:")
+    assert lines[1:] == [
+        "minus.py:2:205: SPX901 too deeply nested to analyse (more than 200 prefix operators in a row)",
+        "nots.py:2:805: SPX901 too deeply nested to analyse (more than 200 prefix operators in a row)",
+    ]
+    graph = sparkpar_cli("graph", "nots.py")
+    assert graph.exit_code == 2
+    assert (
+        graph.stderr
+        == "sparkpar: error: nots.py:2:805: too deeply nested to analyse (more than 200 prefix operators in a row)\n"
+    )
+
+
 def test_brackets_at_the_limit_still_parse(sparkpar_cli, tmp_path):
     (tmp_path / "edge.py").write_text("# spark\nx = " + "(" * 200 + "1" + ")" * 200 + "\n")
     result = sparkpar_cli("lint", "edge.py", "--format", "concise", "--no-cache")

@@ -123,3 +123,19 @@ def test_parse_and_analysis_leave_the_collector_as_they_found_it():
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("source", "where"),
+    [
+        ("x = " + "-" * 50_000 + "1\n", (1, 205)),  # used to stall LibCST's parser for minutes
+        ("x = " + "not " * 20_000 + "1\n", (1, 805)),  # used to crash it (SIGABRT)
+        ("async def f():\n    return " + "await " * 300 + "g()\n", (2, 1212)),
+        ("x = (\n" + "~\n" * 300 + "1)\n", (202, 1)),  # a run across lines inside brackets
+        ("x = " + "- " * 200 + "1\n", None),  # at the limit
+        ("x = " + "- 1 " * 1000 + "\n", None),  # operands between: no run
+        ("s = '" + "-" * 500 + "'\n# " + "-" * 500 + "\nt = '''\n" + "not " * 300 + "\n'''\n", None),
+    ],
+)
+def test_prefix_operators_in_a_row_are_nesting(source, where):
+    assert verdict(source) == where
