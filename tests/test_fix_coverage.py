@@ -207,7 +207,7 @@ def test_a_list_and_a_first_of_one_stage_are_left_with_a_reason():
     assert all("several order-dependent aggregates" in f.no_fix_reason for f in findings)
 
 
-def test_an_id_with_no_key_to_hash_says_why_it_is_left():
+def test_an_id_over_many_rows_with_no_key_says_why_it_is_left():
     code = (
         "from pyspark.sql import SparkSession, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
@@ -217,7 +217,106 @@ def test_an_id_with_no_key_to_hash_says_why_it_is_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
-    assert all(f.no_fix_reason.startswith("no columns are known to identify a row") for f in findings)
+    assert all("numbering them by content needs one task over every row" in f.no_fix_reason for f in findings)
+
+
+_STAGED_CUSTOMERS = (
+    "from pyspark.sql import SparkSession\n"
+    "from pyspark.sql import functions as F\n"
+    "\n"
+    "spark = SparkSession.builder.getOrCreate()\n"
+    "customers = spark.createDataFrame(\n"
+    '    [(1, "Alice", "Gold"), (2, "Bob", "Silver"), (2, "Bob", "Silver")],\n'
+    '    "customer_id int, name string, tier string",\n'
+    ")\n"
+)
+
+
+def test_an_id_over_a_few_literal_rows_is_numbered_by_their_content():
+    code = _STAGED_CUSTOMERS + (
+        "dim = (\n"
+        "    customers  # the staged rows\n"
+        '    .withColumn("customer_sk", F.monotonically_increasing_id())  # surrogate key\n'
+        '    .withColumn("is_current", F.lit(True))\n'
+        ")\n"
+        'dim.write.saveAsTable("dim_customer")\n'
+    )
+    outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
+    fixed = outcome.fixed
+    assert [f.rule_id for f in outcome.applied] == ["SPX105"]
+    assert "from pyspark.sql import Window, SparkSession\n" in fixed
+    assert (
+        "    customers  # the staged rows\n"
+        "    .withColumn(\n"
+        '        "customer_sk",\n'
+        '        F.row_number().over(Window.orderBy("customer_id", "name", "tier")),\n'
+        "    )  # surrogate key\n"
+        '    .withColumn("is_current", F.lit(True))\n'
+    ) in fixed
+    assert max(len(line) for line in fixed.splitlines()) <= 100
+    # The numbering window is over a few literal rows: SPX401 has nothing to say either.
+    assert [f.rule_id for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []
+    assert fix_source("job.py", fixed, {"SPX105"}, unsafe=True).fixed == fixed
+
+
+def test_an_id_over_untyped_literal_rows_is_numbered_by_the_row_as_json():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import *\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'staged = spark.createDataFrame([(1, "Alice"), (2, "Bob")], ["CustomerID", "Name"])\n'
+        "dim = staged.withColumn(\n"
+        '    "CustomerSK", monotonically_increasing_id()\n'
+        ").withColumn(\n"
+        '    "IsCurrent", lit(True)\n'
+        ")\n"
+    )
+    fixed = fix_source("job.py", code, {"SPX105"}, unsafe=True).fixed
+    assert '    "CustomerSK", F.row_number().over(Window.orderBy(F.to_json(F.struct("*"))))\n' in fixed
+    assert "from pyspark.sql import Window, functions as F, SparkSession\n" in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []
+
+
+def test_a_whole_row_dedup_of_named_columns_identifies_the_rows():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import *\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'course_dim = spark.table("silver.students").select(\n'
+        '    "course",\n'
+        '    "year",  # academic year\n'
+        ").dropDuplicates() \\\n"
+        ' .withColumn("course_sk", monotonically_increasing_id())\n'
+        'course_dim.write.saveAsTable("gold.dim_course")\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX105"}, unsafe=True).fixed
+    assert ').dropDuplicates() \\\n .withColumn("course_sk", F.xxhash64("course", "year"))\n' in fixed
+    assert '    "year",  # academic year\n' in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX105"] == []
+
+
+@pytest.mark.parametrize(
+    ("rows", "why"),
+    [
+        # A stream: no window numbers its rows.
+        ('spark.readStream.table("staged")', "no columns are known to identify a row"),
+        # Unshuffled literal rows whose ids a later sort reads as their order.
+        (
+            'spark.createDataFrame([(1, "a")], "n int, s string")',
+            "the ids follow the source's row order and a later stage sorts",
+        ),
+    ],
+)
+def test_ids_that_content_cannot_number_say_why(rows: str, why: str):
+    code = (
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        f"staged = {rows}\n"
+        'numbered = staged.withColumn("line_id", F.monotonically_increasing_id())\n'
+        'numbered.orderBy("line_id").write.saveAsTable("lines")\n'
+    )
+    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    assert findings and all(f.fix is None and why in f.no_fix_reason for f in findings)
 
 
 def test_a_streaming_deduplication_says_why_it_is_left():

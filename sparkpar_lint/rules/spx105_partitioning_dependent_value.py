@@ -19,12 +19,15 @@ import libcst as cst
 from sparkpar_lint.fixes.chain import insert_before
 from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.fixes.ordering import whole_row, window_class
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
+from sparkpar_lint.fixes.tie_breaker import typed_columns
 from sparkpar_lint.graph.batching import batches_rows_only
 from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.spx401_single_partition_window import small_input
 
 ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
 _NAMING_METHODS = frozenset({"alias", "name", "as_"})
@@ -186,6 +189,27 @@ class PartitioningDependentValue(Rule):
             + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
             + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
         ),
+        # No key and no sort, but a few literal rows: number them in the order of their content.
+        Invalid(
+            _PRELUDE
+            + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
+            + 'dim = tiers.distinct().withColumn("tier_sk", F.monotonically_increasing_id())\n',
+            line=4,
+            column=45,
+            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
+            + 'dim = tiers.distinct().withColumn("tier_sk", F.row_number().over(Window.orderBy("tier", "rank")))\n',
+        ),
+        # The near miss: many rows from a table, numbered by one task, would be a cost; no fix.
+        Invalid(
+            _PRELUDE
+            + 'tiers = spark.read.table("tiers").distinct()\n'
+            + 'dim = tiers.withColumn("tier_sk", F.monotonically_increasing_id())\n',
+            line=4,
+            column=34,
+            expected_fix=None,
+        ),
         Invalid(
             _PRELUDE
             + 'events = spark.read.parquet("events")\n'
@@ -327,10 +351,8 @@ class PartitioningDependentValue(Rule):
             reason = "so results built on it change from run to run"
         message = f"`{call.function}` depends on how rows are split into partitions, {reason}; {advice}"
         severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
-        if severity is Severity.ERROR:
+        if severity is Severity.ERROR or call.function == "monotonically_increasing_id":
             fix = _hashed_id(graph, node, call)
-        elif call.function == "monotonically_increasing_id":
-            fix = _NO_KEY
         elif _seeded_value(call):
             fix = "which columns identify a row is the author's choice: hash them where the values must repeat"
         else:
@@ -569,7 +591,7 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
         return None
     columns = _identifying_columns(graph, node)
     if not columns:
-        return _numbered_in_order(node, call)
+        return _numbered_in_order(node, call) or _numbered_by_content(graph, node, call)
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
@@ -603,7 +625,7 @@ _NO_KEY = (
 )
 
 
-def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | str:
+def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
     """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
 
     Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
@@ -611,16 +633,71 @@ def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | str:
     """
     order = node.input_order
     if order.kind != "total" or not order.by:
-        return _NO_KEY
-    window = cst.Call(
-        func=cst.Attribute(value=cst.Name("Window"), attr=cst.Name("orderBy")),
-        args=[cst.Arg(string(c), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for c in order.by[:-1]]
-        + [cst.Arg(string(order.by[-1]))],
-    )
-    numbered, imports = column_function(call.call, "row_number", [])
-    over = cst.Call(func=cst.Attribute(value=numbered, attr=cst.Name("over")), args=[cst.Arg(window)])
+        return None
+    over, imports = _row_number_over(call.call, cst.Name("Window"), [string(c) for c in order.by])
     description = f"`{call.function}()` → `row_number()` over the sort ({', '.join(order.by)})"
     return Fix(UNSAFE, description, ((call.call, over),), (*imports, ("pyspark.sql", "Window")))
+
+
+def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str:
+    """`monotonically_increasing_id()` with no key and no sort → `row_number()` over the rows
+    ordered by their whole content (the typed columns as a struct, else the row as JSON).
+
+    Unsafe: ids 1..n in an order of the rows' values, the same under every partitioning (rows
+    that tie are equal in every column, so which of them gets which number changes no row); not
+    the source's order. Only where one task numbering every row is no cost (the few rows SPX401
+    leaves alone: literal rows, a small limit, an aggregate by time buckets), on rows of a batch
+    source read in this scope (a window does not run on a stream), and not where the ids follow
+    an unshuffled source's order that a later stage reads as an order.
+    """
+    chain = list(graph.upstream(node))
+    source = chain[-1] if chain else None
+    if source is None or source.spec is None or not source.spec.source or source.streaming or node.streaming:
+        return _NO_KEY
+    if node.call_site is not None:
+        return _NO_KEY + "; the ids are made in a helper other callers share"
+    if not small_input(graph, node):
+        return (
+            "no columns are known to identify a row here and the rows are not sorted; numbering them "
+            "by content needs one task over every row: hash the columns that make a row unique (`xxhash64(<key>)`)"
+        )
+    name = _bound_name(node, call)
+    if not any(n.is_shuffle for n in chain) and (name is None or _read_as_order(graph, node, name)):
+        return (
+            "the ids follow the source's row order and a later stage sorts, filters or windows by "
+            "them: numbering by content would change that order; number a total order the author chooses"
+        )
+    rows = graph.input_of(node)
+    columns = typed_columns(graph, rows) if rows is not None else None
+    if columns:
+        order, imports, what = [string(c) for c in columns], (), ", ".join(columns)
+    else:
+        whole, imports = whole_row(call.call)
+        order, what = [whole], "the row as JSON"
+    window, more = window_class(graph)
+    over, numbered = _row_number_over(call.call, window, order)
+    description = f"`{call.function}()` → `row_number()` over the rows ordered by their content ({what})"
+    return Fix(UNSAFE, description, ((call.call, over),), (*imports, *more, *numbered))
+
+
+def _row_number_over(like: cst.Call, window: cst.Name, order: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:
+    """`F.row_number().over(Window.orderBy(<order>))`, written as `like` calls its functions."""
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    spec = cst.Call(
+        func=cst.Attribute(value=window, attr=cst.Name("orderBy")),
+        args=[cst.Arg(o, comma=comma) for o in order[:-1]] + [cst.Arg(order[-1])],
+    )
+    numbered, imports = column_function(like, "row_number", [])
+    return cst.Call(func=cst.Attribute(value=numbered, attr=cst.Name("over")), args=[cst.Arg(spec)]), imports
+
+
+def _read_as_order(graph: StageGraph, node: StageNode, name: str) -> bool:
+    """A later stage sorts, filters or windows by the column `name`."""
+    return any(
+        (d.method in _ROW_PICKERS and name in _mentioned(d))
+        or any(c.window is not None and name in c.window.order_by for c in d.columns.calls)
+        for d in graph.downstream(node)
+    )
 
 
 def _identifying_columns(graph: StageGraph, node: StageNode) -> tuple[str, ...]:
@@ -631,7 +708,9 @@ def _identifying_columns(graph: StageGraph, node: StageNode) -> tuple[str, ...]:
             return upstream.keys
         if upstream.receiver == "GroupedData" and upstream.method == "agg" and upstream.keys:
             return upstream.keys
-        if upstream.method == "distinct":
+        # `distinct()` and `dropDuplicates()` alike: unique on every column a `select` names.
+        whole_rows = upstream.call is not None and not upstream.call.args
+        if upstream.method in ("distinct", "dropDuplicates", "drop_duplicates") and whole_rows:
             select = graph.input_of(upstream)
             if select is None or select.method != "select" or select.call is None:
                 return ()

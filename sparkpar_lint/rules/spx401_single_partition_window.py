@@ -156,7 +156,7 @@ class SinglePartitionWindow(Rule):
                 for c in n.columns.calls
                 if c.window is not None and c.window.span == spec.span
             ]
-            if uses and all(_small_input(ctx.graph, n) for n in uses):
+            if uses and all(small_input(ctx.graph, n) for n in uses):
                 continue  # a handful of rows: one partition is the right size
             in_sql = any(c.from_sql for n in uses for c in n.columns.calls if c.window == spec)
             if in_sql:
@@ -178,7 +178,7 @@ _TIME_BUCKET = re.compile(r"(^|_)(year|quarter|month|week|day|date|hour)s?($|_)|
 _SMALL_LIMIT = 10_000
 
 
-def _small_input(graph: StageGraph, node: StageNode) -> bool:
+def small_input(graph: StageGraph, node: StageNode) -> bool:
     """The rows reaching the window are few: literal rows, a small `limit`, or an aggregate
     grouped by time buckets only."""
     sources = [u for u in graph.upstream(node) if u.spec is not None and u.spec.source]
