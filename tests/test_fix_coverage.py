@@ -4,6 +4,8 @@ partitioning. Each fix parses, silences its rule, and a second run changes nothi
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from sparkpar_lint.analysis import analyze
@@ -377,15 +379,37 @@ def test_lists_split_between_python_and_sql_text_are_left():
     assert all("one arrival order together" in f.no_fix_reason for f in findings)
 
 
-def test_lists_in_a_query_with_escapes_say_why_they_are_left():
+def test_lists_in_a_query_with_escapes_are_fixed_between_them():
     code = (
         "def statuses(spark, in0):\n"
         '    in0.createOrReplaceTempView("in0")\n'
-        '    return spark.sql("SELECT id,\\r\\n collect_list(stat) AS s, collect_list(txt) AS t FROM in0 GROUP BY id")\n'
+        "    return spark.sql(\n"
+        '        "SELECT \\r\\n    id, \\r\\n    CAST(collect_list(all stat) AS string) AS s,\\r\\n"\n'
+        '        "    CAST(collect_list(all txt) AS string) AS t\\r\\nFROM in0 \\r\\nGROUP BY id"\n'
+        "    )\n"
     )
-    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
-    assert len(findings) == 2 and all(f.fix is None for f in findings)
-    assert all("written with escapes" in f.no_fix_reason for f in findings)
+    outcome = fix_source("job.py", code, {"SPX101"}, unsafe=True)
+    fixed = outcome.fixed
+    assert [f.rule_id for f in outcome.applied] == ["SPX101"]  # one fix sorts both lists together
+    lists = "array_sort(collect_list(struct(stat, txt)))"
+    assert (
+        f'        "SELECT \\r\\n    id, \\r\\n    CAST(array_compact({lists}.stat) AS string) AS s,\\r\\n"\n' in fixed
+    )
+    assert f'        "    CAST(array_compact({lists}.txt) AS string) AS t\\r\\nFROM in0 \\r\\nGROUP BY id"\n' in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
+    # The query it spells is the one the fix writes where the SQL has no escapes (proved on Spark).
+    query = _sql_argument(code).replace("\r\n", "\n")
+    plain = f'def statuses(spark, in0):\n    return spark.sql("""{query}""")\n'
+    written = fix_source("job.py", plain, {"SPX101"}, unsafe=True).fixed
+    assert _sql_argument(fixed).replace("\r\n", "\n") == _sql_argument(written) != query
+
+
+def _sql_argument(code: str) -> str:
+    call = next(
+        n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "sql"
+    )
+    return ast.literal_eval(call.args[0])
 
 
 def test_random_draws_say_why_they_are_left():

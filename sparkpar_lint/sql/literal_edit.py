@@ -3,9 +3,10 @@
 A plain literal, an f-string, or a concatenation of them (implicit or with `+`) is split into
 segments in the order sql_text reads them: literal text, and the `{...}` parts of f-strings,
 which the SQL saw as opaque names. An edit at SQL offsets is written into the one literal
-segment that holds it, whose source text is the SQL itself (no escapes, no `{{`). The
-interpolated parts are kept byte for byte; an edit that would touch or copy one is refused
-with the reason, which `sparkpar fix --show-unfixed` prints.
+segment that holds it, at the source offsets its SQL offsets decode from: escapes (`\r\n`) and
+`{{` around it are kept as written, and an edit never splits one. The interpolated parts are
+kept byte for byte; an edit that would touch or copy one is refused with the reason, which
+`sparkpar fix --show-unfixed` prints.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ class _Segment:
     start: int  # SQL offsets of its text
     end: int
     body: str  # its source text between the quotes (a `{...}` part: the name the SQL saw)
-    editable: bool  # the source text is the SQL text: an SQL offset is a source offset
+    # For each SQL offset in the segment, the source offset in `body` it decodes from; -1 inside
+    # an escape that stands for several characters. Empty when the text could not be decoded.
+    offsets: tuple[int, ...]
     quote: str
     raw: bool  # an r-string: backslashes are themselves
     in_fstring: bool
@@ -44,20 +47,23 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
         index = _holder(segments, start, end)
         if index is None:
             return "the rewrite would touch an interpolated `{...}` part or cross a joint between strings"
-        if not segments[index].editable:
-            return "the SQL to rewrite is written with escapes (`\\n`, `{{`) in the source"
         by_segment.setdefault(index, []).append((start, end, replacement))
     new_nodes: dict[int, cst.CSTNode] = {}
     for index, own in by_segment.items():
         segment = segments[index]
         body = segment.body
         for start, end, replacement in sorted(own, reverse=True):
+            low, high = (segment.offsets[o - segment.start] for o in (start, end))
+            if low < 0 or high < 0:
+                return "the rewrite would split an escape sequence written in the source"
             if segment.in_fstring:
                 replacement = replacement.replace("{", "{{").replace("}", "}}")
-            body = body[: start - segment.start] + replacement + body[end - segment.start :]
-        problem = _unquotable(segment, body)
-        if problem:
-            return problem
+            problem = _unquotable(segment, replacement)
+            if problem:
+                return problem
+            body = body[:low] + replacement + body[high:]
+        if _closes_early(segment, body):
+            return "the rewritten SQL would need different quotes around the string"
         new_nodes[id(segment.node)] = _with_body(segment, body)
     rewritten = expression.visit(_Replace(new_nodes))
     assert isinstance(rewritten, cst.CSTNode)  # leaves are swapped one for one, never removed
@@ -67,18 +73,31 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
 def _holder(segments: list[_Segment], start: int, end: int) -> int | None:
     """The literal segment holding [start, end); an insertion at a joint goes to a literal side."""
     found = [i for i, s in enumerate(segments) if s.node is not None and s.start <= start and end <= s.end]
-    editable = [i for i in found if segments[i].editable]
-    chosen = editable or found
-    return chosen[0] if chosen else None
+    found = [i for i in found if segments[i].offsets]
+    return found[0] if found else None
 
 
-def _unquotable(segment: _Segment, body: str) -> str | None:
-    quote = segment.quote
-    if quote in body or (segment.last and body.endswith(quote[0])) or (len(quote) == 1 and "\n" in body):
+def _unquotable(segment: _Segment, replacement: str) -> str | None:
+    """Why `replacement` cannot be written as it is into the segment's source."""
+    if "\\" in replacement:
+        return "the rewritten SQL would hold a backslash, which the string would read as an escape"
+    if len(segment.quote) == 1 and ("\n" in replacement or segment.quote in replacement):
         return "the rewritten SQL would need different quotes around the string"
-    if not segment.raw and "\\" in body:
-        return "the rewritten SQL would hold a backslash in a string that is not raw"
     return None
+
+
+def _closes_early(segment: _Segment, body: str) -> bool:
+    """The new body holds its closing quote (unescaped), or ends where a triple quote would
+    take its last character."""
+    index = 0
+    while index < len(body):
+        if body[index] == "\\":
+            index += 2  # an escape (in a raw string too, a quote after a backslash does not close it)
+            continue
+        if body.startswith(segment.quote, index):
+            return True
+        index += 1
+    return segment.last and body.endswith(segment.quote[0]) and not body.endswith("\\" + segment.quote[0])
 
 
 def _with_body(segment: _Segment, body: str) -> cst.CSTNode:
@@ -102,12 +121,19 @@ class _Replace(cst.CSTTransformer):
 def _text(segment: _Segment) -> str:
     if segment.node is None:
         return segment.body  # the placeholder name the SQL saw
-    return _decoded(segment.body, segment.raw, segment.in_fstring) or ""
+    decoded = _decoded(segment.body, segment.raw, segment.in_fstring)
+    return decoded[0] if decoded is not None else ""
 
 
-def _decoded(body: str, raw: bool, braces: bool) -> str | None:
-    decoded = decode_body(body, [(None, 0, 0)] * (len(body) + 1), raw, braces)
-    return decoded.text if decoded is not None else None
+def _decoded(body: str, raw: bool, braces: bool) -> tuple[str, tuple[int, ...]] | None:
+    """The text `body` spells, and for each offset in it the source offset it decodes from (-1
+    between two characters of one escape, such as an unknown `\\d` kept as two)."""
+    decoded = decode_body(body, list(range(len(body) + 1)), raw, braces)
+    if decoded is None:
+        return None
+    where = decoded.positions
+    offsets = [where[0]] + [-1 if where[i] == where[i - 1] else where[i] for i in range(1, len(where))]
+    return decoded.text, tuple(offsets)
 
 
 def _segments(node: cst.CSTNode, offset: int = 0) -> list[_Segment] | None:
@@ -145,7 +171,7 @@ def _formatted(node: cst.FormattedString, offset: int) -> list[_Segment] | None:
             segment = _literal(part, part.value, offset, quote, "r" in prefix, True, last)
         else:
             name = f"{PLACEHOLDER}{number}"
-            segment = _Segment(None, offset, offset + len(name), name, False, quote, False, True, last)
+            segment = _Segment(None, offset, offset + len(name), name, (), quote, False, True, last)
         found.append(segment)
         offset = segment.end
     return found
@@ -153,5 +179,5 @@ def _formatted(node: cst.FormattedString, offset: int) -> list[_Segment] | None:
 
 def _literal(node, body: str, offset: int, quote: str, raw: bool, in_fstring: bool, last: bool) -> _Segment:
     decoded = _decoded(body, raw, in_fstring)
-    text = decoded if decoded is not None else body
-    return _Segment(node, offset, offset + len(text), body, decoded == body, quote, raw, in_fstring, last)
+    text, offsets = decoded if decoded is not None else (body, ())
+    return _Segment(node, offset, offset + len(text), body, offsets, quote, raw, in_fstring, last)
