@@ -2,10 +2,11 @@
 
     python bench/plugin_speed.py                    # full: 50 seeds for bad jobs, 50 for twins
     python bench/plugin_speed.py --seeds 10 --twin-seeds 3    # quick
+    python bench/plugin_speed.py --skip-throughput --per-run 20   # detection per bad job, fast
 
 Throughput: the reference job (tests/plugin_jobs/fixed_pandas_ffill.py: 300 rows, groupBy plus a
 grouped pandas function) under --variants interleavings, two ways on the same warm session:
-  * sparkpar: exact placement (repartitionById + sortWithinPartitions), a `newSession()` per
+  * sparkpar: exact placement (each input partition parallelized as one slice), a `newSession()` per
     variant for its SQL confs, 3 threads;
   * naive: the straightforward serial loop — for each variant set the confs on the session,
     `createDataFrame(shuffled rows).repartition(n)`, run the job, collect.
@@ -184,6 +185,45 @@ def detection(spark, seeds: int, twin_seeds: int, runs: int) -> None:
             )
 
 
+ENOUGH = 4  # differing runs after which a job's per-run rate is plainly high
+
+
+def detection_per_run(spark, sample: int, runs: int) -> None:
+    """Per bad job, the share p of single permuted interleavings whose output differs (up to
+    `sample` independent draws, stopping at the `ENOUGH`th differing one), and what it means for one
+    check of `runs` interleavings: 1 - (1 - p)^runs, since a check's runs are independent draws
+    and it fails at its first differing one. The cost is at most `sample` runs per job instead of
+    seeds x runs; a bug seen `ENOUGH` times early is far above the 14% per run that 95% needs."""
+    print(
+        f"detection per bad job: up to {sample} interleavings each (stop at {ENOUGH} differing), per check of {runs}:"
+    )
+    caught_checks = []
+    for bad, _twin in pairs():
+        module = load(bad)
+        if module is None:
+            print(f"  {bad.relative_to(ROOT)}: skipped (no job/INPUTS)")
+            continue
+        checker, datasets = checker_for(spark, module, runs, 0)
+        sequential = checker.sequential(datasets)
+        rng = random.Random(str(bad.relative_to(ROOT)))
+        began = time.perf_counter()
+        differing = ran = 0
+        while ran < sample and differing < ENOUGH:
+            variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), checker.streaming)
+            differing += checker.compare(datasets, variant, sequential, checker.run(datasets, variant)) is not None
+            ran += 1
+        p = differing / ran
+        check = 1 - (1 - p) ** runs
+        caught_checks.append(check)
+        print(
+            f"  {str(bad.relative_to(ROOT)):52s} {differing:3d}/{ran} runs differ, "
+            f"per check {check:6.1%}  ({time.perf_counter() - began:.0f} s)",
+            flush=True,
+        )
+    below = sum(c < 0.95 for c in caught_checks)
+    print(f"  {len(caught_checks)} bad jobs, {below} below 95% per check")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
@@ -193,6 +233,14 @@ def main() -> None:
     parser.add_argument("--master", default=DETERMINISM_MASTER)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-detection", action="store_true")
+    parser.add_argument(
+        "--per-run",
+        type=int,
+        default=0,
+        metavar="K",
+        help="measure detection from K independent interleavings per bad job (the rate of one "
+        "differing run, and from it the rate per check) instead of --seeds whole checks",
+    )
     parser.add_argument(
         "--fresh-naive",
         type=int,
@@ -208,7 +256,9 @@ def main() -> None:
     try:
         if not args.skip_throughput:
             throughput(spark, args.variants)
-        if not args.skip_detection:
+        if args.per_run:
+            detection_per_run(spark, args.per_run, args.runs)
+        elif not args.skip_detection:
             detection(spark, args.seeds, args.seeds if args.twin_seeds is None else args.twin_seeds, args.runs)
         if args.fresh_naive:
             spark = fresh_naive(spark, args.master, args.fresh_naive)

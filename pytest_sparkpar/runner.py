@@ -1,8 +1,10 @@
 """Running a job under one interleaving, on real Spark, with the rows exactly where it says.
 
-Batch inputs: every row is tagged with its target partition and its position, then
-`repartitionById(n, part).sortWithinPartitions(pos)` puts exactly those rows, in exactly that
-order, in each partition (Spark 4.1+), and the tags are dropped.
+Batch inputs: each partition's rows, in their order, are pickled as one block and parallelized
+with one slice per block, so the job's first stage reads exactly that placement with no shuffle
+of its own (what `createDataFrame` does, minus its even split). Spark Connect has no RDDs: there
+every row is tagged with its target partition and position, and
+`repartitionById(n, part).sortWithinPartitions(pos)` (Spark 4.1+) places them.
 
 Streaming inputs: the file source. Each micro-batch is written as one Parquet file per input
 partition, modification times strictly increasing, and read with `maxFilesPerTrigger` = partitions
@@ -21,7 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_sparkpar.interleaving import Interleaving
@@ -35,10 +37,23 @@ class Dataset:
 
     rows: list[tuple]
     schema: Any  # pyspark StructType
+    _internal: list[tuple] | None = field(default=None, repr=False, compare=False)
 
     @property
     def columns(self) -> list[str]:
         return list(self.schema.names)
+
+    def internal(self) -> list[tuple]:
+        """The rows verified and converted to Spark's internal form once, as `createDataFrame`
+        does for every call (datetimes to microseconds, and so on)."""
+        if self._internal is None:
+            from pyspark.sql.types import _create_converter, _make_type_verifier
+
+            verify, convert = _make_type_verifier(self.schema), _create_converter(self.schema)
+            for row in self.rows:
+                verify(row)
+            self._internal = [self.schema.toInternal(convert(row)) for row in self.rows]
+        return self._internal
 
 
 @dataclass
@@ -62,12 +77,25 @@ class SessionPool:
         # A new session starts from the SparkContext's confs, not the ones the test set at run
         # time (the session time zone above all): carry those over so the job sees what it would.
         self.inherited = {} if self.shared else _runtime_sql_confs(spark)
+        self.local = threading.local()  # per thread: confs -> session
 
     def session(self, confs: dict[str, str]):
-        session = self.spark if self.shared else self.spark.newSession()
-        for key, value in dict(self.inherited, **confs).items():
-            session.conf.set(key, value)
-        return session
+        """A session with `confs` set. A thread's runs with the same confs share one (a check
+        draws from a handful of shuffle settings), so most runs skip creating and configuring
+        one; threads never share one, as a job's temp views (SQL jobs name their inputs) would
+        collide."""
+        if self.shared:
+            for key, value in confs.items():
+                self.spark.conf.set(key, value)
+            return self.spark
+        sessions = self.local.__dict__.setdefault("sessions", {})
+        key = tuple(sorted(confs.items()))
+        if key not in sessions:
+            session = self.spark.newSession()
+            for name, value in dict(self.inherited, **confs).items():
+                session.conf.set(name, value)
+            sessions[key] = session
+        return sessions[key]
 
 
 def _runtime_sql_confs(spark) -> dict[str, str]:
@@ -102,6 +130,28 @@ def to_rows(frame) -> list[tuple]:
 
 
 def _placed_frame(session, data: Dataset, placement):
+    if _is_connect(session):
+        return _shuffled_into_place(session, data, placement)
+    from pyspark.serializers import CPickleSerializer
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    context, internal = session.sparkContext, data.internal()
+    jvm, parts = context._jvm, placement.partitions
+    blocks: list[list[tuple]] = [[] for _ in range(parts)]
+    for j, i in enumerate(placement.order):
+        blocks[placement.partition_of[j]].append(internal[i])
+    # One pickled block per slice: the JVM flattens each block back into rows (batched pickles).
+    pickled = context._serialize_to_jvm(
+        blocks,
+        CPickleSerializer(),
+        lambda path: jvm.PythonRDD.readRDDFromFile(context._jsc, path, parts),
+        lambda: jvm.PythonParallelizeServer(context._jsc.sc(), parts),
+    )
+    rows = jvm.SerDeUtil.toJavaArray(jvm.SerDeUtil.pythonToJava(pickled, True))
+    return DataFrame(session._jsparkSession.applySchemaToPythonRDD(rows.rdd(), data.schema.json()), session)
+
+
+def _shuffled_into_place(session, data: Dataset, placement):
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
