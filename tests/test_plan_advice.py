@@ -1,6 +1,6 @@
 """`sparkpar plan` advice is code that runs: for every fixture job, each code snippet in the
 advice parses, names only what the job has (its imports, `spark`, the DataFrame it applies to)
-and partitions only by the job's columns or the job's own key expressions; a few run on Spark."""
+and partitions only by the job's columns or the job's own key expressions; and it runs on Spark."""
 
 import ast
 import json
@@ -124,41 +124,79 @@ def test_rdd_jobs_are_not_told_about_sql_shuffle_partitions():
     assert any("numPartitions" in a for a in advice)
 
 
-# Tiny inputs for jobs whose advice partitions by key: (fixture, DDL schema, one row).
-RUNNABLE = [
-    (
-        "fixtures/clean/order_export_sorted_report.py",
-        "account string, booked_at timestamp",
-        ("a1", "2024-03-05 10:00:00"),
-    ),
-    ("fixtures/clean/order_latest_reading_max_by.py", "ts timestamp, sensor string", ("2024-03-05 10:00:00", "s1")),
-    ("fixtures/clean/basic_daily_totals.py", "shop string, day string", ("s1", "2024-03-05")),
-]
+def _columns(snippets: list[str]) -> dict[str, str]:
+    """The columns the advice's `repartition` keys read, with a type: a plain key is a string
+    column; a name inside an expression key (a date function's argument) a timestamp column."""
+    types = {}
+    for snippet in snippets:
+        call = ast.parse(f"df{snippet}" if snippet.startswith(".") else snippet, mode="eval").body
+        if call.func.attr != "repartition":
+            continue
+        for key in call.args[1:]:
+            if isinstance(key, ast.Constant):
+                types.setdefault(key.value, "string")
+            for node in ast.walk(key):
+                if isinstance(node, ast.Call):
+                    for arg in node.args:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.isidentifier():
+                            types[arg.value] = "timestamp"
+    return types or {"id": "string"}
+
+
+def _rows(types: dict[str, str]) -> list[tuple]:
+    import datetime
+
+    start = datetime.datetime(2024, 3, 5, 10)
+    return [
+        tuple(start + datetime.timedelta(days=40 * i) if kind == "timestamp" else f"v{i}" for kind in types.values())
+        for i in range(6)
+    ]
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("fixture,schema,row", RUNNABLE)
-def test_advice_runs_on_spark(cluster_spark, fixture, schema, row):
-    import datetime
-
-    from pyspark.sql import functions
-
-    advice = _advice(ROOT / fixture)
-    snippets = _snippets(advice)
-    assert any(s.startswith(".repartition(") for s in snippets), advice
-    values = tuple(
-        datetime.datetime.fromisoformat(v) if "timestamp" in field else v for v, field in zip(row, schema.split(", "))
-    )
-    df = cluster_spark.createDataFrame([values], schema)
-    namespace = {"df": df, "spark": cluster_spark, "F": functions, "fn": functions}
+@pytest.mark.parametrize("path", JOBS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_advice_runs_on_spark(cluster_spark, path):
+    """Every snippet of every fixture job's advice, executed on Spark against rows with the columns
+    it names: a `repartition` gives its count of partitions and keeps every row; a setting takes
+    effect on the next shuffle."""
+    snippets = _snippets(_advice(path) or [])
+    if not snippets:
+        return  # not plannable, or advice in words only (a stateful stream's, an RDD job's)
+    types = _columns(snippets)
+    df = cluster_spark.createDataFrame(_rows(types), ", ".join(f"{name} {kind}" for name, kind in types.items()))
+    namespace = {"df": df, "spark": cluster_spark}
+    # The job's own pyspark imports: an expression key is written with the job's names (`F.date_trunc`).
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("pyspark")
+        or isinstance(node, ast.Import)
+        and all(a.name.startswith("pyspark") for a in node.names)
+    ]
+    exec(compile(ast.Module(imports, []), str(path), "exec"), namespace)  # noqa: S102 - the fixture's imports
+    namespace["spark"] = cluster_spark
     before = cluster_spark.conf.get("spark.sql.shuffle.partitions")
     try:
         for snippet in snippets:
             code = f"df{snippet}" if snippet.startswith(".") else snippet
             result = eval(code, namespace)  # noqa: S307 - the planner's own advice, on test data
-            if snippet.startswith(".repartition("):
-                count = ast.literal_eval(ast.parse(code, mode="eval").body.args[0])
-                assert result.rdd.getNumPartitions() == count
-                assert result.collect() == df.collect()
+            call = ast.parse(code, mode="eval").body
+            if call.func.attr == "repartition":
+                assert result.rdd.getNumPartitions() == ast.literal_eval(call.args[0])
+                assert sorted(result.collect()) == sorted(df.collect())
+            else:  # the setting: the next shuffle (adaptive execution is off here) has that many tasks
+                partitions = int(ast.literal_eval(call.args[1]))
+                assert df.groupBy(next(iter(types))).count().rdd.getNumPartitions() == partitions
     finally:
         cluster_spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def test_a_rewrite_that_needs_no_profile_is_named_with_its_fix_command():
+    advice = _advice(ROOT / "fixtures/spx402/bad_serial_sessions.py")
+    named = [a for a in advice if "sparkpar fix" in a]
+    assert len(named) == 1, advice
+    assert named[0].startswith("line 20: ") and 'repartition("user")' in named[0]
+    assert "`sparkpar fix --select SPX402 --unsafe-fixes " in named[0]
+    assert not any("sparkpar fix" in a for a in _advice(ROOT / "fixtures/spx402/fixed_serial_sessions.py"))

@@ -171,7 +171,7 @@ def _plan(file, model_path, profile_paths, cores, brute, delta, cp, calibration_
         model = load_model(model_path)
         source, notes, spark, stages = str(model_path), (), False, None
     else:
-        model, notes, stages = _model_from_job(file, profile_path, cores)
+        model, notes, stages, rewrites = _model_from_job(file, profile_path, cores)
         source, spark = str(file), True
     model = PlanModel(
         model.operators,
@@ -199,6 +199,10 @@ def _plan(file, model_path, profile_paths, cores, brute, delta, cp, calibration_
         report = with_spark_prediction(report, stages, load_costs(calibration_path), cores, second)
     elif second is not None:
         raise PlanError(f"{profile_path}: two profiles are compared by their Spark stage metrics; this one has none")
+    if model_path is None and rewrites:
+        from dataclasses import replace
+
+        report = replace(report, advice=report.advice + rewrites)
     return report
 
 
@@ -225,7 +229,8 @@ def _plan_graph(
 
 
 def _model_from_job(file: Path, profile_path, cores):
-    """(model, notes, profile): the profile when it carries Spark's stage metrics, else None."""
+    """(model, notes, profile, rewrites): the profile when it carries Spark's stage metrics, else
+    None; rewrites, the advice `sparkpar fix` applies (rewrites.py)."""
     from sparkpar_lint.plan.from_graph import from_stage_graph, graph_from_stage_graph
 
     try:
@@ -235,6 +240,7 @@ def _model_from_job(file: Path, profile_path, cores):
             f"planning a job file needs the stage graph, which is not available in this build ({error}); use --model"
         ) from None
     from sparkpar_lint.parsing import with_deep_stack
+    from sparkpar_lint.plan.rewrites import fix_advice
 
     source = read_source(str(file))
 
@@ -244,7 +250,7 @@ def _model_from_job(file: Path, profile_path, cores):
         # Without per-operator seconds every operator costs the same, so the whole graph can be
         # planned; such a profile times one chain, and seconds must not meet the unit costs of the rest.
         whole = graph_from_stage_graph(graph) if timed is None else None
-        return from_stage_graph(graph), whole
+        return from_stage_graph(graph), whole, fix_advice(str(file), source, module)
 
     timed, stages = None, None
     if profile_path is not None:
@@ -256,7 +262,7 @@ def _model_from_job(file: Path, profile_path, cores):
         if recorded.stages:
             stages = recorded
 
-    (operators, notes), whole = with_deep_stack(graph_operators)
+    (operators, notes), whole, rewrites = with_deep_stack(graph_operators)
     if not operators:
         raise PlanError(f"{file}: no Spark operators found to plan")
     inputs = None
@@ -283,4 +289,5 @@ def _model_from_job(file: Path, profile_path, cores):
         PlanModel(operators, cores or os.cpu_count() or 1, 0.05 * mean_cost, 0.01 * mean_cost, inputs=inputs),
         notes,
         stages,
+        rewrites,
     )
