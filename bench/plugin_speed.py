@@ -79,13 +79,16 @@ def plain(value):
 
 def sparkpar_job(module):
     """The module's job as sparkpar.check calls it. Fixture jobs (fixtures/**) take the session
-    first, `job(spark, **inputs)`: it is bound to the session the permuted frames belong to."""
+    first, `job(spark, **inputs)`: it is bound to the session the permuted frames belong to, where
+    each input is also a temp view of its name (as tests/spark_harness.py runs them)."""
     params = list(inspect.signature(module.job).parameters)
     if not params or params[0] != "spark":
         return module.job
 
     def job(**frames):
         session = next(iter(frames.values())).sparkSession
+        for name, frame in frames.items():
+            frame.createOrReplaceTempView(name)  # fixtures may read an input as a table, by name
         return as_frame(session, module.job(session, **frames))
 
     job.__signature__ = inspect.Signature(
@@ -185,10 +188,10 @@ def detection(spark, seeds: int, twin_seeds: int, runs: int) -> None:
             )
 
 
-ENOUGH = 4  # differing runs after which a job's per-run rate is plainly high
+ENOUGH = 3  # differing runs after which a job's per-run rate is plainly high
 
 
-def detection_per_run(spark, sample: int, runs: int) -> None:
+def detection_per_run(spark, sample: int, runs: int, shard: tuple[int, int]) -> None:
     """Per bad job, the share p of single permuted interleavings whose output differs (up to
     `sample` independent draws, stopping at the `ENOUGH`th differing one), and what it means for one
     check of `runs` interleavings: 1 - (1 - p)^runs, since a check's runs are independent draws
@@ -198,20 +201,25 @@ def detection_per_run(spark, sample: int, runs: int) -> None:
         f"detection per bad job: up to {sample} interleavings each (stop at {ENOUGH} differing), per check of {runs}:"
     )
     caught_checks = []
-    for bad, _twin in pairs():
+    index, count = shard
+    for bad, _twin in pairs()[index::count]:
         module = load(bad)
         if module is None:
             print(f"  {bad.relative_to(ROOT)}: skipped (no job/INPUTS)")
             continue
         checker, datasets = checker_for(spark, module, runs, 0)
-        sequential = checker.sequential(datasets)
         rng = random.Random(str(bad.relative_to(ROOT)))
         began = time.perf_counter()
         differing = ran = 0
-        while ran < sample and differing < ENOUGH:
-            variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), checker.streaming)
-            differing += checker.compare(datasets, variant, sequential, checker.run(datasets, variant)) is not None
-            ran += 1
+        try:
+            sequential = checker.sequential(datasets)
+            while ran < sample and differing < ENOUGH:
+                variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), checker.streaming)
+                differing += checker.compare(datasets, variant, sequential, checker.run(datasets, variant)) is not None
+                ran += 1
+        except Exception as error:  # noqa: BLE001 - one job's error is reported, the others still run
+            print(f"  {bad.relative_to(ROOT)}: error after {ran} runs: {type(error).__name__}: {str(error)[:150]}")
+            continue
         p = differing / ran
         check = 1 - (1 - p) ** runs
         caught_checks.append(check)
@@ -233,6 +241,7 @@ def main() -> None:
     parser.add_argument("--master", default=DETERMINISM_MASTER)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-detection", action="store_true")
+    parser.add_argument("--shard", default="0/1", metavar="I/N", help="--per-run: every Nth bad job from the Ith")
     parser.add_argument(
         "--per-run",
         type=int,
@@ -257,7 +266,7 @@ def main() -> None:
         if not args.skip_throughput:
             throughput(spark, args.variants)
         if args.per_run:
-            detection_per_run(spark, args.per_run, args.runs)
+            detection_per_run(spark, args.per_run, args.runs, tuple(map(int, args.shard.split("/"))))
         elif not args.skip_detection:
             detection(spark, args.seeds, args.seeds if args.twin_seeds is None else args.twin_seeds, args.runs)
         if args.fresh_naive:
