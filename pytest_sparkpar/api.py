@@ -71,6 +71,18 @@ class Sparkpar:
         if not self.settings.determinism:
             return _as_rows(sequential)
         mismatch = checker.search(datasets, sequential, seed)
+        if mismatch is None and checker.ran < self.settings.runs:
+            import warnings
+
+            import pytest
+
+            warnings.warn(
+                pytest.PytestWarning(
+                    f"sparkpar: {checker.ran} of {self.settings.runs} permuted runs fitted in the "
+                    f"--sparkpar-budget of {self.settings.budget:g} s; the rest were not run"
+                ),
+                stacklevel=2,
+            )
         if mismatch is None and self.settings.faults and not streaming:
             mismatch = checker.fault_search(datasets, sequential, seed)
         if mismatch is None:

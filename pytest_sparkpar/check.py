@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ class Settings:
     replay: str
     shrink_seconds: float = 30.0
     faults: int = 0  # runs with an executor killed mid-stage (pytest_sparkpar.faults)
+    budget: float | None = None  # seconds of permuted runs per check; no new run starts after
 
 
 def derive_seed(seed: int, nodeid: str, call: int) -> int:
@@ -112,6 +114,7 @@ class Checker:
         self.pool = SessionPool(spark)
         self.settings, self.job, self.orders, self.output = settings, job, orders, output
         self.streaming, self.output_mode, self.tolerance = streaming, output_mode, tolerance
+        self.ran = 0  # permuted runs the last search completed
 
     def run(self, inputs: dict[str, Dataset], variant: il.Interleaving) -> Output:
         __tracebackhide__ = True
@@ -144,17 +147,22 @@ class Checker:
         ]
         found: dict[int, Mismatch] = {}
         threads = 1 if self.pool.shared else THREADS
+        deadline = None if self.settings.budget is None else time.monotonic() + self.settings.budget
+        queue = iter(enumerate(variants))
+        self.ran = 0
         with ThreadPoolExecutor(threads, thread_name_prefix="sparkpar") as executor:
-            pending = {executor.submit(self.run, inputs, v): i for i, v in enumerate(variants)}
+            # At most one run per thread in flight, so a spent budget stops new runs from starting.
+            pending = {executor.submit(self.run, inputs, v): i for i, v in itertools.islice(queue, threads)}
             while pending and not found:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     index = pending.pop(future)
+                    self.ran += 1
                     mismatch = self.compare(inputs, variants[index], seq, future.result())
                     if mismatch:
                         found[index] = mismatch
-            for future in pending:
-                future.cancel()
+                    elif deadline is None or time.monotonic() < deadline:
+                        pending.update({executor.submit(self.run, inputs, v): i for i, v in itertools.islice(queue, 1)})
         return found[min(found)] if found else None
 
     def fault_search(self, inputs: dict[str, Dataset], seq: Output, seed: int) -> Mismatch | None:

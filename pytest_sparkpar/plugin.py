@@ -17,7 +17,7 @@ Options (each with an ini key of the same name, dashes as underscores, `sparkpar
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
   --sparkpar-only          run only the tests that visibly use Spark (see `uses_spark`)
-  --sparkpar-budget T      seconds of perturbed re-runs per existing test (default: no limit)
+  --sparkpar-budget T      seconds of perturbed runs per existing test and per check (default: no limit)
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         metavar="T",
-        help="seconds of perturbed re-runs per existing test: no new re-run starts after T "
-        "(default: no limit; --sparkpar-runs still caps the count)",
+        help="seconds of perturbed runs per existing test and per sparkpar.check: no new run starts "
+        "after T (default: no limit; --sparkpar-runs still caps the count)",
     )
     parser.addini(
         "sparkpar_determinism", "run permuted interleavings (like --sparkpar-determinism)", type="bool", default=False
@@ -118,7 +118,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False
     )
     parser.addini("sparkpar_only", "run only the tests that use Spark", type="bool", default=False)
-    parser.addini("sparkpar_budget", "seconds of perturbed re-runs per existing test (default: none)", default="")
+    parser.addini(
+        "sparkpar_budget", "seconds of perturbed runs per existing test and per check (default: none)", default=""
+    )
     parser.addini(
         "sparkpar_file_timeout",
         "seconds the linter may spend on one file for a report's likely cause (default 120; 0 = no limit)",
@@ -263,7 +265,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if fault_runs(config):
         mode += f" + {fault_runs(config)} with an executor killed mid-stage"
     if determinism(config) and budget(config) is not None:
-        mode += f", at most {budget(config):g} s of re-runs per existing test"
+        mode += f", at most {budget(config):g} s of re-runs per existing test and per check"
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
 
@@ -319,6 +321,7 @@ def sparkpar(request: pytest.FixtureRequest):
         shrink_seconds=float(_option(config, "shrink_seconds")),
         replay=replay_command(config, request.node.nodeid),
         faults=fault_runs(config),
+        budget=budget(config),
     )
     return Sparkpar(
         settings, lambda: request.getfixturevalue("spark"), runs_override=marker.kwargs.get("runs") if marker else None

@@ -195,3 +195,32 @@ def test_budget_stops_the_re_runs_of_a_slow_test(project):
     # Each re-run sleeps 1 s, so 8 cannot fit in 2.5 s; at least one starts.
     ran = re.search(rf"sparkpar: (\d) of {RUNS} perturbed runs fitted in the --sparkpar-budget of 2.5 s", result.stdout)
     assert ran and 1 <= int(ran.group(1)) < RUNS, result.stdout[-3000:]
+
+
+SLOW_CHECK = """
+import time
+
+
+def slow_totals(df):
+    time.sleep(1.5)  # every run, permuted or not, costs at least this
+    return df.groupBy("k").sum("v")
+
+
+def test_slow_check(sparkpar):
+    sparkpar.check(slow_totals, {"df": [(i % 3, i) for i in range(30)]}, schema="k int, v int")
+"""
+
+
+def test_budget_stops_the_permuted_runs_of_a_slow_check(tmp_path):
+    (tmp_path / "test_check.py").write_text(SLOW_CHECK)
+    result = run_pytest(
+        tmp_path,
+        "--sparkpar-determinism",
+        "--sparkpar-master=local[2]",
+        f"--sparkpar-runs={RUNS}",
+        "--sparkpar-budget=2",
+    )
+    assert outcomes(result.stdout) == {"test_slow_check": "PASSED"}, result.stdout[-3000:]
+    # Each run sleeps 1.5 s and at most one per thread is in flight, so 8 cannot fit in 2 s.
+    ran = re.search(rf"sparkpar: (\d) of {RUNS} permuted runs fitted in the --sparkpar-budget of 2 s", result.stdout)
+    assert ran and 1 <= int(ran.group(1)) < RUNS, result.stdout[-3000:]
