@@ -428,3 +428,61 @@ def test_random_draws_say_why_they_are_left():
     reasons = sorted(f.no_fix_reason for f in findings)
     assert reasons[0].startswith("`rand` is not derived from the row")
     assert reasons[1].startswith("a seed fixes `randomSplit`'s draw for one partitioning only")
+
+
+def test_a_first_ignoring_nulls_over_its_own_descending_sort_becomes_max():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import col, first, lower, trim\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'people_df = spark.read.parquet("people")\n'
+        "# Sort weightInLbs column in desc order then find records\n"
+        "people_df\\\n"
+        "    .sort(col('weightInLbs').desc())\\\n"
+        "    .groupBy(trim(lower(col('firstName'))))\\\n"
+        "    .agg(first('weightInLbs', True))\\\n"
+        "    .show(truncate=False)\n"
+        "print(max(1, 2))\n"
+    )
+    outcome = fix_source("job.py", code, {"SPX101"})  # safe: the sequential answer itself
+    fixed = outcome.fixed
+    assert [f.rule_id for f in outcome.applied] == ["SPX101"]
+    assert (
+        "people_df\\\n"
+        "    .groupBy(trim(lower(col('firstName'))))\\\n"
+        "    .agg(F.max('weightInLbs'))\\\n"
+        "    .show(truncate=False)\n"
+    ) in fixed
+    # `max` stays Python's; the replaced `first` import goes, `col` stays.
+    assert "from pyspark.sql.functions import col, lower, trim\n" in fixed and "print(max(1, 2))\n" in fixed
+    assert "# Sort weightInLbs column in desc order then find records\n" in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}).fixed == fixed
+
+
+def test_a_sort_with_nulls_placed_or_mixed_directions_is_left():
+    for sort in ('F.col("ts").desc_nulls_first()', '"day", F.col("ts").desc()'):
+        code = (
+            "from pyspark.sql import SparkSession, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            f'rows = spark.read.parquet("prices").orderBy({sort})\n'
+            'rows.groupBy("item").agg(F.first("price").alias("price")).show()\n'
+        )
+        findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
+        assert findings and all(f.fix is None for f in findings), sort
+
+
+def test_a_list_of_a_frame_attribute_column_is_numbered_at_its_source():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "import pyspark.sql.functions as f\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'lines = spark.createDataFrame([("a.txt", "hello"), ("a.txt", "world")], ["filename", "text"])\n'
+        "# Concat all text for the same file\n"
+        'per_file = lines.groupby(lines.filename).agg(f.concat_ws(" ", f.collect_list(lines["text"])).alias("text"))\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert 'lines.withColumn("_sparkpar_seq", f.monotonically_increasing_id())' in fixed
+    assert 'f.array_sort(f.collect_list(f.struct("_sparkpar_seq", lines["text"]))).getField("text")' in fixed
+    assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
