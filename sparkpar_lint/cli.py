@@ -85,7 +85,7 @@ def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, 
 
 
 def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
-    from sparkpar_lint.runner import effective_rules, run
+    from sparkpar_lint.runner import analysis_settings, effective_rules, run
 
     rule_ids = [rule.id for rule in _rule_classes()]
     config = _load_config(config_path, rule_ids)
@@ -115,6 +115,7 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
         suppressed=outcome.suppressed,
         files_checked=outcome.files_checked,
         color=progress,
+        settings=analysis_settings(config, None if no_cache else cache_dir),
     )
     click.echo(text, nl=False, color=progress)
     status = outcome.exit_status

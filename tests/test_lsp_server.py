@@ -209,6 +209,39 @@ def test_project_configuration_is_honoured_and_changes_are_debounced(tmp_path):
     assert [d.code for d in burst if d.code == "SPX101"] == ["SPX101"]
 
 
+def test_code_actions_fix_with_the_projects_settings(tmp_path):
+    # The editor's fix is the one `sparkpar fix` writes: the configured watermark delay, not the
+    # default, in the quick fix and in "fix all".
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nwatermark-delay = "2 hours"\n')
+    job = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import window\n\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()\n'
+        'counts.writeStream.outputMode("complete").format("console").start()\n'
+    )
+
+    async def scenario():
+        async with Session(tmp_path) as session:
+            uri = session.open(tmp_path / "job.py", job)
+            (found,) = [d for d in await session.diagnostics(uri) if d.code == "SPX204"]
+            actions = await asyncio.wait_for(
+                session.client.text_document_code_action_async(
+                    lsp.CodeActionParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri),
+                        range=found.range,
+                        context=lsp.CodeActionContext(diagnostics=[found]),
+                    )
+                ),
+                TIMEOUT,
+            )
+            return uri, actions
+
+    uri, actions = _run(scenario())
+    (quick,) = [a for a in actions if a.title.startswith("Fix SPX204")]
+    assert 'withWatermark("timestamp", "2 hours")' in _apply(job, quick.edit.changes[uri])
+
+
 def test_a_bad_configuration_is_shown_not_crashed_on(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nselect = ["NOPE"]\n')
 

@@ -109,3 +109,24 @@ def test_suppressed_findings_are_cached_too(sparkpar_cli, tmp_path):
     assert any(Path(tmp_path, ".sparkpar_cache").glob("*.json"))
     second = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "job.py").output
     assert json.loads(second)["runs"][0]["results"] == json.loads(first)["runs"][0]["results"]
+
+
+def test_the_sarif_fix_uses_the_projects_settings(sparkpar_cli, tmp_path):
+    # The fix SARIF carries is the one `sparkpar fix` writes: the configured watermark delay, not
+    # the default.
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nwatermark-delay = "2 hours"\n')
+    (tmp_path / "job.py").write_text(COUNTS_ON_CONSOLE)
+    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX204", "--format", "sarif", "job.py")
+    (reported,) = json.loads(result.output)["runs"][0]["results"]
+    fixed = _apply(COUNTS_ON_CONSOLE, reported["fixes"][0])
+    assert 'withWatermark("timestamp", "2 hours")' in fixed, fixed
+
+
+COUNTS_ON_CONSOLE = """\
+from pyspark.sql import SparkSession
+from pyspark.sql.functions import window
+
+spark = SparkSession.builder.getOrCreate()
+counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
+counts.writeStream.outputMode("complete").format("console").start()
+"""

@@ -19,6 +19,7 @@ from sparkpar_lint.analysis import analyze_module
 from sparkpar_lint.fixes.engine import apply_fixes
 from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import Span
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -39,14 +40,17 @@ class FindingFix:
     edits: tuple[LineEdit, ...]
 
 
-def finding_fixes(path: str, source: str, rule_ids: Collection[str]) -> dict[tuple[str, Span], FindingFix]:
-    """(rule id, span) -> the fix of that finding, for every finding of `rule_ids` with a fix."""
+def finding_fixes(
+    path: str, source: str, rule_ids: Collection[str], settings=None
+) -> dict[tuple[str, Span], FindingFix]:
+    """(rule id, span) -> the fix of that finding, for every finding of `rule_ids` with a fix;
+    `settings` as for `fix_source` (the configuration's, so an editor fixes as `sparkpar fix` does)."""
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+        module = parse_module(source)  # lint's own parse: the nesting check, long chains in segments
+    except (cst.ParserSyntaxError, TooDeeplyNested):
         return {}
     fixes: dict[tuple[str, Span], FindingFix] = {}
-    for finding in analyze_module(path, source, module, rule_ids):
+    for finding in analyze_module(path, source, module, rule_ids, settings):
         if finding.rule_id not in rule_ids or not isinstance(finding.fix, Fix):
             continue
         edits = line_edits(source, apply_fixes(module, [finding.fix]))

@@ -33,12 +33,14 @@ def render(
     *,
     sources: Mapping[str, str] | None = None,
     suppressed: Sequence[Finding] = (),
+    settings=None,
     **_context,
 ) -> str:
+    """`settings` (settings.AnalysisSettings): the configuration's, so each fix is `sparkpar fix`'s."""
     rules = all_rules()
     index = {rule.id: i for i, rule in enumerate(rules)}
     sources = sources or {}
-    fixes = _fixes(findings, sources)
+    fixes = _fixes(findings, sources, settings)
     fingerprints = _fingerprints([*findings, *suppressed], sources)
     results = []
     for finding in findings:
@@ -108,7 +110,7 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
     return result
 
 
-def _fixes(findings: Sequence[Finding], sources: Mapping[str, str]) -> dict[tuple, FindingFix]:
+def _fixes(findings: Sequence[Finding], sources: Mapping[str, str], settings) -> dict[tuple, FindingFix]:
     """(path, rule id, span) -> fix, from one re-analysis of each file that has a fixable finding."""
     wanted: dict[str, set[str]] = {}
     for finding in findings:
@@ -116,7 +118,7 @@ def _fixes(findings: Sequence[Finding], sources: Mapping[str, str]) -> dict[tupl
             wanted.setdefault(finding.path, set()).add(finding.rule_id)
     fixes = {}
     for path, rule_ids in wanted.items():
-        for (rule_id, span), fix in finding_fixes(path, sources[path], rule_ids).items():
+        for (rule_id, span), fix in finding_fixes(path, sources[path], rule_ids, settings).items():
             fixes[(path, rule_id, span)] = fix
     return fixes
 

@@ -41,7 +41,8 @@ from sparkpar_lint.isolation import Failure, StandingWorker
 from sparkpar_lint.model import FileResult, Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
-from sparkpar_lint.runner import check_text, effective_rules
+from sparkpar_lint.runner import analysis_settings, check_text, effective_rules
+from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources.ipynb import cell_positions
 
 DEBOUNCE_SECONDS = 0.3
@@ -118,6 +119,15 @@ class SparkparServer(LanguageServer):
         config = load_config(source, self.rule_ids)
         root = source.parent if source is not None else self._workspace_root()
         return config, Cache(root / CACHE_DIR_NAME) if root is not None else None
+
+    def analysis_settings(self, path: str) -> AnalysisSettings | None:
+        """What the file's configuration tells the rules, for its fixes (None if the config is bad:
+        its diagnostics already say so)."""
+        try:
+            config, cache = self.settings(Path(path))
+        except ConfigError:
+            return None
+        return analysis_settings(config, cache.directory if cache is not None else None)
 
     def _workspace_root(self) -> Path | None:
         root = self.workspace.root_path
@@ -436,10 +446,11 @@ def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Rang
     if notebook is not None:
         return _notebook_fixes(ls, notebook, hit)
     if not _plain_python(document):
-        return _file_fixes(document, hit)
+        return _file_fixes(ls, document, hit)
     # Fixes are recomputed from the buffer as it is now; a finding whose span moved since it was
     # published no longer matches, and waits for the next diagnostics.
-    fixes = finding_fixes(document.path, document.source, {f.rule_id for f in hit})
+    settings = ls.analysis_settings(document.path)
+    fixes = finding_fixes(document.path, document.source, {f.rule_id for f in hit}, settings)
     actions = []
     for finding in hit:
         fix = fixes.get((finding.rule_id, finding.span))
@@ -468,8 +479,8 @@ def _fix_all(ls: SparkparServer, document: TextDocument) -> list[lsp.CodeAction]
     if notebook is not None:
         return _notebook_fixes(ls, notebook, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
     if not _plain_python(document):
-        return _file_fixes(document, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
-    outcome = fix_source(document.path, document.source, rule_ids)
+        return _file_fixes(ls, document, [f for f in findings if f.fix_safety == "safe"], fix_all=True)
+    outcome = fix_source(document.path, document.source, rule_ids, settings=ls.analysis_settings(document.path))
     if not outcome.changed:
         return []
     return [
@@ -497,9 +508,11 @@ def _notebook_fixes(
     from sparkpar_lint.sources.notebook import fix_notebook
 
     data = _notebook_json(ls, notebook).decode("utf-8")
+    path = _notebook_path(notebook.uri)
+    settings = ls.analysis_settings(path)
     actions = []
     for rule_ids, unsafe in _fix_groups(hit, fix_all):
-        outcome = fix_notebook(_notebook_path(notebook.uri), data, rule_ids, unsafe=unsafe)
+        outcome = fix_notebook(path, data, rule_ids, unsafe=unsafe, settings=settings)
         if not outcome.changed:
             continue
         changes = {}
@@ -515,17 +528,20 @@ def _notebook_fixes(
     return actions
 
 
-def _file_fixes(document: TextDocument, hit: list[Finding], fix_all: bool = False) -> list[lsp.CodeAction]:
+def _file_fixes(
+    ls: SparkparServer, document: TextDocument, hit: list[Finding], fix_all: bool = False
+) -> list[lsp.CodeAction]:
     """Fixes in a file read through cells but opened as one text document (an `.ipynb` as JSON, a
     `.sql` file, a Databricks export): `sparkpar fix`'s rewrite of the whole file, as line edits
     of the document, one action per rule (or one for every safe fix)."""
     from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
 
     kind_of_file = "notebook" if (document.path or "").endswith(".ipynb") else "file"
+    settings = ls.analysis_settings(document.path)
     actions = []
     for rule_ids, unsafe in _fix_groups(hit, fix_all):
         try:
-            outcome = fix_notebook(document.path, document.source, rule_ids, unsafe=unsafe)
+            outcome = fix_notebook(document.path, document.source, rule_ids, unsafe=unsafe, settings=settings)
         except NotebookError:
             return []  # not valid notebook JSON while being typed: its diagnostics say so
         if outcome.changed:
