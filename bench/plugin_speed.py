@@ -135,7 +135,7 @@ def throughput(spark, variants: int) -> None:
     data = datasets["df"]
     start_time = time.perf_counter()
     for _ in range(variants):
-        variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False)
+        variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False, checker.default_parallelism)
         for key, value in variant.confs().items():
             spark.conf.set(key, value)
         placement = variant.placements["df"]
@@ -214,7 +214,9 @@ def detection_per_run(spark, sample: int, runs: int, shard: tuple[int, int]) -> 
         try:
             sequential = checker.sequential(datasets)
             while ran < sample and differing < ENOUGH:
-                variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), checker.streaming)
+                variant = il.draw(
+                    il.RandomChooser(rng), checker.spec(datasets), checker.streaming, checker.default_parallelism
+                )
                 differing += checker.compare(datasets, variant, sequential, checker.run(datasets, variant)) is not None
                 ran += 1
         except Exception as error:  # noqa: BLE001 - one job's error is reported, the others still run

@@ -115,6 +115,8 @@ class Checker:
         self.settings, self.job, self.orders, self.output = settings, job, orders, output
         self.streaming, self.output_mode, self.tolerance = streaming, output_mode, tolerance
         self.ran = 0  # permuted runs the last search completed
+        # Spark Connect gives the client no SparkContext to ask
+        self.default_parallelism = None if self.pool.shared else spark.sparkContext.defaultParallelism
 
     def run(self, inputs: dict[str, Dataset], variant: il.Interleaving) -> Output:
         __tracebackhide__ = True
@@ -143,7 +145,8 @@ class Checker:
         __tracebackhide__ = True
         rng = random.Random(seed)
         variants = [
-            il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming) for _ in range(self.settings.runs)
+            il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming, self.default_parallelism)
+            for _ in range(self.settings.runs)
         ]
         found: dict[int, Mismatch] = {}
         threads = 1 if self.pool.shared else THREADS
@@ -176,7 +179,7 @@ class Checker:
         rng = random.Random(seed ^ 0x5EED)
         executors = faults.executor_count(self.settings.master)
         for _ in range(self.settings.faults):
-            drawn = il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming)
+            drawn = il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming, self.default_parallelism)
             variant = il.Interleaving(drawn.placements, max(2, drawn.shuffle_partitions), False, label="fault-injected")
             faults.wait_for_executors(self.pool.spark, executors)
             killer = faults.ExecutorKiller(self.pool.spark, random.Random(rng.getrandbits(32)))
@@ -272,7 +275,7 @@ class Checker:
             __tracebackhide__ = True
             chooser = il.HypothesisChooser(data)
             subset = draw_inputs(data, chooser)
-            variant = il.draw(chooser, self.spec(subset), self.streaming)
+            variant = il.draw(chooser, self.spec(subset), self.streaming, self.default_parallelism)
             # repr, not the rows: map columns hold dicts, which cannot be hashed
             rows_key = repr(sorted((n, d.rows) for n, d in subset.items()))
             key = (rows_key, variant.key())

@@ -154,13 +154,28 @@ def _batch_of(chooser, n: int, streaming: bool, batches: int) -> list[int]:
     return [sum(1 for c in cuts if c <= j) for j in range(n)]
 
 
-def draw(chooser, inputs: dict[str, tuple[list[tuple], list[str], OrderType]], streaming: bool) -> Interleaving:
+def _partition_count(chooser, rows: int, default_parallelism: int | None) -> int:
+    top = max(1, min(MAX_INPUT_PARTITIONS, rows))
+    # An input split into exactly the default parallelism is common, and it is the one split where
+    # a later shuffle of the default size meets a partitioner of the same size and is skipped (a
+    # partitioner wrongly kept, SPX301, shows only then): a quarter of the draws take it.
+    if default_parallelism is not None and 1 < default_parallelism <= top and chooser.boolean(0.25):
+        return default_parallelism
+    return chooser.integer(1, top)
+
+
+def draw(
+    chooser,
+    inputs: dict[str, tuple[list[tuple], list[str], OrderType]],
+    streaming: bool,
+    default_parallelism: int | None = None,
+) -> Interleaving:
     """Draw one permuted interleaving of `inputs` (name -> rows, column names, input order)."""
     placements = {}
     batches = chooser.integer(1, MAX_BATCHES) if streaming else 1
     for name, (rows, columns, order) in inputs.items():
         arrival = _arrival_order(chooser, rows, columns, order)
-        parts = chooser.integer(1, max(1, min(MAX_INPUT_PARTITIONS, len(rows))))
+        parts = _partition_count(chooser, len(rows), default_parallelism)
         partition_of = _partition_of(chooser, rows, columns, order, arrival, parts)
         batch_of = _batch_of(chooser, len(rows), streaming, batches)
         placements[name] = Placement(tuple(arrival), parts, tuple(partition_of), tuple(batch_of))

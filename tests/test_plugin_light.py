@@ -156,3 +156,22 @@ def test_plain():
     listed = [line.split("::")[1] for line in result.stdout.lines if "::" in line]
     assert listed == ["test_fixture", "test_own_fixture", "test_builder_in_body", "test_helper"], result.stdout.str()
     result.stdout.fnmatch_lines(["*4/6 tests collected (2 deselected)*"])
+
+
+def test_a_quarter_of_inputs_are_split_into_the_default_parallelism():
+    import random
+
+    from pytest_sparkpar import interleaving as il
+    from pytest_sparkpar.orders import bag
+
+    spec = {"df": ([(i,) for i in range(50)], ["v"], bag())}
+
+    def share_split_in(parts: int, default_parallelism: int | None) -> float:
+        rng = random.Random(0)
+        draws = [il.draw(il.RandomChooser(rng), spec, False, default_parallelism) for _ in range(800)]
+        return sum(d.placements["df"].partitions == parts for d in draws) / len(draws)
+
+    # 1/4 + 3/4 * 1/8 with the default parallelism preferred; 1/8 without (Spark Connect)
+    assert 0.29 < share_split_in(4, 4) < 0.37
+    assert 0.09 < share_split_in(4, None) < 0.16
+    assert 0.05 < share_split_in(6, 4) < 0.13  # 3/4 * 1/8: the other counts are still drawn
