@@ -460,8 +460,14 @@ def test_a_first_ignoring_nulls_over_its_own_descending_sort_becomes_max():
     assert fix_source("job.py", fixed, {"SPX101"}).fixed == fixed
 
 
-def test_a_sort_with_nulls_placed_or_mixed_directions_is_left():
-    for sort in ('F.col("ts").desc_nulls_first()', '"day", F.col("ts").desc()'):
+def test_a_sort_by_an_expression_with_nulls_placed_or_mixed_directions_is_left():
+    # `length(name)` orders otherwise than `name`: a struct of the sort's columns would not do.
+    for sort in (
+        'F.length("name")',
+        'F.desc(F.length("name"))',
+        'F.col("ts").desc_nulls_first()',
+        '"day", F.col("ts").desc()',
+    ):
         code = (
             "from pyspark.sql import SparkSession, functions as F\n"
             "spark = SparkSession.builder.getOrCreate()\n"
@@ -470,6 +476,7 @@ def test_a_sort_with_nulls_placed_or_mixed_directions_is_left():
         )
         findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
         assert findings and all(f.fix is None for f in findings), sort
+        assert all(f.no_fix_reason.startswith("the sort orders by an expression") for f in findings), sort
 
 
 def test_a_list_of_a_frame_attribute_column_is_numbered_at_its_source():

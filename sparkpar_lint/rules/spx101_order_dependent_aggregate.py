@@ -500,7 +500,9 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if call.call is None:
         return None
     direction = _direction(sort) if sort is not None else "asc"
-    if sort is not None and (not sort.keys or direction is None or not sort_reaches(graph, sort, node)):
+    if sort is not None and sort.keys and direction is None:
+        return _SORT_UNREADABLE
+    if sort is not None and (not sort.keys or not sort_reaches(graph, sort, node)):
         return None
     # Once the aggregate reads the sort columns, the sort is work the shuffle throws away.
     dropped = ((sort.call, drop_call),) if sort is not None and _sort_only_feeds(graph, sort, node) else ()
@@ -746,33 +748,38 @@ def _frame_column(value: cst.BaseExpression) -> str | None:
     return None
 
 
+_SORT_UNREADABLE = (
+    "the sort orders by an expression, in mixed directions or with its nulls placed explicitly: "
+    "no struct of its columns gives that order (use `min_by`/`max_by` on that expression)"
+)
+
+
 def _direction(sort: StageNode) -> str | None:
-    """ "asc" or "desc" when every column of the sort runs that way (`"ts"`, `col("ts").desc()`,
-    `F.desc("ts")`), with the default null placement; None for a mix, `ascending=`, or nulls placed
-    explicitly."""
+    """ "asc" or "desc" when every argument of the sort is a plain column (`"ts"`, `col("ts")`)
+    running that way (`col("ts").desc()`, `F.desc("ts")`) with the default null placement, and
+    they are the sort's keys; None for expressions (`length("name")` orders otherwise than
+    `name`), a mix, `ascending=`, or nulls placed explicitly."""
     if sort.call is None or any(a.keyword is not None or a.star for a in sort.call.args):
         return None
-    directions = set()
+    directions, names = set(), []
     for arg in sort.call.args:
         value = arg.value
         elements = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
         for element in elements:
-            code = cst.Module([]).code_for_node(element)
-            named = (
-                element.func.attr.value
-                if isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute)
-                else None
-            )
-            named = named or (
-                element.func.value if isinstance(element, cst.Call) and isinstance(element.func, cst.Name) else None
-            )
-            if named in ("desc", "asc"):
-                directions.add(named)
-            elif "desc" in code or "asc" in code:
-                return None  # `desc_nulls_first()`, a column named like a direction: left alone
-            else:
-                directions.add("asc")
-    return directions.pop() if len(directions) == 1 else None
+            direction, column = "asc", element
+            if isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and not element.args:
+                if element.func.attr.value in ("desc", "asc"):  # col("ts").desc()
+                    direction, column = element.func.attr.value, element.func.value
+            elif isinstance(element, cst.Call) and len(element.args) == 1:
+                func = element.func
+                named = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+                if named in ("desc", "asc"):  # F.desc("ts")
+                    direction, column = named, element.args[0].value
+            names.append(column_name(column) or _frame_column(column))
+            directions.add(direction)
+    if None in names or tuple(names) != tuple(sort.keys) or len(directions) != 1:
+        return None
+    return directions.pop()
 
 
 def _extreme_of_the_sort_column(call: ColumnCall, sort: StageNode, descending: bool, dropped: tuple) -> Fix | None:
