@@ -8,8 +8,7 @@ one session, and its master is chosen once per run:
   3.5 GB resident in all). Reducers there fetch shuffle blocks from the other JVM in random order,
   which is what exposes shuffle-order bugs; `local[N]` reads map outputs in a fixed order and
   hides most of them. It works from the pip package (no SPARK_HOME needed) and costs 15–20 s to
-  start cold on an idle machine (about 35 CPU-seconds in all, most of it class loading), then
-  about 0.3–1.5 s per small job.
+  start cold, then about 0.3–1.5 s per small job.
 * `--sparkpar-master URL` overrides both; an `sc://` URL builds a Spark Connect session.
 """
 
@@ -30,14 +29,7 @@ INSTALL_HINT = (
     "or set JAVA_HOME. A Spark Connect master (`sc://...`) needs `pip install 'sparkpar[connect]'`."
 )
 
-# Test sessions are short and their jobs small: the JIT's optimising tier (C2) and the parallel
-# collector's threads mostly burn CPU while Spark starts. C1 only and the serial collector cut
-# the CPU of a local-cluster start-up by about a third (measured: 57 -> 35.5 CPU-seconds).
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-
 BASE_CONFS = {
-    "spark.driver.extraJavaOptions": JVM_OPTIONS,
-    "spark.executor.extraJavaOptions": JVM_OPTIONS,
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "4",
