@@ -301,7 +301,7 @@ def test_a_whole_row_dedup_of_named_columns_identifies_the_rows():
     ("rows", "why"),
     [
         # A stream: no window numbers its rows.
-        ('spark.readStream.table("staged")', "no columns are known to identify a row"),
+        ('spark.readStream.table("staged")', "they come from a stream or from outside this module"),
         # Unshuffled literal rows whose ids a later sort reads as their order.
         (
             'spark.createDataFrame([(1, "a")], "n int, s string")',

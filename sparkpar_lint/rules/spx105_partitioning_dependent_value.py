@@ -653,7 +653,11 @@ def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -
     chain = list(graph.upstream(node))
     source = chain[-1] if chain else None
     if source is None or source.spec is None or not source.spec.source or source.streaming or node.streaming:
-        return _NO_KEY
+        return (
+            "no columns are known to identify a row here, the rows are not sorted, and they come from a "
+            "stream or from outside this module, where no window can number them: hash the columns that "
+            "make a row unique (`xxhash64(<key>)`)"
+        )
     if node.call_site is not None:
         return _NO_KEY + "; the ids are made in a helper other callers share"
     if not small_input(graph, node):
