@@ -77,6 +77,19 @@ class Session:
             )
         )
 
+    async def code_actions(self, uri: str, found: lsp.Diagnostic) -> list[lsp.CodeAction]:
+        """The code actions offered on the range of the diagnostic `found`."""
+        return await asyncio.wait_for(
+            self.client.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=uri),
+                    range=found.range,
+                    context=lsp.CodeActionContext(diagnostics=[found]),
+                )
+            ),
+            TIMEOUT,
+        )
+
     async def diagnostics(self, uri: str, version: int | None = None) -> list[lsp.Diagnostic]:
         while True:
             params = await asyncio.wait_for(self.published.get(), TIMEOUT)
@@ -114,16 +127,7 @@ def test_open_diagnose_fix_and_the_diagnostic_goes(tmp_path):
             assert (found.range.start.line, found.range.start.character) == (4, 45)
             assert [r.message for r in found.related_information][-1] == "... but `groupBy` shuffles them"
 
-            actions = await asyncio.wait_for(
-                session.client.text_document_code_action_async(
-                    lsp.CodeActionParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=uri),
-                        range=found.range,
-                        context=lsp.CodeActionContext(diagnostics=[found]),
-                    )
-                ),
-                TIMEOUT,
-            )
+            actions = await session.code_actions(uri, found)
             quick = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix and a.title.startswith("Fix SPX101")]
             assert quick and quick[0].is_preferred, [a.title for a in actions]
             fixed = _apply(BAD_JOB, quick[0].edit.changes[uri])
@@ -163,16 +167,7 @@ def test_hover_shows_the_rule_doc_and_unsafe_fixes_are_labelled(tmp_path):
                 TIMEOUT,
             )
             assert nothing is None
-            actions = await asyncio.wait_for(
-                session.client.text_document_code_action_async(
-                    lsp.CodeActionParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=uri),
-                        range=found.range,
-                        context=lsp.CodeActionContext(diagnostics=[found]),
-                    )
-                ),
-                TIMEOUT,
-            )
+            actions = await session.code_actions(uri, found)
             return found, actions
 
     found, actions = _run(scenario())
@@ -225,16 +220,7 @@ def test_code_actions_fix_with_the_projects_settings(tmp_path):
         async with Session(tmp_path) as session:
             uri = session.open(tmp_path / "job.py", job)
             (found,) = [d for d in await session.diagnostics(uri) if d.code == "SPX204"]
-            actions = await asyncio.wait_for(
-                session.client.text_document_code_action_async(
-                    lsp.CodeActionParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=uri),
-                        range=found.range,
-                        context=lsp.CodeActionContext(diagnostics=[found]),
-                    )
-                ),
-                TIMEOUT,
-            )
+            actions = await session.code_actions(uri, found)
             return uri, actions
 
     uri, actions = _run(scenario())
