@@ -65,16 +65,7 @@ def test_a_synced_notebook_gets_diagnostics_on_its_cells(tmp_path):
                 ),
                 TIMEOUT,
             )
-            actions = await asyncio.wait_for(
-                session.client.text_document_code_action_async(
-                    lsp.CodeActionParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=third),
-                        range=found.range,
-                        context=lsp.CodeActionContext(diagnostics=[found]),
-                    )
-                ),
-                TIMEOUT,
-            )
+            actions = await session.code_actions(third, found)
             (quick,) = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix]
             assert quick.title == "Fix SPX101 in this notebook" and quick.is_preferred
             assert set(quick.edit.changes) == {third}  # only the cell that changes
@@ -199,16 +190,7 @@ def test_a_cell_in_the_sql_language_is_analysed_and_fixed_as_sql(tmp_path):
             )
             published = await _until(session, {sql_cell})
             (found,) = [d for d in published[sql_cell] if d.code == "SPX101"]
-            actions = await asyncio.wait_for(
-                session.client.text_document_code_action_async(
-                    lsp.CodeActionParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=sql_cell),
-                        range=found.range,
-                        context=lsp.CodeActionContext(diagnostics=[found]),
-                    )
-                ),
-                TIMEOUT,
-            )
+            actions = await session.code_actions(sql_cell, found)
             return found, actions
 
     found, actions = _run(scenario())
@@ -217,19 +199,6 @@ def test_a_cell_in_the_sql_language_is_analysed_and_fixed_as_sql(tmp_path):
     (quick,) = [a for a in actions if a.title == "Fix SPX101 in this notebook"]
     fixed = _apply(texts[2], quick.edit.changes[sql_cell])
     assert fixed == query.replace("last(amount)", "max(struct(sold_at, amount)).amount")
-
-
-async def _actions(session: Session, uri: str, found: lsp.Diagnostic, only=None) -> list[lsp.CodeAction]:
-    return await asyncio.wait_for(
-        session.client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri),
-                range=found.range,
-                context=lsp.CodeActionContext(diagnostics=[found], only=only),
-            )
-        ),
-        TIMEOUT,
-    )
 
 
 def test_code_actions_fix_an_ipynb_opened_as_json_and_a_sql_file(tmp_path):
@@ -247,8 +216,8 @@ def test_code_actions_fix_an_ipynb_opened_as_json_and_a_sql_file(tmp_path):
             for name, text in (("job.ipynb", notebook), ("report.sql", sql)):
                 uri = session.open(tmp_path / name, text)
                 (found,) = [d for d in await session.diagnostics(uri) if d.code == "SPX101"]
-                quick = [a for a in await _actions(session, uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
-                fix_all = await _actions(session, uri, found, only=[lsp.CodeActionKind.SourceFixAll])
+                quick = [a for a in await session.code_actions(uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
+                fix_all = await session.code_actions(uri, found, only=[lsp.CodeActionKind.SourceFixAll])
                 fixed = _apply(text, quick[0].edit.changes[uri])
                 session.change(uri, 2, fixed)
                 after = await session.diagnostics(uri, version=2)

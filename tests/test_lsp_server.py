@@ -77,14 +77,14 @@ class Session:
             )
         )
 
-    async def code_actions(self, uri: str, found: lsp.Diagnostic) -> list[lsp.CodeAction]:
-        """The code actions offered on the range of the diagnostic `found`."""
+    async def code_actions(self, uri: str, found: lsp.Diagnostic, only=None) -> list[lsp.CodeAction]:
+        """The code actions offered on the range of the diagnostic `found` (of the kinds `only`)."""
         return await asyncio.wait_for(
             self.client.text_document_code_action_async(
                 lsp.CodeActionParams(
                     text_document=lsp.TextDocumentIdentifier(uri=uri),
                     range=found.range,
-                    context=lsp.CodeActionContext(diagnostics=[found]),
+                    context=lsp.CodeActionContext(diagnostics=[found], only=only),
                 )
             ),
             TIMEOUT,
