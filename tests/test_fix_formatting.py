@@ -262,3 +262,27 @@ def test_a_link_replaced_by_several_keeps_the_parentheses_and_each_comment_once(
     # The sort goes too (the window carries its order); its line's comment stays on that line.
     assert "latest = (\n    heartbeats  # newest first\n    .withColumn(\n" in outcome.fixed
     assert '    .filter(F.col("_sparkpar_rn") == 1)\n    .drop("_sparkpar_rn")\n)\n' in outcome.fixed
+
+
+def test_a_line_continued_with_a_backslash_is_wrapped_with_backslashes():
+    # The watermark makes the first line too long: its chain breaks in the chain's own style, not
+    # in parentheses that would leave `) \` before `.writeStream`.
+    code = (
+        "from pyspark.sql.functions import window\n"
+        "def start(spark):\n"
+        '    rate = spark.readStream.format("rate").load()\n'
+        '    per_ten_seconds_query = rate.groupBy(window("timestamp", "10 seconds")).count() \\\n'
+        "        .writeStream \\\n"
+        '        .outputMode("complete") \\\n'
+        '        .format("console") \\\n'
+        "        .start()  # watched by hand\n"
+        "    return per_ten_seconds_query\n"
+    )
+    outcome = fix_source("job.py", code, {"SPX204"}, unsafe=True)
+    assert outcome.fixed == code.replace(
+        '    per_ten_seconds_query = rate.groupBy(window("timestamp", "10 seconds")).count() \\\n',
+        '    per_ten_seconds_query = rate.withWatermark("timestamp", "10 minutes") \\\n'
+        '        .groupBy(window("timestamp", "10 seconds")) \\\n'
+        "        .count() \\\n",
+    ).replace('"complete"', '"update"')
+    check_fixed(code, outcome.fixed)

@@ -108,8 +108,8 @@ def test_a_parenthesised_chain_in_update_mode_gets_only_the_watermark():
 
 
 def test_complete_mode_into_anything_but_the_console_is_left_with_its_reason():
-    # A memory table, a foreachBatch function and a Kafka topic all see the whole result table each
-    # batch in complete mode: update mode would change what they receive.
+    # A memory table the module reads, a foreachBatch function and a Kafka topic all see the whole
+    # result table each batch in complete mode: update mode would change what they receive.
     for sink in (
         'format("memory").queryName("counts").start()',
         "foreachBatch(lambda batch, batch_id: batch.write.mode('overwrite').saveAsTable('t')).start()",
@@ -120,6 +120,7 @@ def test_complete_mode_into_anything_but_the_console_is_left_with_its_reason():
             spark = SparkSession.builder.getOrCreate()
             counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
             counts.writeStream.outputMode("complete").{sink}
+            spark.table("counts").show()
             """
         )
 
@@ -152,9 +153,10 @@ def test_show_unfixed_says_why_for_a_memory_sink(tmp_path):
         HEAD + "spark = SparkSession.builder.getOrCreate()\n"
         'counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()\n'
         'counts.writeStream.outputMode("complete").format("memory").queryName("c").start()\n'
+        'spark.sql("SELECT window.start, count FROM c").show()\n'
     )
     run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
-    assert "SPX204 not fixed: no automatic fix here: complete mode into a sink whose readers" in run.output
+    assert "SPX204 not fixed: no automatic fix here: complete mode into the memory table `c`, which this" in run.output
     assert job.read_text().count('outputMode("complete")') == 1
 
 
@@ -379,6 +381,32 @@ def test_a_console_and_a_memory_table_both_in_complete_mode_are_left_alone():
         counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
         counts.writeStream.outputMode("complete").format("console").start()
         counts.writeStream.outputMode("complete").format("memory").queryName("c").start()
+        spark.table("c").show()
+        """
+    )
+
+
+def test_a_memory_table_nothing_reads_gets_update_mode_like_the_console():
+    fixed = _fixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
+        query = counts.writeStream.outputMode("complete").format("memory").queryName("probe").start()
+        print(query.lastProgress["stateOperators"])
+        """
+    )
+    assert '.withWatermark("timestamp", "10 minutes")\n    .groupBy(' in fixed
+    assert 'outputMode("update").format("memory")' in fixed
+
+
+def test_a_memory_table_named_in_an_f_string_query_counts_as_read():
+    _unfixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
+        counts.writeStream.outputMode("complete").format("memory").queryName("probe").start()
+        limit = 5
+        spark.sql(f"select * from probe limit {limit}").show()
         """
     )
 

@@ -179,7 +179,10 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
             if first.line == line and not multiline(node.whitespace_before_args):
                 calls.append((first.column, node))
     if chains:
-        return wrapper.module.visit(_Chain(min(chains, key=lambda c: c[:2])[2], indent)).code
+        # A line continued with a backslash breaks its chain the same way: parentheses around the
+        # first links would leave `) \` before the chain's next line.
+        backslash = code.splitlines()[line - 1].rstrip().endswith("\\")
+        return wrapper.module.visit(_Chain(min(chains, key=lambda c: c[:2])[2], indent, backslash)).code
     if calls:
         return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
     return None
@@ -211,21 +214,22 @@ def _breaks(chain: cst.Call) -> list[cst.Attribute]:
 
 
 class _Chain(cst.CSTTransformer):
-    """`a.b(x).c(y)` → `(\n    a.b(x)\n    .c(y)\n)`, the layout of hand-written PySpark."""
+    """`a.b(x).c(y)` → `(\n    a.b(x)\n    .c(y)\n)`, the layout of hand-written PySpark; in a
+    backslash-continued chain, `a.b(x) \\\n    .c(y)`."""
 
-    def __init__(self, target: cst.Call, indent: str) -> None:
-        self.target, self.indent = target, indent
+    def __init__(self, target: cst.Call, indent: str, backslash: bool = False) -> None:
+        self.target, self.indent, self.backslash = target, indent, backslash
         self.links = {id(link) for link in _breaks(target)}
 
     def leave_Attribute(self, original_node, updated_node):
         if id(original_node) in self.links:
-            return updated_node.with_changes(
-                dot=updated_node.dot.with_changes(whitespace_before=_break(self.indent + "    "))
-            )
+            inner = self.indent + "    "
+            before = cst.SimpleWhitespace(" \\\n" + inner) if self.backslash else _break(inner)
+            return updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=before))
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
-        if original_node is not self.target:
+        if original_node is not self.target or self.backslash:
             return updated_node
         if updated_node.lpar:
             return updated_node.with_changes(

@@ -151,9 +151,11 @@ class StatefulStreamWithoutWatermark(Rule):
         Invalid(
             _PRELUDE
             + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("memory").queryName("w").start()\n',
+            + 'counts.writeStream.outputMode("complete").format("memory").queryName("w").start()\n'
+            + 'spark.sql("SELECT * FROM w ORDER BY window").show()\n',
             line=4,
             column=87,
+            expected_fix=None,
         ),
         # A key whose name says nothing of its size: a note, and no watermark (it would not help).
         Invalid(
@@ -166,10 +168,25 @@ class StatefulStreamWithoutWatermark(Rule):
         Invalid(
             _PRELUDE
             + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("memory").queryName("c").start()\n',
+            + 'counts.writeStream.outputMode("complete").format("memory").queryName("c").start()\n'
+            + 'spark.table("c").show()\n',
             line=4,
             column=53,
             expected_fix=None,
+        ),
+        # A memory table no code reads (the query is watched through its progress): nobody sees the
+        # rows update mode leaves out, so a watermark plus update mode, as on the console.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'query = counts.writeStream.outputMode("complete").format("memory").queryName("probe").start()\n'
+            + "print(query.lastProgress)\n",
+            line=4,
+            column=53,
+            expected_fix=_PRELUDE
+            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + 'query = counts.writeStream.outputMode("update").format("memory").queryName("probe").start()\n'
+            + "print(query.lastProgress)\n",
         ),
         Invalid(_PRELUDE + 'clicks.dropDuplicates(["event_id"])\n', line=4, column=7, expected_fix=None),
         # The column of the aggregation's `window(...)` is the event time.
@@ -578,13 +595,14 @@ _UPDATE_MODE_STAGES = frozenset(
 
 
 def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
-    """An event-time window aggregation shown on the console in complete mode: the watermark fix
-    plus `outputMode("update")`; else why not, for `--show-unfixed`.
+    """An event-time window aggregation shown on the console (or in a memory table nothing reads) in
+    complete mode: the watermark fix plus `outputMode("update")`; else why not, for `--show-unfixed`.
 
     In complete mode a watermark drops no state, so it must come with update mode; on the console
-    that only changes which rows each batch prints (the windows that changed, not all of them).
-    Only for the console: a memory, table, Kafka or `foreachBatch` sink's readers would see a
-    different result, so those keep the finding and get no fix.
+    that only changes which rows each batch prints (the windows that changed, not all of them), and
+    a memory table no code reads has nobody to see a difference. A read memory table, a table, Kafka
+    or `foreachBatch` sink's readers would see a different result, so those keep the finding and get
+    no fix.
     """
     if node.spec.data_args or not _window_column(graph, node):
         return "complete mode with no event-time window in the key: no watermark can drop this state"
@@ -596,14 +614,15 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
         return update
     return Fix(
         UNSAFE,
-        watermark.description + ', and `outputMode("update")` for the console sink (complete mode keeps every window)',
+        watermark.description
+        + ', and `outputMode("update")` for the console or unread memory sink (complete mode keeps every window)',
         (*watermark.replacements, *update),
     )
 
 
 def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
-    """A watermarked window aggregation shown on the console in complete mode: `outputMode("update")`,
-    so the watermark it already has can drop closed windows."""
+    """A watermarked window aggregation shown on the console (or an unread memory table) in complete
+    mode: `outputMode("update")`, so the watermark it already has can drop closed windows."""
     if not _window_column(graph, node):
         return "complete mode with no event-time window in the key: update mode would not bound this state"
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
@@ -617,12 +636,16 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     update = _console_update_mode(graph, node)
     if isinstance(update, str):
         return update
-    return Fix(UNSAFE, '`outputMode("update")` for the console sink, so the watermark can drop closed windows', update)
+    return Fix(
+        UNSAFE,
+        '`outputMode("update")` for the console or unread memory sink, so the watermark can drop closed windows',
+        update,
+    )
 
 
 def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | str:
     """Each complete-mode sink's literal `outputMode("complete")` and its `"update"` replacement,
-    when every such sink is the console and nothing after the aggregation needs complete mode; else
+    when every such sink is the console or an unread memory table and nothing after the aggregation needs complete mode; else
     why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
     later = list(graph.downstream(node))
     sinks = [n for n in later if n.spec is not None and n.spec.sink]
@@ -636,11 +659,15 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
             return "an output mode not written as a literal `outputMode(...)` on a sink's chain"
         if mode is None or (mode.evaluated_value or "").lower() != "complete":
             continue
-        if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value != "console":
+        if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value not in ("console", "memory"):
             return (
                 "complete mode into a sink whose readers get the whole result table each batch; update mode "
                 "(which a watermark needs to drop state) would change what they see"
             )
+        if sink_format.evaluated_value == "memory":
+            unread = _unread_memory_table(graph, settings.get("queryName"))
+            if isinstance(unread, str):
+                return unread
         quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
         replacements.append(
             (mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :]))
@@ -648,6 +675,24 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
     if not replacements:
         return "complete mode not set as a literal `outputMode(...)` on a sink's chain in this module"
     return tuple(replacements)
+
+
+def _unread_memory_table(graph: StageGraph, name: cst.BaseExpression | None) -> None | str:
+    """None when no string of the module but the `queryName(...)` itself names the memory table
+    (no `spark.table("t")`, no `FROM t` in SQL text): no reader here sees the whole table, so update
+    mode changes only rows nobody reads. Else why not."""
+    if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
+        return "complete mode into a memory table whose name is not a literal `queryName(...)`"
+    table = name.evaluated_value
+    read = re.compile(rf"^{re.escape(table)}$|\b(from|join|table)\s+`?{re.escape(table)}\b", re.IGNORECASE)
+    texts = [s.evaluated_value for s in graph.nodes_of(cst.SimpleString) if s is not name]
+    texts += [t.value for t in graph.nodes_of(cst.FormattedStringText)]
+    if any(isinstance(t, str) and read.search(t) for t in texts):
+        return (
+            f"complete mode into the memory table `{table}`, which this module reads whole: update mode "
+            "(which a watermark needs to drop state) would change what it reads"
+        )
+    return None
 
 
 def _window_column(graph: StageGraph, node: StageNode) -> bool:
