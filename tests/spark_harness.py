@@ -88,7 +88,10 @@ def run(
         if arrival is not None:
             from pyspark.sql import functions as F
 
-            whole_row = F.to_json(F.struct(*frame.columns))  # a sort takes no `*`
+            from sparkpar_lint.fixes.ordering import JSON_TIMESTAMPS
+
+            # The fixes' whole-row tie-breaker; a sort takes no `*`.
+            whole_row = F.to_json(F.struct(*frame.columns), JSON_TIMESTAMPS)
             frame = frame.orderBy(whole_row.desc() if arrival == "descending" else whole_row)
         frames[name] = frame.coalesce(1) if seed is None else frame.repartition(input_partitions)
         frames[name].createOrReplaceTempView(name)

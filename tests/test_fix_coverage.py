@@ -37,7 +37,11 @@ CASES = {
         "\n"
         "def one_per_key(df: DataFrame) -> DataFrame:\n"
         '    return df.dropDuplicates(["key"])\n',
-        'Window.partitionBy("key").orderBy(F.to_json(F.struct("*")))',
+        '                Window.partitionBy("key").orderBy(\n'
+        "                    F.to_json(\n"
+        '                        F.struct("*"),\n'
+        "                        {\n"
+        '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n',
     ),
     "SPX104-window-built-in-another-statement": (
         "SPX104",
@@ -47,7 +51,11 @@ CASES = {
         "\n"
         "def entry(views):\n"
         '    return views.withColumn("entry_page", F.first("page").over(by_session))\n',
-        'by_session = Window.partitionBy("session").orderBy(F.to_json(F.struct("*")))\n',
+        "by_session = (\n"
+        '    Window.partitionBy("session")\n'
+        "    .orderBy(\n"
+        "        F.to_json(\n"
+        '            F.struct("*"),\n',
     ),
     "SPX104-constant-order-dedup-backslash-chain": (
         "SPX104",
@@ -59,7 +67,10 @@ CASES = {
         '        .withColumn("rn", row_number().over(Window.partitionBy("part_no").orderBy(lit(1))))\\\n'
         '        .filter(col("rn") == lit(1))\\\n'
         '        .drop("rn")  # one row per part\n',
-        '            row_number().over(Window.partitionBy("part_no").orderBy(lit(1), to_json(struct("*")))),\n',
+        '                Window.partitionBy("part_no").orderBy(\n'
+        "                    lit(1),\n"
+        "                    to_json(\n"
+        '                        struct("*"),\n',
     ),
     "SPX103-grouped-values-listed": (
         "SPX103",
@@ -274,7 +285,14 @@ def test_an_id_over_untyped_literal_rows_is_numbered_by_the_row_as_json():
         ")\n"
     )
     fixed = fix_source("job.py", code, {"SPX105"}, unsafe=True).fixed
-    assert '    "CustomerSK", F.row_number().over(Window.orderBy(F.to_json(F.struct("*"))))\n' in fixed
+    assert (
+        '    "CustomerSK", F.row_number().over(\n'
+        "        Window.orderBy(\n"
+        "            F.to_json(\n"
+        '                F.struct("*"),\n'
+        "                {\n"
+        '                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+    ) in fixed
     assert "from pyspark.sql import Window, functions as F, SparkSession\n" in fixed
     assert [f for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []
 

@@ -83,7 +83,16 @@ latest = clicks \\
     .withColumn(
         "_sparkpar_rn",
         sf.row_number().over(
-            Window.partitionBy("user").orderBy(sf.col("ts").desc(), sf.to_json(sf.struct("*"))),
+            Window.partitionBy("user").orderBy(
+                sf.col("ts").desc(),
+                sf.to_json(
+                    sf.struct("*"),
+                    {
+                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                    },
+                ),
+            ),
         ),
     ) \\
     .filter(sf.col("_sparkpar_rn") == 1) \\
@@ -114,7 +123,16 @@ sample = (
     .orderBy("ts")  # by event time
     # a reshuffle by user
     .repartition(8, "user")
-    .withColumn("_sparkpar_tie", F.to_json(F.struct("*")))
+    .withColumn(
+        "_sparkpar_tie",
+        F.to_json(
+            F.struct("*"),
+            {
+                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+            },
+        ),
+    )
     .orderBy("ts", "_sparkpar_tie")
     .drop("_sparkpar_tie")
     .limit(10)

@@ -1,10 +1,11 @@
-"""On Spark: the cheaper tie-breaker (a struct of the typed columns) and the lists fixed together
-in SQL text give one answer under every interleaving, and it is the answer the original gives
-when its rows arrive in the order the fix chose."""
+"""On Spark: the cheaper tie-breaker (a struct of the typed columns), the whole row as JSON and
+the lists fixed together in SQL text give one answer under every interleaving, and it is the
+answer the original gives when its rows arrive in the order the fix chose."""
 
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,35 @@ def job(spark, heartbeats):
     )
     return latest
 """
+
+# No schema in the file: the whole row as JSON decides. Per device, the beats of its newest second
+# differ only in the microseconds of `seen`, which to_json's default format leaves out.
+MICROSECONDS = """\
+from datetime import datetime
+
+from pyspark.sql import functions as F
+
+INPUTS = {
+    "heartbeats": [
+        {"device": f"d{i % 4}", "ts": 1, "seen": datetime(2024, 3, 1, 12, 0, 0, 1000 + (i * 37) % 100)}
+        for i in range(40)
+    ]
+}
+SCHEMA = {"heartbeats": "device string, ts long, seen timestamp"}
+
+
+def job(spark, heartbeats):
+    return heartbeats.orderBy(F.col("ts").desc()).dropDuplicates(["device"])
+"""
+
+# The same rows numbered in SQL text, ordered by the partition key alone.
+MICROSECONDS_SQL = MICROSECONDS.replace(
+    '    return heartbeats.orderBy(F.col("ts").desc()).dropDuplicates(["device"])\n',
+    "    return spark.sql(\n"
+    '        "SELECT device, ts, seen FROM (SELECT *, row_number() OVER (PARTITION BY device ORDER BY device) AS rn "\n'
+    '        "FROM heartbeats) WHERE rn = 1"\n'
+    "    )\n",
+)
 
 BASKETS = """\
 from pyspark.sql import functions as F
@@ -75,6 +105,32 @@ def test_struct_tie_breaker_keeps_one_row_per_device(cluster_spark, tmp_path: Pa
         expected.setdefault(row["device"], row)
     assert sorted(outputs[0], key=repr) == sorted(
         ((r["device"], r["ts"], r["status"], r["battery"]) for r in expected.values()), key=repr
+    )
+
+
+@pytest.mark.spark
+def test_json_tie_breaker_tells_rows_a_microsecond_apart(cluster_spark, tmp_path: Path):
+    fixed, job = _fixed_job(tmp_path, MICROSECONDS, "SPX102")
+    assert "to_json" in fixed and "SSSSSS" in fixed
+    outputs = [run(cluster_spark, job, seed) for seed in [None, *range(RUNS)]]
+    assert all(output == outputs[0] for output in outputs)
+    # The earliest beat per device: JSON of equal devices and seconds orders by `seen`.
+    assert sorted(outputs[0]) == sorted(
+        (f"d{d}", 1, datetime(2024, 3, 1, 12, 0, 0, min(1000 + (i * 37) % 100 for i in range(d, 40, 4))))
+        for d in range(4)
+    )
+
+
+@pytest.mark.spark
+def test_json_tie_breaker_in_sql_text_tells_rows_a_microsecond_apart(cluster_spark, tmp_path: Path):
+    assert MICROSECONDS_SQL != MICROSECONDS
+    fixed, job = _fixed_job(tmp_path, MICROSECONDS_SQL, "SPX104")
+    assert "to_json(struct(*), map(" in fixed
+    outputs = [run(cluster_spark, job, seed) for seed in [None, *range(RUNS)]]
+    assert all(output == outputs[0] for output in outputs)
+    assert sorted(outputs[0]) == sorted(
+        (f"d{d}", 1, datetime(2024, 3, 1, 12, 0, 0, min(1000 + (i * 37) % 100 for i in range(d, 40, 4))))
+        for d in range(4)
     )
 
 

@@ -146,11 +146,18 @@ def test_sql_window_tie_breaker_is_not_offered_where_it_would_change_more(query)
     assert fix_source("job.py", code, {"SPX104"}, unsafe=True).fixed == code
 
 
+# The whole row, its timestamps to the microsecond.
+WHOLE_ROW_SQL = (
+    "to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', "
+    "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))"
+)
+
+
 def test_sql_window_tie_breaker_in_a_sql_cell_and_a_sql_file(tmp_path):
     from sparkpar_lint.sources.notebook import fix_notebook
 
     sql = "SELECT user, ntile(4) OVER (PARTITION BY user ORDER BY 'x') AS quartile FROM visits\n"
-    fixed = sql.replace("ORDER BY 'x'", "ORDER BY 'x', to_json(struct(*))")
+    fixed = sql.replace("ORDER BY 'x'", f"ORDER BY 'x', {WHOLE_ROW_SQL}")
     export = "# Databricks notebook source\n# MAGIC %sql\n" + "".join(f"# MAGIC {line}\n" for line in sql.splitlines())
     assert fix_notebook("job.py", export, {"SPX104"}, unsafe=True).fixed == export.replace(sql.strip(), fixed.strip())
     assert fix_notebook("report.sql", sql, {"SPX104"}, unsafe=True).fixed == fixed

@@ -51,7 +51,11 @@ def test_unsafe_window_tie_breaker_goes_into_fstring_text_next_to_a_placeholder(
     fixed, _ = _fix(
         sparkpar_cli, tmp_path, line + 'rows.write.parquet("out")\n', "--unsafe-fixes", "--select", "SPX104"
     )
-    assert line.replace("ORDER BY 1)", "ORDER BY 1, to_json(struct(*)))") in fixed
+    whole_row = (
+        "to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', "
+        "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))"
+    )
+    assert line.replace("ORDER BY 1)", f"ORDER BY 1, {whole_row})") in fixed
     assert "{table}" in fixed
 
 

@@ -156,7 +156,7 @@ def _indent(line: str) -> str:
 
 def _wrap_line(code: str, line: int, indent: str) -> str | None:
     """One step: the longest call chain on `line` one call per line (parenthesised), or else the
-    outermost call's arguments one per line."""
+    outermost call's arguments one per line, or else a dict's entries one per line."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
@@ -164,10 +164,12 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
     except cst.ParserSyntaxError:
         return None
     positions = wrapper.resolve(PositionProvider)
-    chains, calls = [], []
+    chains, calls, dicts = [], [], []
     # A chain passed as an argument is broken by its call's arguments, not by new parentheses.
     arguments = {id(link) for node in positions if isinstance(node, cst.Arg) for link in _links(node.value)}
     for node, where in positions.items():
+        if isinstance(node, cst.Dict) and node.elements and where.start.line == where.end.line == line:
+            dicts.append((where.start.column, node))
         if not isinstance(node, cst.Call):
             continue
         if where.start.line == where.end.line == line and _breaks(node) and id(node) not in arguments:
@@ -185,6 +187,8 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
         return wrapper.module.visit(_Chain(min(chains, key=lambda c: c[:2])[2], indent, backslash)).code
     if calls:
         return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
+    if dicts:
+        return wrapper.module.visit(_ExplodeDict(min(dicts, key=lambda c: c[0])[1], indent)).code
     return None
 
 
@@ -269,3 +273,22 @@ class _Explode(cst.CSTTransformer):
             for i, a in enumerate(updated_node.args)
         ]
         return updated_node.with_changes(whitespace_before_args=_break(inner), args=args)
+
+
+class _ExplodeDict(cst.CSTTransformer):
+    def __init__(self, target: cst.Dict, indent: str) -> None:
+        self.target, self.indent = target, indent
+
+    def leave_Dict(self, original_node, updated_node):
+        if original_node is not self.target:
+            return updated_node
+        inner, last = self.indent + "    ", len(updated_node.elements) - 1
+        elements = [
+            e.with_changes(comma=cst.Comma(whitespace_after=_break(inner if i < last else self.indent)))
+            for i, e in enumerate(updated_node.elements)
+        ]
+        return updated_node.with_changes(
+            lbrace=cst.LeftCurlyBrace(whitespace_after=_break(inner)),
+            elements=elements,
+            rbrace=cst.RightCurlyBrace(whitespace_before=cst.SimpleWhitespace("")),
+        )

@@ -18,6 +18,12 @@ WINDOW_CLASS = "pyspark.sql.Window"
 # answer does not come from a frame (`last` would: its frame ends at the last peer, which the
 # tie-breaker would make the current row). SPX104's fix for Python and for SQL text.
 FRAME_BLIND = frozenset({"row_number", "ntile", "lag", "lead", "first", "first_value"})
+# to_json's options for the whole-row tie-breaker: every timestamp to the microsecond, with its
+# offset. No quote in them, so SQL text takes them as they are.
+JSON_TIMESTAMPS = {
+    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+}
 
 
 def functions_like(graph: StageGraph, name: str = "col") -> cst.Call:
@@ -85,11 +91,14 @@ def _portable(graph: StageGraph, expr: cst.BaseExpression) -> bool:
 
 
 def whole_row(like: cst.Call) -> tuple[cst.Call, tuple]:
-    """`F.to_json(F.struct("*"))`: the whole row as one orderable value, the tie-breaker of last
-    resort. Rows it cannot tell apart are equal in every column, so keeping either is the same;
-    JSON (unlike the struct) orders map columns too."""
+    """`F.to_json(F.struct("*"), {...timestamp formats...})`: the whole row as one orderable
+    value, the tie-breaker of last resort. Rows it cannot tell apart are equal in every column, so
+    keeping either is the same; JSON (unlike the struct) orders map columns too. The formats keep
+    microseconds (to_json's defaults stop at milliseconds, so rows a microsecond apart tied) and
+    the zone offset (the two 01:30s of a clock set back)."""
     struct, imports = column_function(like, "struct", [string("*")])
-    row, more = column_function(like, "to_json", [struct])
+    options = cst.Dict([cst.DictElement(string(key), string(value)) for key, value in JSON_TIMESTAMPS.items()])
+    row, more = column_function(like, "to_json", [struct, options])
     return row, imports + more
 
 

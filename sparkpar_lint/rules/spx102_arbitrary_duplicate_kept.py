@@ -217,16 +217,29 @@ class ArbitraryDuplicateKept(Rule):
             column=19,
             severity=Severity.WARNING,
             expected_fix=_PRELUDE
-            + 'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url")'
-            + '.over(Window.partitionBy("user"))))\n'
-            + "(\n"
-            + '    visits.drop("url")\n'
-            + '    .withColumn("_sparkpar_rn", F.row_number().over(Window.partitionBy("user", "pages")'
-            + '.orderBy(F.to_json(F.struct("*")))))\n'
-            + '    .filter(F.col("_sparkpar_rn") == 1)\n'
-            + '    .drop("_sparkpar_rn")\n'
-            + '    .write.parquet("visits")\n'
-            + ")\n",
+            + (
+                'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url").over(Window.partitionBy("user"))))\n'
+                "(\n"
+                '    visits.drop("url")\n'
+                "    .withColumn(\n"
+                '        "_sparkpar_rn",\n'
+                "        F.row_number().over(\n"
+                "            Window.partitionBy(\n"
+                '                "user",\n'
+                '                "pages",\n'
+                "            ).orderBy(\n"
+                "                F.to_json(\n"
+                '                    F.struct("*"),\n'
+                '                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},\n'
+                "                ),\n"
+                "            ),\n"
+                "        ),\n"
+                "    )\n"
+                '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                '    .drop("_sparkpar_rn")\n'
+                '    .write.parquet("visits")\n'
+                ")\n"
+            ),
         ),
         # A near miss: `host` is computed from another column than the subset.
         Invalid(
@@ -258,16 +271,27 @@ class ArbitraryDuplicateKept(Rule):
             # The sort itself goes: nothing else reads it, and the shuffle discarded its work.
             expected_fix=(
                 _PRELUDE
-                + "latest = (\n"
-                + "    clicks.withColumn(\n"
-                + '        "_sparkpar_rn",\n'
-                + "        F.row_number().over(\n"
-                + '            Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*"))),\n'
-                + "        ),\n"
-                + "    )\n"
-                + '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                + '    .drop("_sparkpar_rn")\n'
-                + ")\n"
+                + (
+                    "latest = (\n"
+                    "    clicks.withColumn(\n"
+                    '        "_sparkpar_rn",\n'
+                    "        F.row_number().over(\n"
+                    '            Window.partitionBy("user").orderBy(\n'
+                    '                F.col("ts").desc(),\n'
+                    "                F.to_json(\n"
+                    '                    F.struct("*"),\n'
+                    "                    {\n"
+                    '                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                    '                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                    "                    },\n"
+                    "                ),\n"
+                    "            ),\n"
+                    "        ),\n"
+                    "    )\n"
+                    '    .filter(F.col("_sparkpar_rn") == 1)\n'
+                    '    .drop("_sparkpar_rn")\n'
+                    ")\n"
+                )
             ),
         ),
         Invalid(
@@ -309,7 +333,19 @@ class ArbitraryDuplicateKept(Rule):
                 "        ranked.withColumn(\n"
                 '            "_sparkpar_rn",\n'
                 "            F.row_number().over(\n"
-                '                Window.partitionBy("user", "campaign").orderBy("ts", F.to_json(F.struct("*"))),\n'
+                "                Window.partitionBy(\n"
+                '                    "user",\n'
+                '                    "campaign",\n'
+                "                ).orderBy(\n"
+                '                    "ts",\n'
+                "                    F.to_json(\n"
+                '                        F.struct("*"),\n'
+                "                        {\n"
+                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "                        },\n"
+                "                    ),\n"
+                "                ),\n"
                 "            ),\n"
                 "        )\n"
                 '        .filter(F.col("_sparkpar_rn") == 1)\n'
@@ -345,7 +381,17 @@ class ArbitraryDuplicateKept(Rule):
                 "        df.withColumn(\n"
                 '            "_sparkpar_rn",\n'
                 "            fn.row_number().over(\n"
-                '                W.partitionBy("user").orderBy(fn.desc("ts"), "id", fn.to_json(fn.struct("*"))),\n'
+                '                W.partitionBy("user").orderBy(\n'
+                '                    fn.desc("ts"),\n'
+                '                    "id",\n'
+                "                    fn.to_json(\n"
+                '                        fn.struct("*"),\n'
+                "                        {\n"
+                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "                        },\n"
+                "                    ),\n"
+                "                ),\n"
                 "            ),\n"
                 "        )\n"
                 '        .filter(fn.col("_sparkpar_rn") == 1)\n'

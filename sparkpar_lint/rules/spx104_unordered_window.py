@@ -167,10 +167,28 @@ class UnorderedWindow(Rule):
             column=26,
             related_lines=(4,),
             severity=Severity.INFO,
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + 'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
-            + 'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score", F.to_json(F.struct("*"))))).show()\n',
+            expected_fix=(
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
+                "(\n"
+                "    scores.withColumn(\n"
+                '        "half",\n'
+                "        F.ntile(\n"
+                "            2,\n"
+                "        ).over(\n"
+                '            Window.partitionBy("subject").orderBy(\n'
+                '                "score",\n'
+                "                F.to_json(\n"
+                '                    F.struct("*"),\n'
+                '                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},\n'
+                "                ),\n"
+                "            ),\n"
+                "        ),\n"
+                "    )\n"
+                "    .show()\n"
+                ")\n"
+            ),
         ),
         # `lag` over literal rows (through `parallelize(...).toDF`) with two prices on one day.
         Invalid(
@@ -184,12 +202,25 @@ class UnorderedWindow(Rule):
             column=28,
             related_lines=(6,),
             severity=Severity.INFO,
-            expected_fix="from datetime import date\n"
-            + "from pyspark.sql import SparkSession, Window, functions as F\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + "sc = spark.sparkContext\n"
-            + 'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
-            + 'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day", F.to_json(F.struct("*"))))).show()\n',
+            expected_fix=(
+                "from datetime import date\n"
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                "sc = spark.sparkContext\n"
+                'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
+                "(\n"
+                "    prices.withColumn(\n"
+                '        "before",\n'
+                '        F.lag("price").over(\n'
+                '            Window.partitionBy("item").orderBy(\n'
+                '                "day",\n'
+                '                F.to_json(F.struct("*"), {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"}),\n'
+                "            ),\n"
+                "        ),\n"
+                "    )\n"
+                "    .show()\n"
+                ")\n"
+            ),
         ),
         # Near miss: the same numbering, and the latest rows are written.
         Invalid(
@@ -204,11 +235,25 @@ class UnorderedWindow(Rule):
             severity=Severity.INFO,
             # The whole row breaks the tie (unsafe: one of the orders the shuffle could give).
             expected_fix=_PRELUDE
-            + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc(), F.to_json(F.struct("*")))\n'
-            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
-            'latest = numbered.filter("n = 1")\n'
-            "display(numbered)\n"
-            'latest.write.mode("overwrite").saveAsTable("latest_events")\n',
+            + (
+                "by_user = (\n"
+                '    Window.partitionBy("user")\n'
+                "    .orderBy(\n"
+                '        F.col("ts").desc(),\n'
+                "        F.to_json(\n"
+                '            F.struct("*"),\n'
+                "            {\n"
+                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "            },\n"
+                "        ),\n"
+                "    )\n"
+                ")\n"
+                'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
+                'latest = numbered.filter("n = 1")\n'
+                "display(numbered)\n"
+                'latest.write.mode("overwrite").saveAsTable("latest_events")\n'
+            ),
         ),
         Invalid(
             _PRELUDE + 'by_user = Window.partitionBy("user")\n'
@@ -253,17 +298,27 @@ class UnorderedWindow(Rule):
             column=31,
             related_lines=(4,),
             # No order anywhere: the whole row orders the spec where the helper builds it (unsafe).
-            expected_fix="import pyspark.sql.functions as fn\n"
-            "from pyspark.sql import Window\n"
-            "def by(key):\n"
-            "    return (\n"
-            "        Window.partitionBy(key)\n"
-            '        .orderBy(fn.to_json(fn.struct("*")))\n'
-            "        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)\n"
-            "    )\n"
-            "def latest(df):\n"
-            '    return df.select("device", fn.last("status", ignorenulls=True)\n'
-            '                     .over(by("device")).alias("status"))\n',
+            expected_fix=(
+                "import pyspark.sql.functions as fn\n"
+                "from pyspark.sql import Window\n"
+                "def by(key):\n"
+                "    return (\n"
+                "        Window.partitionBy(key)\n"
+                "        .orderBy(\n"
+                "            fn.to_json(\n"
+                '                fn.struct("*"),\n'
+                "                {\n"
+                '                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "                },\n"
+                "            ),\n"
+                "        )\n"
+                "        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)\n"
+                "    )\n"
+                "def latest(df):\n"
+                '    return df.select("device", fn.last("status", ignorenulls=True)\n'
+                '                     .over(by("device")).alias("status"))\n'
+            ),
         ),
         Invalid(
             _PRELUDE + 'events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")\n',
@@ -326,8 +381,23 @@ class UnorderedWindow(Rule):
             column=34,
             related_lines=(4,),
             # Nothing tells the rows apart: the whole row breaks the ties (unsafe).
-            expected_fix=_PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit("x"), F.to_json(F.struct("*")))\n'
-            'numbered = events.withColumn("n", F.row_number().over(w))\n',
+            expected_fix=_PRELUDE
+            + (
+                "w = (\n"
+                '    Window.partitionBy("user")\n'
+                "    .orderBy(\n"
+                '        F.lit("x"),\n'
+                "        F.to_json(\n"
+                '            F.struct("*"),\n'
+                "            {\n"
+                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "            },\n"
+                "        ),\n"
+                "    )\n"
+                ")\n"
+                'numbered = events.withColumn("n", F.row_number().over(w))\n'
+            ),
         ),
         # Ordered by the partition key itself: "keep row 1" keeps an arbitrary row per user.
         Invalid(
@@ -338,9 +408,23 @@ class UnorderedWindow(Rule):
             column=31,
             related_lines=(4,),
             expected_fix=_PRELUDE
-            + 'w = Window.partitionBy("user").orderBy(F.col("user").desc(), F.to_json(F.struct("*")))\n'
-            'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
-            'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
+            + (
+                "w = (\n"
+                '    Window.partitionBy("user")\n'
+                "    .orderBy(\n"
+                '        F.col("user").desc(),\n'
+                "        F.to_json(\n"
+                '            F.struct("*"),\n'
+                "            {\n"
+                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "            },\n"
+                "        ),\n"
+                "    )\n"
+                ")\n"
+                'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
+                'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n'
+            ),
         ),
         # SQL: a window named in the WINDOW clause, with no ORDER BY.
         Invalid(
@@ -365,15 +449,29 @@ class UnorderedWindow(Rule):
             column=34,
             related_lines=(6,),
             # Another star import may shadow Spark's names: the tie-breaker comes through `F`.
-            expected_fix="from pyspark.sql import *\n"
-            "from pyspark.sql.functions import *\n"
-            "from prophecy.utils import *\n"
-            "from pyspark.sql import functions as F\n"
-            "\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
-            'w = Window.partitionBy("plant").orderBy(col("plant").asc(), F.to_json(F.struct("*")))\n'
-            'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n',
+            expected_fix=(
+                "from pyspark.sql import *\n"
+                "from pyspark.sql.functions import *\n"
+                "from prophecy.utils import *\n"
+                "from pyspark.sql import functions as F\n"
+                "\n"
+                "spark = SparkSession.builder.getOrCreate()\n"
+                'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
+                "w = (\n"
+                '    Window.partitionBy("plant")\n'
+                "    .orderBy(\n"
+                '        col("plant").asc(),\n'
+                "        F.to_json(\n"
+                '            F.struct("*"),\n'
+                "            {\n"
+                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "            },\n"
+                "        ),\n"
+                "    )\n"
+                ")\n"
+                'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n'
+            ),
         ),
         # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query.
         Invalid(
@@ -383,10 +481,12 @@ class UnorderedWindow(Rule):
             line=4,
             column=30,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE + "kept = spark.sql(\n"
-            '    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user, to_json(struct(*))) AS rn '
-            'FROM visits) WHERE rn = 1"\n'
-            ")\n",
+            expected_fix=_SQL_PRELUDE
+            + (
+                "kept = spark.sql(\n"
+                "    \"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user, to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))) AS rn FROM visits) WHERE rn = 1\"\n"
+                ")\n"
+            ),
         ),
         # SQL: a constant order in the WINDOW clause gets the tie-breaker there.
         Invalid(
@@ -397,10 +497,13 @@ class UnorderedWindow(Rule):
             line=4,
             column=19,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE + 'prev = spark.sql("""\n'
-            "SELECT user, page, lag(page) OVER w AS previous\n"
-            "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*)))\n"
-            '""")\n',
+            expected_fix=_SQL_PRELUDE
+            + (
+                'prev = spark.sql("""\n'
+                "SELECT user, page, lag(page) OVER w AS previous\n"
+                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')))\n"
+                '""")\n'
+            ),
         ),
         # One order column that can tie: which of the tied rows gets number 1 is arrival order.
         Invalid(
@@ -412,8 +515,22 @@ class UnorderedWindow(Rule):
             severity=Severity.INFO,
             # The whole row orders the tied rows (unsafe: a unique id may be what was meant).
             expected_fix=_PRELUDE
-            + 'w = Window.partitionBy("order").orderBy(F.desc("discount"), F.to_json(F.struct("*")))\n'
-            'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n',
+            + (
+                "w = (\n"
+                '    Window.partitionBy("order")\n'
+                "    .orderBy(\n"
+                '        F.desc("discount"),\n'
+                "        F.to_json(\n"
+                '            F.struct("*"),\n'
+                "            {\n"
+                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "            },\n"
+                "        ),\n"
+                "    )\n"
+                ")\n"
+                'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n'
+            ),
         ),
         # A helper that gets its order as an argument: reported where it is called with a constant.
         Invalid(

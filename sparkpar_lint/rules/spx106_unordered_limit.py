@@ -191,14 +191,25 @@ class UnorderedLimit(Rule):
             # The sort the shuffle discarded, then the whole row, decide the five (safe).
             expected_fix=(
                 _PRELUDE
-                + 'ranked = events.orderBy("ts")\n'
-                + 'deduped = ranked.dropDuplicates(["user"])\n'
-                + "sample = (\n"
-                + '    deduped.withColumn("_sparkpar_tie", F.to_json(F.struct("*")))\n'
-                + '    .orderBy("ts", "_sparkpar_tie")\n'
-                + '    .drop("_sparkpar_tie")\n'
-                + "    .take(5)\n"
-                + ")\n"
+                + (
+                    'ranked = events.orderBy("ts")\n'
+                    'deduped = ranked.dropDuplicates(["user"])\n'
+                    "sample = (\n"
+                    "    deduped.withColumn(\n"
+                    '        "_sparkpar_tie",\n'
+                    "        F.to_json(\n"
+                    '            F.struct("*"),\n'
+                    "            {\n"
+                    '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                    '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                    "            },\n"
+                    "        ),\n"
+                    "    )\n"
+                    '    .orderBy("ts", "_sparkpar_tie")\n'
+                    '    .drop("_sparkpar_tie")\n'
+                    "    .take(5)\n"
+                    ")\n"
+                )
             ),
         ),
         Invalid(

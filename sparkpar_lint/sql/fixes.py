@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import FRAME_BLIND
+from sparkpar_lint.fixes.ordering import FRAME_BLIND, JSON_TIMESTAMPS
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
@@ -167,11 +167,12 @@ def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> F
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
 
 
-_WHOLE_ROW = "to_json(struct(*))"
+_OPTIONS = ", ".join(f"'{part}'" for item in JSON_TIMESTAMPS.items() for part in item)
+_WHOLE_ROW = f"to_json(struct(*), map({_OPTIONS}))"
 
 
 def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
-    """`row_number() OVER (PARTITION BY k ORDER BY 1)` -> `... ORDER BY 1, to_json(struct(*)))`.
+    """`row_number() OVER (PARTITION BY k ORDER BY 1)` -> `... ORDER BY 1, to_json(struct(*), map(...)))`.
 
     The tie-breaker the Python fix uses: with nothing in the order that tells rows apart, the
     whole row decides, one of the orders the rows could arrive in (unsafe: the author may have
