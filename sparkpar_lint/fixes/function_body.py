@@ -54,6 +54,25 @@ def frame_sort(frame: str, columns: tuple[str, ...]) -> cst.SimpleStatementLine:
     return _assign(frame, call)
 
 
+def frame_sorted(frame: str, columns: tuple[str, ...]) -> cst.Call:
+    """`frame.sort_values([*columns, *frame.columns.difference([*columns])])`, the sort of
+    `frame_sort` as an expression (or by every column in frame order with no columns). The index is
+    kept: two sorted copies of one frame line up by label, as the unsorted ones did."""
+    if columns:
+        others = cst.Call(
+            func=cst.Attribute(
+                value=cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")), attr=cst.Name("difference")
+            ),
+            args=[cst.Arg(_names(columns))],
+        )
+        by: cst.BaseExpression = cst.List([*(cst.Element(string(c)) for c in columns), cst.StarredElement(others)])
+    else:
+        by = cst.Call(
+            func=cst.Name("list"), args=[cst.Arg(cst.Attribute(value=cst.Name(frame), attr=cst.Name("columns")))]
+        )
+    return cst.Call(func=cst.Attribute(value=cst.Name(frame), attr=cst.Name("sort_values")), args=[cst.Arg(by)])
+
+
 def frame_sort_whole_row(frame: str) -> cst.SimpleStatementLine:
     """`frame = frame.sort_values(list(frame.columns), ignore_index=True)`: every column, in the
     frame's own order, decides (no order column to read)."""

@@ -7,9 +7,16 @@ import re
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from sparkpar_lint.fixes.edits import column_name, positional_values, string
-from sparkpar_lint.fixes.function_body import frame_sort, frame_sort_whole_row, insert_at_top, rows_sort
+from sparkpar_lint.fixes.function_body import (
+    frame_sort,
+    frame_sort_whole_row,
+    frame_sorted,
+    insert_at_top,
+    rows_sort,
+)
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.order_sensitivity import (
@@ -330,7 +337,25 @@ class OrderDependentGroupFunction(Rule):
             + "pairs.groupByKey().mapValues(lambda pages: list(pages)[0])\n",
             line=4,
             column=43,
-            expected_fix=None,  # a lambda has no statement to put the sort in
+            expected_fix=None,  # a lambda over grouped values: no frame to read sorted
+        ),
+        # A pandas lambda has no statement to sort in: each read of its frame reads a sorted copy
+        # (the index is kept, so the copies line up); `len(pdf)` needs no order.
+        Invalid(
+            _PRELUDE
+            + 'loans = spark.read.parquet("loans").orderBy("customer", "day")\n'
+            + 'loans.groupBy("customer").applyInPandas(lambda pdf: pdf.assign(n=range(len(pdf))), loans.schema)\n',
+            line=4,
+            column=65,
+            expected_fix=_PRELUDE
+            + 'loans = spark.read.parquet("loans").orderBy("customer", "day")\n'
+            + "(\n"
+            + '    loans.groupBy("customer")\n'
+            + "    .applyInPandas(lambda pdf: (\n"
+            + '        pdf.sort_values(["day", *pdf.columns.difference(["day"])])\n'
+            + "        .assign(n=range(len(pdf)))\n"
+            + "    ), loans.schema)\n"
+            + ")\n",
         ),
         Invalid(
             _PRELUDE
@@ -472,7 +497,16 @@ class OrderDependentGroupFunction(Rule):
             + 'loans.groupBy("client").applyInPandas(lambda g: g.assign(n=range(len(g))), "client long, n long")\n',
             line=4,
             column=59,
-            expected_fix=None,
+            # No order to read: the whole row, column by column (unsafe), as for a `def`.
+            expected_fix=_PRELUDE
+            + 'loans = spark.read.parquet("loans")\n'
+            + "(\n"
+            + '    loans.groupBy("client")\n'
+            + "    .applyInPandas(lambda g: (\n"
+            + "        g.sort_values(list(g.columns))\n"
+            + "        .assign(n=range(len(g)))\n"
+            + '    ), "client long, n long")\n'
+            + ")\n",
         ),
         Invalid(
             _PRELUDE
@@ -609,14 +643,14 @@ _TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|off
 def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | None:
     """Sort the rows at the top of the function (batch), or release them in event-time order on
     watermark pulses (streaming `applyInPandasWithState`, unsafe)."""
-    if not isinstance(function.node, cst.FunctionDef):
-        return None  # a lambda has no statement to put the sort in
     if node.streaming:
-        return _pulse_fix(graph, node, function)
+        return _pulse_fix(graph, node, function) if isinstance(function.node, cst.FunctionDef) else None
     order = _order_columns(graph, node, function)
     if order is None:
         return None
     columns, safety, source = order
+    if isinstance(function.node, cst.Lambda):
+        return _lambda_fix(node, function, kinds, helpers, columns, safety, source)
     if not columns and function.role in ("partition", "partition-with-index"):
         return None  # which rows share a partition changes too: sorting them fixes nothing
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
@@ -640,6 +674,39 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
         return None
     what = f"`{function.name}` sorts its rows by ({', '.join(columns) or 'every column'}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
+
+
+def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | None:
+    """`lambda pdf: pdf.assign(n=range(len(pdf)))` → `lambda pdf: pdf.sort_values([...]).assign(...)`:
+    a lambda has no statement to sort in, so each read of its frame reads a sorted copy (`len(pdf)`
+    needs none). The copies keep the index, so they line up with each other by label."""
+    frames = [name for name, data in kinds.items() if data.kind == FRAME]
+    if len(frames) != 1 or node.method == "applyInArrow" or function.role in ("partition", "partition-with-index"):
+        return None
+    frame, lam = frames[0], function.node
+    # The group's key is one value within the group: sorting by it orders nothing.
+    columns = tuple(c for c in columns if c not in node.keys) if set(columns) - set(node.keys) else columns
+    rebinds = m.findall(lam.body, m.Param(name=m.Name(frame)) | m.CompFor(target=m.Name(frame)))
+    if rebinds or m.findall(lam.body, m.Arg(keyword=m.Name("inplace"))):
+        return None  # a nested scope reuses the name, or the frame is changed in place
+
+    class _Sorted(cst.CSTTransformer):
+        """Every read of the frame but `len(frame)` and a sort of its own (`frame.sort_values(...)`)."""
+
+        def visit_Call(self, call: cst.Call) -> bool:
+            return not m.matches(call, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(frame))]))
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            return not m.matches(attribute, m.Attribute(value=m.Name(frame), attr=m.Name("sort_values")))
+
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            return frame_sorted(frame, columns) if original.value == frame else updated
+
+    fixed = lam.with_changes(body=lam.body.visit(_Sorted()))
+    if fixed.deep_equals(lam) or find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
+        return None
+    what = f"`{function.name}` reads its frame sorted by ({', '.join(columns) or 'every column'}): {source}"
+    return Fix(safety, what, ((lam, lambda updated: updated.with_changes(body=updated.body.visit(_Sorted()))),))
 
 
 def _order_columns(graph: StageGraph, node: StageNode, function: UserFunction):
