@@ -3,6 +3,7 @@
     python bench/plugin_speed.py                    # full: 50 seeds for bad jobs, 50 for twins
     python bench/plugin_speed.py --seeds 10 --twin-seeds 3    # quick
     python bench/plugin_speed.py --skip-throughput --per-run 20   # detection per bad job, fast
+    python bench/plugin_speed.py --startup 3        # start-up with and without the class archive
 
 Throughput: the reference job (tests/plugin_jobs/fixed_pandas_ffill.py: 300 rows, groupBy plus a
 grouped pandas function) under --variants interleavings, two ways on the same warm session:
@@ -10,6 +11,11 @@ grouped pandas function) under --variants interleavings, two ways on the same wa
     variant for its SQL confs, 3 threads;
   * naive: the straightforward serial loop — for each variant set the confs on the session,
     `createDataFrame(shuffled rows).repartition(n)`, run the job, collect.
+Start-up (--startup N): N pairs of fresh processes, alternating, each starting the session on the
+master with and without the class-data archive (pytest_sparkpar.class_archive; made first in a
+temporary cache if need be): wall and CPU seconds of the process tree (driver and executor JVMs,
+Python workers) until the session is ready, then the same throughput run as above (sparkpar side)
+so a slower steady state would show.
 Detection: for every (bad, fixed) pair in tests/plugin_jobs/ (and fixtures/**/bad_*.py that
 follow the `job` + `INPUTS` convention, twin = fixed_*/good_* beside it), the fraction of seeds
 for which the default 20 interleavings catch the bad job, and false alarms on the twin.
@@ -20,8 +26,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import json
+import os
 import random
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -149,6 +159,102 @@ def throughput(spark, variants: int) -> None:
     print(f"  sparkpar {ours:.2f} interleavings/s, naive serial loop {naive:.2f}/s, ratio {ours / naive:.2f}x")
 
 
+def streaming_throughput(spark, variants: int) -> None:
+    """Seconds per permuted streaming interleaving (tests/plugin_jobs/fixed_stream_dedup.py: 60
+    rows in up to 4 micro-batches, a complete-mode aggregate), as sparkpar.check runs them."""
+    module = load(ROOT / "tests" / "plugin_jobs" / "fixed_stream_dedup.py")
+    checker, datasets = checker_for(spark, module, variants, 1)
+    sequential = checker.sequential(datasets)
+    checker.search(datasets, sequential, 0)  # warm-up
+    began = time.perf_counter()
+    assert checker.search(datasets, sequential, 1) is None
+    elapsed = time.perf_counter() - began
+    print(
+        f"streaming: {elapsed / variants:.2f} s per interleaving ({variants} interleavings, load {os.getloadavg()[0]:.1f})"
+    )
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds of this process and every live descendant (the JVMs and Python workers)."""
+    ticks, parents, cpu = os.sysconf("SC_CLK_TCK"), {}, {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # not a process, or gone
+        parents[int(entry)] = int(fields[1])
+        cpu[int(entry)] = sum(map(int, fields[11:15])) / ticks  # user, system, and waited-for children
+
+    def descends(pid: int) -> bool:
+        while pid > 1 and pid != os.getpid():
+            pid = parents.get(pid, 0)
+        return pid == os.getpid()
+
+    return sum(seconds for pid, seconds in cpu.items() if descends(pid))
+
+
+def startup_child(master: str, variants: int) -> None:
+    """One fresh start-up, then the steady state; prints one JSON line."""
+    began = time.perf_counter()
+    spark = start(master)
+    wall, cpu = time.perf_counter() - began, tree_cpu_seconds()
+    module = load(ROOT / "tests" / "plugin_jobs" / "fixed_pandas_ffill.py")
+    checker, datasets = checker_for(spark, module, variants, 1)
+    sequential = checker.sequential(datasets)
+    checker.search(datasets, sequential, 0)  # warm-up, as in throughput()
+    began = time.perf_counter()
+    checker.search(datasets, sequential, 1)
+    rate = variants / (time.perf_counter() - began)
+    spark.stop()
+    print(json.dumps({"wall": wall, "cpu": cpu, "rate": rate, "load": os.getloadavg()[0]}), flush=True)
+
+
+def startup(master: str, pairs_: int, variants: int) -> None:
+    from pytest_sparkpar import class_archive
+
+    cache = tempfile.mkdtemp(prefix="sparkpar-bench-cache-")
+    base = dict(os.environ, SPARKPAR_CACHE_DIR=cache)
+
+    def child(archive: bool) -> dict:
+        env = dict(base, SPARKPAR_CLASS_ARCHIVE="on" if archive else "off")
+        command = [sys.executable, __file__, "--startup-child", "--master", master, "--variants", str(variants)]
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    os.environ["SPARKPAR_CACHE_DIR"] = cache
+    directory = class_archive._directory(master)
+    print(f"start-up on {master}: making the class archive in {cache} ...", flush=True)
+    began = time.perf_counter()
+    child(True)  # records the classes; its builder runs when it exits
+    while not (directory / class_archive.ARCHIVE).exists():
+        if (directory / class_archive.FAILED).exists() or time.perf_counter() - began > 1800:
+            print("  the archive could not be made", flush=True)
+            return
+        time.sleep(2)
+    size = (directory / class_archive.ARCHIVE).stat().st_size
+    print(f"  made in {time.perf_counter() - began:.0f} s (recording run included), {size / 1e6:.0f} MB", flush=True)
+    print(f"  {'':16s} {'start-up wall':>14s} {'start-up CPU':>13s} {'interleavings/s':>16s}  load")
+    totals: dict[bool, list[dict]] = {False: [], True: []}
+    for _ in range(pairs_):
+        for archive in (False, True):
+            figures = child(archive)
+            totals[archive].append(figures)
+            name = "with archive" if archive else "without"
+            print(
+                f"  {name:16s} {figures['wall']:12.1f} s {figures['cpu']:11.1f} s {figures['rate']:16.2f}"
+                f"  {figures['load']:.1f}",
+                flush=True,
+            )
+    for archive in (False, True):
+        runs = totals[archive]
+        name = "with archive" if archive else "without"
+        print(
+            f"  {name + ' (mean)':16s} {sum(r['wall'] for r in runs) / len(runs):12.1f} s "
+            f"{sum(r['cpu'] for r in runs) / len(runs):11.1f} s {sum(r['rate'] for r in runs) / len(runs):16.2f}"
+        )
+
+
 def fresh_naive(spark, master: str, variants: int):
     """Re-create the session for every variant, as a test would with a fresh configuration."""
     module = load(ROOT / "tests" / "plugin_jobs" / "fixed_pandas_ffill.py")
@@ -253,6 +359,15 @@ def main() -> None:
         "differing run, and from it the rate per check) instead of --seeds whole checks",
     )
     parser.add_argument(
+        "--startup",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N pairs of fresh start-ups without and with the class archive (then only that)",
+    )
+    parser.add_argument("--streaming", type=int, default=0, metavar="N", help="also time N streaming interleavings")
+    parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
         "--fresh-naive",
         type=int,
         default=0,
@@ -261,12 +376,18 @@ def main() -> None:
         "(stop + start the SparkContext) per variant",
     )
     args = parser.parse_args()
+    if args.startup_child:
+        return startup_child(args.master, args.variants)
+    if args.startup:
+        return startup(args.master, args.startup, args.variants)
     began = time.perf_counter()
     spark = start(args.master)
     print(f"master {args.master}, Spark started in {time.perf_counter() - began:.1f} s", flush=True)
     try:
         if not args.skip_throughput:
             throughput(spark, args.variants)
+        if args.streaming:
+            streaming_throughput(spark, args.streaming)
         if args.per_run:
             detection_per_run(spark, args.per_run, args.runs, tuple(map(int, args.shard.split("/"))))
         elif not args.skip_detection:
