@@ -511,3 +511,23 @@ def test_a_list_of_a_frame_attribute_column_is_numbered_at_its_source():
     assert 'f.array_sort(f.collect_list(f.struct("_sparkpar_seq", lines["text"]))).getField("text")' in fixed
     assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
     assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
+
+
+def test_ids_over_sorted_rows_are_numbered_only_where_one_task_may_number_them():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql import functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
+        'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n'
+        'numbered.join(spark.read.parquet("pages"), "event_id").write.parquet("out")\n'
+    )
+    # Many rows: row_number over the sort would be one task, a new SPX401 finding. Left, saying so.
+    (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    assert finding.fix is None and "(SPX401)" in finding.no_fix_reason
+    assert not fix_source("job.py", code, {"SPX105"}, unsafe=True).changed
+    # A small limit first: numbered in the sort's order, and SPX401 has nothing to say.
+    few = code.replace('.orderBy("ts", "seq")', '.limit(1000).orderBy("ts", "seq")')
+    fixed = fix_source("job.py", few, {"SPX105"}, unsafe=True).fixed
+    assert 'F.row_number().over(Window.orderBy("ts", "seq"))' in fixed
+    assert [f.rule_id for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []

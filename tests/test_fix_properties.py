@@ -3,6 +3,8 @@ changes nothing, and the fixed rule no longer fires."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -61,7 +63,9 @@ def test_spx101_fix_parses_is_idempotent_and_silences_the_rule(code: str):
     cst.parse_module(outcome.fixed)
     compile(outcome.fixed, "job.py", "exec")
     assert fix_source("job.py", outcome.fixed, {"SPX101"}).fixed == outcome.fixed
-    assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX101"] == []
+    after = analyze("job.py", outcome.fixed)
+    assert [f for f in after if f.rule_id == "SPX101"] == []
+    assert not Counter(f.rule_id for f in after) - Counter(f.rule_id for f in analyze("job.py", code))
 
 
 # ---------------------------------------------------------------------- SPX103: sort at the top
@@ -144,15 +148,20 @@ KEYS = st.sampled_from(["user", "device", "account", "session_key"])
 SPARK_F = "from pyspark.sql import Window, functions as F\n\n\n"
 
 
-def _assert_rule_fixed(code: str, rule_id: str) -> None:
-    """Fired before; after `fix --unsafe-fixes` it parses, is stable on a second run and is silent."""
-    assert [f for f in analyze("job.py", code) if f.rule_id == rule_id], code
+def _assert_rule_fixed(code: str, rule_id: str, known_new: frozenset[str] = frozenset()) -> None:
+    """Fired before; after `fix --unsafe-fixes` it parses, is stable on a second run, is silent, and
+    no other rule (but the `known_new` ones) has a finding it did not have before."""
+    before = analyze("job.py", code)
+    assert [f for f in before if f.rule_id == rule_id], code
     outcome = fix_source("job.py", code, {rule_id}, unsafe=True)
     assert outcome.changed, code
     cst.parse_module(outcome.fixed)
     compile(outcome.fixed, "job.py", "exec")
     assert fix_source("job.py", outcome.fixed, {rule_id}, unsafe=True).fixed == outcome.fixed, outcome.fixed
-    assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == rule_id] == [], outcome.fixed
+    after = analyze("job.py", outcome.fixed)
+    assert [f for f in after if f.rule_id == rule_id] == [], outcome.fixed
+    new = Counter(f.rule_id for f in after) - Counter(f.rule_id for f in before)
+    assert set(new) <= known_new, outcome.fixed
 
 
 @st.composite
@@ -165,7 +174,8 @@ def spx105_jobs(draw) -> str:
                 f'.select("{key}", "{other}").distinct()',
                 f'.dropDuplicates(["{key}"])',
                 f'.groupBy("{key}").agg(F.max("{other}").alias("{other}"))',
-                '.orderBy("ts", "seq")',
+                # Sorted rows, few enough (a small limit) for one task to number them.
+                '.limit(500).orderBy("ts", "seq")',
             ]
         )
     )
@@ -302,7 +312,8 @@ def test_spx105_fix_parses_is_idempotent_and_silences_the_rule(code: str):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spx202_jobs())
 def test_spx202_fix_parses_is_idempotent_and_silences_the_rule(code: str):
-    _assert_rule_fixed(code, "SPX202")
+    # Known: the repartition the fix adds after an `orderBy` discards that sort, which SPX107 reports.
+    _assert_rule_fixed(code, "SPX202", known_new=frozenset({"SPX107"}))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

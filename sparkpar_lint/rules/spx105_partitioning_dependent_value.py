@@ -177,17 +177,27 @@ class PartitioningDependentValue(Rule):
             + 'keyed = latest.withColumn("visit_id", F.xxhash64("user", "day"))\n'
             + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
         ),
-        # No evident key, but the rows were just sorted: number them in that order.
+        # No evident key, but a few literal rows were just sorted: number them in that order.
+        Invalid(
+            _PRELUDE
+            + 'events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")\n'
+            + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
+            line=4,
+            column=41,
+            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
+            + "spark = SparkSession.builder.getOrCreate()\n"
+            + 'events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")\n'
+            + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
+        ),
+        # The near miss: many sorted rows from a file; one task numbering them all is SPX401's
+        # finding, so no fix.
         Invalid(
             _PRELUDE
             + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
             + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
             line=4,
             column=41,
-            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
-            + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
+            expected_fix=None,
         ),
         # No key and no sort, but a few literal rows: number them in the order of their content.
         Invalid(
@@ -591,7 +601,7 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
         return None
     columns = _identifying_columns(graph, node)
     if not columns:
-        return _numbered_in_order(node, call) or _numbered_by_content(graph, node, call)
+        return _numbered_in_order(graph, node, call) or _numbered_by_content(graph, node, call)
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
@@ -625,15 +635,22 @@ _NO_KEY = (
 )
 
 
-def _numbered_in_order(node: StageNode, call: ColumnCall) -> Fix | None:
+def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
     """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
 
     Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
-    sort), and the window has no partitioning, so one task numbers every row.
+    sort). Only on the few rows SPX401 leaves alone: the window has no partitioning, so one task
+    numbers every row, which on many rows is a new SPX401 finding the fix would have made.
     """
     order = node.input_order
     if order.kind != "total" or not order.by:
         return None
+    if not small_input(graph, node):
+        return (
+            "the rows are sorted, but numbering many rows in that order (`row_number()` over a window "
+            "with no partitionBy) moves them all to one task (SPX401): hash the columns that make a row "
+            "unique (`xxhash64(<key>)`)"
+        )
     over, imports = _row_number_over(call.call, cst.Name("Window"), [string(c) for c in order.by])
     description = f"`{call.function}()` → `row_number()` over the sort ({', '.join(order.by)})"
     return Fix(UNSAFE, description, ((call.call, over),), (*imports, ("pyspark.sql", "Window")))
