@@ -92,3 +92,36 @@ def test_the_fixed_join_evicts_old_rows_and_drops_only_the_payment_past_the_dela
     # The fixed join loses only the payment later than the delay, and has let go of old rows.
     assert answer == {"o1", "o3", "o4"}
     assert state < original_state
+
+
+# The same join with its range held in a name and written with columns of the unwatermarked
+# frames: Spark must still resolve them once each side carries a watermark.
+JOB_HELD = JOB.replace(
+    """    paid = orders.join(
+        payments,
+        F.expr("order_id = paid_for AND paid_time BETWEEN order_time AND order_time + INTERVAL 5 MINUTES"),
+    )
+""",
+    """    in_time = (orders.order_id == payments.paid_for) & payments.paid_time.between(
+        orders.order_time, orders.order_time + F.expr("INTERVAL 5 MINUTES")
+    )
+    paid = orders.join(payments, in_time)
+""",
+)
+
+
+def test_a_range_held_in_a_name_gets_the_same_watermarks_and_answer(cluster_spark, tmp_path):
+    assert JOB_HELD != JOB
+    fixed = fix_source("job.py", JOB_HELD, {"SPX204"}, unsafe=True).fixed
+    assert (
+        "    paid = (\n"
+        '        orders.withWatermark("order_time", "10 minutes")\n'
+        '        .join(payments.withWatermark("paid_time", "10 minutes"), in_time)\n'
+        "    )\n"
+    ) in fixed
+    assert fix_source("job.py", fixed, {"SPX204"}, unsafe=True).fixed == fixed
+
+    answer, state = _run(cluster_spark, fixed, tmp_path, "held")
+
+    assert answer == {"o1", "o3", "o4"}
+    assert state < 8

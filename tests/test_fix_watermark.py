@@ -263,8 +263,10 @@ def test_joins_with_no_time_range_to_keep_or_no_timestamp_to_watermark_say_why(t
         "views.join(clicks, (views.ad_id == clicks.ad_id) & (clicks.click_time > views.view_time))": (
             "the join's time range has no `INTERVAL`"
         ),
-        # The condition lives in a variable: its range is not read.
-        "views.join(clicks, on_same_ad)": "the join's condition is built elsewhere",
+        # The condition is held in a name bound once: read there, an equality alone.
+        "views.join(clicks, on_same_ad)": "the join matches on equalities alone",
+        # A name bound twice (one binding in a branch): which one holds is not read.
+        "views.join(clicks, either)": "the join's condition is built elsewhere",
         # The range names a column neither side visibly makes.
         'views.join(clicks, F.expr("ad_id = ad AND seen_time < view_time + INTERVAL 1 HOUR"))': (
             "the join's time range names no single event-time column made on each side"
@@ -278,6 +280,9 @@ def test_joins_with_no_time_range_to_keep_or_no_timestamp_to_watermark_say_why(t
             'views = spark.readStream.schema("ad_id string, view_time timestamp").json("views")\n'
             'clicks = spark.readStream.schema("ad_id string, click_time timestamp").json("clicks")\n'
             "on_same_ad = views.ad_id == clicks.ad_id\n"
+            "either = on_same_ad\n"
+            "if views.isStreaming:\n"
+            '    either = F.expr("ad_id = ad AND click_time < view_time + INTERVAL 1 HOUR")\n'
             f'{join}.writeStream.format("console").start()\n'
         )
         job.write_text(code)
@@ -461,3 +466,31 @@ def test_a_dedup_whose_rows_have_no_single_timestamp_named_like_an_event_time_is
             rows.dropDuplicates(["id"]).writeStream.format("console").start()
             """
         )
+
+
+def test_a_join_condition_is_read_only_from_its_own_function(tmp_path):
+    # `in_time` is bound in `build` and is a parameter of `run`: the join in `run` reads neither.
+    job = tmp_path / "job.py"
+    code = (
+        HEAD + "from pyspark.sql import functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "def build():\n"
+        '    in_time = F.expr("ad_id = ad AND click_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n'
+        "    return in_time\n"
+        "def run(in_time):\n"
+        '    views = spark.readStream.schema("ad_id string, view_time timestamp").json("views")\n'
+        '    clicks = spark.readStream.schema("ad string, click_time timestamp").json("clicks")\n'
+        '    views.join(clicks, in_time).writeStream.format("console").start()\n'
+    )
+    job.write_text(code)
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
+    assert "SPX204 not fixed: no automatic fix here: the join's condition is built elsewhere" in run.output
+    assert job.read_text() == code
+    # Bound once in `run` itself, before the join: read, and both sides get a watermark.
+    inline = code.replace("def run(in_time):\n", "def run():\n    in_time = build()\n").replace(
+        "    in_time = build()\n",
+        '    in_time = F.expr("ad_id = ad AND click_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n',
+    )
+    fixed = fix_source("job.py", inline, {"SPX204"}, unsafe=True).fixed
+    assert 'views.withWatermark("view_time", "10 minutes")' in fixed
+    assert 'clicks.withWatermark("click_time", "10 minutes")' in fixed

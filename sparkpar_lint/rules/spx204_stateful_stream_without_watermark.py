@@ -253,6 +253,24 @@ class StatefulStreamWithoutWatermark(Rule):
             + "    )\n"
             + ")\n",
         ),
+        # The range is held in a name bound once before the join: read there, the same fix.
+        Invalid(
+            _PRELUDE
+            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
+            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
+            + 'soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n'
+            + "taps.join(views, soon_after)\n",
+            line=7,
+            column=5,
+            expected_fix=_PRELUDE
+            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
+            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
+            + 'soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n'
+            + "(\n"
+            + '    taps.withWatermark("tap_time", "10 minutes")\n'
+            + '    .join(views.withWatermark("view_time", "10 minutes"), soon_after)\n'
+            + ")\n",
+        ),
         # Near miss: both streams are watermarked but matched on the id alone.
         Invalid(
             _PRELUDE
@@ -305,7 +323,7 @@ class StatefulStreamWithoutWatermark(Rule):
                 # A join keeps state only between two streams, and needs a pulse from each.
                 if len(inputs) < 2:
                     continue
-                bounded = _join_time_range(node)
+                bounded = _join_time_range(graph, node)
                 if not all(i.has_watermark_upstream for i in inputs):
                     fix = _join_fix(graph, node, bounded, ctx.settings.watermark_delay)
                     yield self.finding(ctx, node.span, _join_message(node), fix=fix)
@@ -420,9 +438,12 @@ def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: s
     """Watermarks for the sides that lack one, when the condition already bounds the event times."""
     if bounded is False:
         return _EQUALITY_JOIN
-    condition = _join_condition(node)
+    condition = _join_condition(graph, node)
     if bounded is None or condition is None or len(node.inputs) != 2:
-        return "the join's condition is built elsewhere (a variable or a helper), so its time range is unknown"
+        return (
+            "the join's condition is built elsewhere (a helper, a parameter, or a name bound more than once), "
+            "so its time range is unknown"
+        )
     return join_watermark_fix(graph, node, condition, delay)
 
 
@@ -436,22 +457,68 @@ _UNBOUNDED_JOIN = (
 _RANGE_TEXT = re.compile(r"<|>|\bbetween\b|\binterval\b|\bwindow\b", re.IGNORECASE)
 
 
-def _join_time_range(node: StageNode) -> bool | None:
+def _join_time_range(graph: StageGraph, node: StageNode) -> bool | None:
     """Whether the join condition bounds the two sides' event times: False for column names or
     equalities only, True for a comparison, `between`, an interval or a window, None when the
-    condition is held in a variable or built elsewhere."""
-    condition = _join_condition(node)
+    condition is built elsewhere (a helper, a parameter, a name bound more than once)."""
+    condition = _join_condition(graph, node)
     return None if condition is None else _bounds_time(condition)
 
 
-def _join_condition(node: StageNode) -> cst.BaseExpression | None:
-    """The join's one condition argument (second positional or `on=`), or None."""
+def _join_condition(graph: StageGraph, node: StageNode) -> cst.BaseExpression | None:
+    """The join's one condition argument (second positional or `on=`), or the expression a name
+    there holds, or None."""
     call = node.call
     if call is None:
         return None
     conditions = [a.value for a in call.args[1:2] if a.keyword is None]
     conditions += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "on"]
-    return conditions[0] if len(conditions) == 1 else None
+    if len(conditions) != 1:
+        return None
+    condition = conditions[0]
+    return _held_by(graph, condition, call) if isinstance(condition, cst.Name) else condition
+
+
+def _held_by(graph: StageGraph, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
+    """The value of `name = <expr>` when that is the name's only binding in the function (or module
+    level) that holds `call`, and comes before it."""
+    scope = _enclosing_def(graph, call)
+    bindings = [
+        n
+        for kind in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.Param)
+        for n in graph.nodes_of(kind)
+        if name.value in _bound_names(n) and _enclosing_def(graph, n) is scope
+    ]
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1:
+        return None
+    if graph.positions[bindings[0]].end.line >= graph.positions[call].start.line:
+        return None
+    return bindings[0].value
+
+
+def _bound_names(node: cst.CSTNode) -> set[str]:
+    if isinstance(node, cst.Param):
+        return {node.name.value}
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.For, cst.NamedExpr, cst.AnnAssign, cst.AugAssign)):
+        targets = [node.target]
+    else:
+        return set()
+    return {n.value for t in targets for n in m.findall(t, m.Name())}
+
+
+def _enclosing_def(graph: StageGraph, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The innermost `def` or lambda around `node` (a parameter belongs to its own), None at module level."""
+    where = graph.positions[node]
+    holders = [
+        d
+        for d in [*graph.nodes_of(cst.FunctionDef), *graph.nodes_of(cst.Lambda)]
+        if d is not node
+        and (graph.positions[d].start.line, graph.positions[d].start.column) <= (where.start.line, where.start.column)
+        and (graph.positions[d].end.line, graph.positions[d].end.column) >= (where.end.line, where.end.column)
+    ]
+    return max(holders, key=lambda d: (graph.positions[d].start.line, graph.positions[d].start.column), default=None)
 
 
 def _bounds_time(condition: cst.BaseExpression) -> bool | None:
