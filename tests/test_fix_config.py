@@ -79,9 +79,9 @@ def test_show_unfixed_says_why_one_line_per_finding(tmp_path: Path):
     result = run("fix", "--show-unfixed", str(job))
     lines = [line for line in result.output.splitlines() if "not fixed" in line]
     assert lines == [
-        f"{job}:5:21: SPX106 not fixed: no automatic fix here: no sort to restore, and the rows come out of a "
-        "shuffle (an aggregation, join or distinct) or have no batch source in this module: which rows to keep "
-        "(the busiest, the newest) is the author's choice"
+        f"{job}:5:21: SPX106 not fixed: no automatic fix here: no sort to restore, and `groupBy` leaves one row "
+        "per `page` with no arrival order to recover: which rows come first (the largest count? the first key?) "
+        "is the author's choice"
     ]
     assert job.read_text() == UNFIXABLE
 
@@ -155,3 +155,17 @@ def test_a_notebook_is_fixed_with_the_projects_settings(tmp_path: Path):
     assert result.exit_code == 0, result.output
     fixed = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
     assert 'withWatermark("timestamp", "2 hours")' in fixed, fixed
+
+
+def test_show_unfixed_says_when_the_rows_come_from_outside_the_module(tmp_path: Path):
+    job = tmp_path / "sample.py"
+    job.write_text(
+        "from pyspark.sql import DataFrame\n"
+        "def sample(frame: DataFrame, size: int):\n"
+        "    return frame.repartition(8).limit(size).collect()\n"
+    )
+    result = run("fix", "--unsafe-fixes", "--show-unfixed", str(job))
+    assert (
+        f"{job}:3:33: SPX106 not fixed: no automatic fix here: no sort to restore, and the rows come from "
+        "outside this module's reads (a parameter, a helper's result)"
+    ) in result.output, result.output

@@ -375,14 +375,42 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
         return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
     parts = sequence_parts(graph, node, like)
     if parts is None:
-        return (
-            "no sort to restore, and the rows come out of a shuffle (an aggregation, join or "
-            "distinct) or have no batch source in this module: which rows to keep (the busiest, "
-            "the newest) is the author's choice"
-        )
+        return _no_order(graph, node)
     extra, imports = parts
     description = f"`orderBy` arrival order (a sequence number taken at the source) before `{node.method}`"
     return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
+
+
+def _no_order(graph: StageGraph, node: StageNode) -> str:
+    """Why neither a sort nor the arrival order can be restored before `node`, in one line."""
+    chain = list(graph.upstream(node))
+    shuffle = unordering_shuffle(graph, node)
+    if shuffle is not None and shuffle.method in _ONE_ROW_PER_KEY:
+        keys = ", ".join(f"`{k}`" for k in shuffle.keys) or (
+            "key" if shuffle.keys or shuffle.call is None or shuffle.call.args else "distinct row"
+        )
+        return (
+            f"no sort to restore, and `{shuffle.method}` leaves one row per {keys} with no arrival order "
+            "to recover: which rows come first (the largest count? the first key?) is the author's choice"
+        )
+    source = chain[-1] if chain else None
+    if source is None or source.spec is None or not source.spec.source:
+        return (
+            "no sort to restore, and the rows come from outside this module's reads (a parameter, a helper's "
+            "result): no arrival order can be numbered at their source, so which rows to keep is the author's choice"
+        )
+    if source.streaming:
+        return "no sort to restore, and the rows come from a stream: which rows to keep is the author's choice"
+    return (
+        f"no sort to restore, and `{shuffle.method if shuffle else 'a shuffle'}` mixes the rows with others "
+        "before the pick (or other statements share them): which rows to keep is the author's choice"
+    )
+
+
+# Shuffles that leave one row per key: the rows that came in are gone, so is their order.
+_ONE_ROW_PER_KEY = frozenset(
+    {"groupBy", "groupby", "rollup", "cube", "distinct", "dropDuplicates", "drop_duplicates", "reduceByKey"}
+)
 
 
 def _tied_order(tie, order: tuple, frame):
