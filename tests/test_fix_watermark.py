@@ -494,3 +494,17 @@ def test_a_join_condition_is_read_only_from_its_own_function(tmp_path):
     fixed = fix_source("job.py", inline, {"SPX204"}, unsafe=True).fixed
     assert 'views.withWatermark("view_time", "10 minutes")' in fixed
     assert 'clicks.withWatermark("click_time", "10 minutes")' in fixed
+
+
+def test_show_unfixed_names_the_step_that_needs_complete_mode(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        HEAD + "spark = SparkSession.builder.getOrCreate()\n"
+        'counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()\n'
+        'counts.orderBy("window").writeStream.outputMode("complete").format("console").start()\n'
+    )
+    run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
+    assert (
+        "SPX204 not fixed: no automatic fix here: `orderBy` after the aggregation is allowed in complete mode only"
+        in run.output
+    ), run.output

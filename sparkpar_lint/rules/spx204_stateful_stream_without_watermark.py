@@ -643,7 +643,8 @@ def _no_event_time(node: StageNode, grouping: StageNode) -> str:
         return (
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
-            "and no schema in this file gives the rows a single one named like an event time"
+            "and no DDL schema in this file gives the rows a single `timestamp` one named like an event time "
+            "(a string time needs parsing, in a format only the author knows)"
         )
     return (
         f"no column named like an event time in the state's key ({keys or 'its grouping'}): a watermark "
@@ -712,12 +713,17 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
 
 def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | str:
     """Each complete-mode sink's literal `outputMode("complete")` and its `"update"` replacement,
-    when every such sink is the console or an unread memory table and nothing after the aggregation needs complete mode; else
-    why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
+    when every such sink is the console or an unread memory table and nothing after the aggregation
+    needs complete mode; else why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
     later = list(graph.downstream(node))
     sinks = [n for n in later if n.spec is not None and n.spec.sink]
-    if any(n not in sinks and n.method not in _UPDATE_MODE_STAGES for n in later):
-        return "a sort or other stage after the aggregation that only complete mode allows"
+    blocking = next((n for n in later if n not in sinks and n.method not in _UPDATE_MODE_STAGES), None)
+    if blocking is not None:
+        return (
+            f"`{blocking.method}` after the aggregation is allowed in complete mode only, which keeps every "
+            "window; update mode (which a watermark needs) would need that step moved into a `foreachBatch` "
+            "function, a rewrite left to the author"
+        )
     replacements = []
     for sink in sinks:
         settings = _writer_settings(sink.call)
