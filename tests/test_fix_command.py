@@ -21,9 +21,12 @@ BAD = (
     '        F.last("status"),  # keep this comment\n'
     "    )\n"
 )
-# The sort goes too: once the aggregate reads "ts", the shuffle would only throw the sort's work away.
-FIXED = BAD.replace('F.last("status")', 'F.max(F.struct("ts", "status")).getField("status")').replace(
-    'orders.orderBy("ts")', "orders"
+# The sort goes too: once the aggregate reads "ts", the shuffle would only throw the sort's work away;
+# and with it `ordered`, which would only be another name for `orders`.
+FIXED = (
+    BAD.replace('F.last("status")', 'F.max(F.struct("ts", "status")).getField("status")')
+    .replace('    ordered = orders.orderBy("ts")\n', "")
+    .replace("return ordered.groupBy", "return orders.groupBy")
 )
 
 
@@ -96,7 +99,11 @@ def test_summary_is_markdown_for_a_pull_request(job: Path, tmp_path: Path):
     assert text.startswith("# sparkpar fix\n")
     assert f"## `{job}`" in text
     # Each hunk: one sentence on why, then the hunk itself.
-    sentence = "SPX101, line 8: `last` → `max` of `struct(ts, status)`, because an aggregate whose result depends"
+    sentence = (
+        "SPX101, line 8: `last` → `max` of `struct(ts, status)`; the `orderBy` above is removed (the shuffle "
+        "discarded its order), and so is `ordered`, which only renamed `orders`, because an aggregate whose "
+        "result depends"
+    )
     assert sentence in text
     hunk = text[text.index(sentence) :]
     assert (

@@ -162,7 +162,7 @@ class GraphBuilder:
         self.module = module
         self.project = project
         self.callers_of = callers_of
-        self.graph = StageGraph(path)
+        self.graph = StageGraph(path, module=module)
         self.catalogue = load_catalogue()
         # Positions are resolved per node on first use (a finding, a fix, `sparkpar graph`): most
         # files never report anything.

@@ -298,6 +298,8 @@ class StageGraph:
     outgoing_calls: list[tuple] = field(default_factory=list, repr=False, compare=False)
     # `[tool.sparkpar] unique-columns` (graph.declared_keys): "col" or "table.col".
     unique_columns: tuple[str, ...] = ()
+    # The module the graph was built from, for fixes that rewrite around a stage's statement.
+    module: cst.Module | None = field(default=None, repr=False, compare=False)
 
     @property
     def positions(self) -> Mapping:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import drop_call
+from sparkpar_lint.fixes.alias import alias_removal
+from sparkpar_lint.fixes.chain import drop_call, receiver_of
 from sparkpar_lint.fixes.edits import column_function, column_name, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import sort_reaches
@@ -379,9 +380,8 @@ class OrderDependentAggregate(Rule):
             expected_fix=(
                 "from pyspark.sql.functions import array_compact, array_sort, struct, collect_list\n"
                 "def pages(df):\n"
-                "    ordered = df\n"
                 "    return (\n"
-                '        ordered.groupBy("user")\n'
+                '        df.groupBy("user")\n'
                 "        .agg(\n"
                 "            array_compact(\n"
                 '                array_sort(collect_list(struct("ts", "page"))).getField("page"),\n'
@@ -504,11 +504,10 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
         return _SORT_UNREADABLE
     if sort is not None and (not sort.keys or not sort_reaches(graph, sort, node)):
         return None
-    # Once the aggregate reads the sort columns, the sort is work the shuffle throws away.
-    dropped = ((sort.call, drop_call),) if sort is not None and _sort_only_feeds(graph, sort, node) else ()
+    dropped, gone = _dropped_sort(graph, sort, node) if sort is not None else ((), "")
     if len(call.call.args) != 1:
         if sort is not None:
-            return _extreme_of_the_sort_column(call, sort, direction == "desc", dropped)
+            return _extreme_of_the_sort_column(call, sort, direction == "desc", dropped, gone)
         return _one_of_its_answers(graph, node, call) if not _pivoted(graph, node) else None
     if sort is not None:
         keys, safety, extra, imports = sort.keys, SAFE, dropped, ()
@@ -521,7 +520,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     if replacement is None:
         return None
     new_call, more, what = replacement
-    return Fix(safety, what, ((call.call, new_call), *extra), imports + more)
+    return Fix(safety, what + gone, ((call.call, new_call), *extra), imports + more)
 
 
 def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | None:
@@ -724,6 +723,24 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...], descending: bool
     return None
 
 
+def _dropped_sort(graph: StageGraph, sort: StageNode, node: StageNode) -> tuple[tuple, str]:
+    """(replacements, words for the description) that remove the sort: once the aggregate reads
+    the sort columns, it is work the shuffle throws away. A variable it leaves naming another
+    (`ordered = views`) goes too, where nothing else reads it (fixes/alias.py)."""
+    if sort.call is None or not _sort_only_feeds(graph, sort, node):
+        return (), ""
+    gone = f"; the `{sort.method}` above is removed (the shuffle discarded its order)"
+    receiver = receiver_of(sort.call)
+    alias = alias_removal(graph.module, sort.call, receiver) if receiver is not None else None
+    if alias is None:
+        return ((sort.call, drop_call),), gone
+    statement = alias[0][0].body[0]
+    name, aliased = statement.targets[0].target.value, receiver.value
+    if name == aliased:
+        return alias, gone + f", and so is the `{name} = {aliased}` it would leave"
+    return alias, gone + f", and so is `{name}`, which only renamed `{aliased}`"
+
+
 def _sort_only_feeds(graph: StageGraph, sort: StageNode, node: StageNode) -> bool:
     """Nothing but this one order-dependent aggregate reads the sorted rows."""
     if sum(_order_dependent(c) for c in node.columns.calls) != 1:
@@ -782,7 +799,9 @@ def _direction(sort: StageNode) -> str | None:
     return directions.pop()
 
 
-def _extreme_of_the_sort_column(call: ColumnCall, sort: StageNode, descending: bool, dropped: tuple) -> Fix | None:
+def _extreme_of_the_sort_column(
+    call: ColumnCall, sort: StageNode, descending: bool, dropped: tuple, gone: str
+) -> Fix | None:
     """`first(x, True)` / `last(x, True)` over rows sorted by x first: the first non-null x in
     that order is its smallest (ascending) or largest (descending): `min(x)` / `max(x)`."""
     value = call.call.args[0].value
@@ -795,7 +814,7 @@ def _extreme_of_the_sort_column(call: ColumnCall, sort: StageNode, descending: b
     chooser = "min" if (call.function in _FIRST) != descending else "max"
     replacement, imports = column_function(call.call, chooser, [value.deep_clone()])
     what = f"`{call.function}` ignoring nulls after a sort by `{sort.keys[0]}` → `{chooser}({sort.keys[0]})`"
-    return Fix(SAFE, what, ((call.call, replacement), *dropped), imports)
+    return Fix(SAFE, what + gone, ((call.call, replacement), *dropped), imports)
 
 
 def _order_dependent(call: ColumnCall) -> bool:
