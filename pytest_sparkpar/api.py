@@ -83,7 +83,7 @@ class Sparkpar:
                 ),
                 stacklevel=2,
             )
-        if mismatch is None and self.settings.faults and not streaming:
+        if mismatch is None and self.settings.faults:
             mismatch = checker.fault_search(datasets, sequential, seed)
         if mismatch is None:
             return _as_rows(sequential)

@@ -190,15 +190,8 @@ class Checker:
                 fault = killer.stop()
                 if fault is None:
                     raise
-                text = str(error).strip().splitlines()
                 return Mismatch(
-                    inputs,
-                    variant,
-                    seq,
-                    seq,
-                    [],
-                    fault=fault.describe(),
-                    error=f"{type(error).__name__}: {text[0][:300] if text else ''}",
+                    inputs, variant, seq, seq, [], fault=fault.describe(), error=faults.error_summary(error)
                 )
             fault = killer.stop()
             mismatch = self.compare(inputs, variant, seq, out)

@@ -12,6 +12,10 @@ into), `spark.default.parallelism` (`parallelize` and RDD shuffles without a par
 partitions and stop small files being packed together). `spark.default.parallelism` is a
 SparkContext setting: it is changed on the running context's own SparkConf, which Spark reads each
 time a default partition count is needed (not over Spark Connect, which has no context here).
+A perturbed run also splits the test's file streams into other micro-batches
+(pytest_sparkpar.streams), and gets fresh `tmp_path` / `tmpdir` values. With --sparkpar-faults,
+a test that passed every perturbation runs again with an executor killed mid-stage
+(pytest_sparkpar.faults); failing only then, it is reported as not retry-safe.
 A test that passed as written and fails under a perturbation is reported as order-dependent.
 Tests that touch no SparkSession are not re-run; tests that use `sparkpar.check` are skipped
 here, since the check permutes them itself. Sessions the test builds itself get the plugin's
@@ -43,6 +47,7 @@ SPLIT_SIZES = ("2k", "16k", "256k", "128m")
 class Perturbation:
     index: int
     confs: dict[str, str]
+    split: float = 0.0  # how file streams are split into micro-batches (pytest_sparkpar.streams)
 
     def describe(self) -> str:
         return ", ".join(f"{key}={value}" for key, value in self.confs.items())
@@ -61,13 +66,30 @@ def perturbations(seed: int, runs: int, remote: bool = False) -> list[Perturbati
         }
         if remote:
             del confs[DEFAULT_PARALLELISM]
-        drawn.append(Perturbation(i, confs))
+        drawn.append(Perturbation(i, confs, rng.random()))
+    return drawn
+
+
+def fault_perturbations(seed: int, runs: int) -> list[Perturbation]:
+    """Perturbations for the runs with an executor killed: adaptive execution off and at least two
+    shuffle partitions, so a stage keeps several tasks and some finish before the kill."""
+    drawn = perturbations(seed ^ 0x5EED, runs)
+    for perturbation in drawn:
+        shuffle = max(2, int(perturbation.confs["spark.sql.shuffle.partitions"]))
+        perturbation.confs.update({"spark.sql.shuffle.partitions": str(shuffle), "spark.sql.adaptive.enabled": "false"})
     return drawn
 
 
 def is_remote(spark) -> bool:
     """A Spark Connect session (no SparkContext in this process)."""
     return ".connect." in type(spark).__module__
+
+
+def faultable(spark) -> bool:
+    """Whether --sparkpar-faults can kill an executor of this session (a local-cluster here)."""
+    from pytest_sparkpar import faults
+
+    return not is_remote(spark) and faults.supported(spark.sparkContext.master)
 
 
 def conf_get(spark, key: str) -> str | None:
@@ -112,17 +134,85 @@ class NotRepeatable(Exception):
 
 
 @dataclass
+class Finding:
+    """A perturbed run that failed: its error, the file streams it split into micro-batches and,
+    with --sparkpar-faults, the executor it killed (None: it failed with no executor lost)."""
+
+    perturbation: Perturbation
+    error: BaseException
+    splits: list[str]
+    fault: str | None = None
+
+
+@dataclass
 class Audit:
-    """What `rerun` did: the perturbed runs made, and the first one that failed (with its error)."""
+    """What `rerun` did: the perturbed runs made, and the first one that failed."""
 
     ran: int = 0
-    found: tuple[Perturbation, BaseException] | None = None
+    found: Finding | None = None
 
 
-def rerun(item, spark, seed: int, runs: int, budget: float | None = None) -> Audit:
-    """Run the test body again (same fixture values) under each perturbation until one raises;
-    with `budget` seconds, no new run starts once they are spent. Raises NotRepeatable when the
-    body fails unperturbed too."""
+class fresh_tmp_paths:
+    """Each re-run gets new `tmp_path` / `tmpdir` values, as a new run of the test would: a
+    streaming test's checkpoint left there by the last run would make its query resume and read
+    nothing. Other fixture values are shared by the runs."""
+
+    def __init__(self, item):
+        self.item, self.saved = item, {}
+
+    def __enter__(self):
+        funcargs = getattr(self.item, "funcargs", None) or {}
+        factory = getattr(self.item.config, "_tmp_path_factory", None)
+        for name in ("tmp_path", "tmpdir"):
+            if name in funcargs and factory is not None:
+                self.saved[name] = funcargs[name]
+                funcargs[name] = type(funcargs[name])(str(factory.mktemp("sparkpar-rerun")))
+
+    def __exit__(self, *exc):
+        self.item.funcargs.update(self.saved)
+        return False
+
+
+def _attempt(item, spark, perturbation: Perturbation, killer_seed: int | None = None) -> Finding | None:
+    """One run of the test body under `perturbation` (and with an executor killed mid-stage when
+    `killer_seed` is given); the Finding when it raises."""
+    from pytest_sparkpar import builder, faults, streams
+
+    with (
+        fresh_tmp_paths(item),
+        applied(spark, perturbation.confs),
+        builder.pinned(perturbation.confs),
+        streams.splitting(perturbation.split) as split,
+    ):
+        killer = None
+        if killer_seed is not None:
+            faults.wait_for_executors(spark, faults.executor_count(spark.sparkContext.master))
+            killer = faults.ExecutorKiller(spark, random.Random(killer_seed))
+            killer.start()
+        try:
+            item.runtest()
+        except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
+            fault = killer.stop() if killer is not None else None
+            return Finding(perturbation, error, split.applied, fault.describe() if fault else None)
+        if killer is not None:
+            killer.stop()
+    return None
+
+
+def _repeatable(item) -> None:
+    """Raise NotRepeatable when the test fails run again with its own settings."""
+    try:
+        with fresh_tmp_paths(item):
+            item.runtest()
+    except Exception as error:  # noqa: BLE001
+        raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+
+
+def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_runs: int = 0) -> Audit:
+    """Run the test body again (same fixture values, fresh temporary directories) under each
+    perturbation until one raises, then, with `fault_runs`, that many times more with an executor
+    killed mid-stage; with `budget` seconds, no new run starts once they are spent. Raises
+    NotRepeatable when the body fails unperturbed too."""
     from pytest_sparkpar import builder
 
     builder.new_test()
@@ -132,17 +222,22 @@ def rerun(item, spark, seed: int, runs: int, budget: float | None = None) -> Aud
         if deadline is not None and time.monotonic() >= deadline:
             return audit
         audit.ran += 1
-        with applied(spark, perturbation.confs), builder.pinned(perturbation.confs):
-            try:
-                item.runtest()
-            except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
-                found = perturbation, error
-            else:
-                continue
-        try:
-            item.runtest()  # the same body with the test's own settings: does it still pass?
-        except Exception as error:  # noqa: BLE001
-            raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+        found = _attempt(item, spark, perturbation)
+        if found is not None:
+            _repeatable(item)
+            audit.found = found
+            return audit
+    rng = random.Random(seed)
+    for perturbation in fault_perturbations(seed, fault_runs):
+        if deadline is not None and time.monotonic() >= deadline:
+            return audit
+        found = _attempt(item, spark, perturbation, killer_seed=rng.getrandbits(32))
+        if found is None:
+            continue
+        if found.fault is not None and _attempt(item, spark, perturbation) is not None:
+            found.fault = None  # it fails under these settings with no executor lost too
+        if found.fault is None:
+            _repeatable(item)
         audit.found = found
         return audit
     return audit
@@ -172,21 +267,30 @@ def _job_ids(session) -> set[int] | None:
         return None
 
 
+def _streams_defined() -> int:
+    streams = sys.modules.get("pytest_sparkpar.streams")
+    return streams.DEFINED if streams is not None else 0
+
+
 def jobs_so_far():
-    """The live SparkSession and the ids of the jobs it has run, or None without one."""
+    """The live SparkSession, the ids of the jobs it has run and the count of streams defined, or
+    None without one."""
     session = _instantiated()
-    return None if session is None else (session, _job_ids(session))
+    return None if session is None else (session, _job_ids(session), _streams_defined())
 
 
 def touched_session(before):
-    """The SparkSession the test ran jobs on (or created), or None when it never touched Spark."""
+    """The SparkSession the test ran jobs on, defined a stream on (a streaming query's jobs belong
+    to its own job group, which the job ids here leave out) or created; None when it never
+    touched Spark."""
     session = _instantiated()
     if session is None:
         return None
     if before is None or before[0] is not session:
         return session
     after = _job_ids(session)
-    return session if after and before[1] is not None and after - before[1] else None
+    ran_jobs = after and before[1] is not None and after - before[1]
+    return session if ran_jobs or _streams_defined() > before[2] else None
 
 
 def project_sources(item) -> list[str]:
@@ -209,8 +313,7 @@ def project_sources(item) -> list[str]:
 
 def report(
     nodeid: str,
-    perturbation: Perturbation,
-    error: BaseException,
+    found: Finding,
     seed: int,
     runs: int,
     replay: str,
@@ -221,7 +324,10 @@ def report(
 ) -> str:
     from pytest_sparkpar.report import lint_findings, section
 
-    detail = f"{type(error).__name__}: {error}".rstrip()
+    perturbation, error = found.perturbation, found.error
+    # A Spark error carries the JVM's stack: its frames say nothing about the test.
+    message = "\n".join(line for line in str(error).splitlines() if not line.startswith("\tat "))
+    detail = f"{type(error).__name__}: {message}".rstrip()
     from pytest_sparkpar.session import BASE_CONFS
 
     # The session's settings after the run as written (not the plugin's own defaults, which the
@@ -235,14 +341,28 @@ def report(
     overridden = ", ".join(f"{key}={value}" for key, value in replaced.items() if key != "master")
     if "master" in builder_settings:
         overridden += (", " if overridden else "") + f"master {builder_settings['master']} -> {master}"
-    return (
-        f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
-        f"partitions or schedules the same work differently (perturbation {perturbation.index + 1} of {runs}).\n\n"
-        + section(
-            "failing perturbation",
-            perturbation.describe()
-            + (f"\n(overrides the test's own session settings: {overridden})" if overridden else ""),
+    if found.fault is not None:
+        headline = (
+            f"sparkpar: {nodeid} is not retry-safe: it passes as written, under every plain perturbation and "
+            f"under the same settings with no executor lost, but fails when an executor is killed mid-stage "
+            f"(--sparkpar-faults) and Spark re-runs the lost tasks and map outputs "
+            f"(fault-injected run {perturbation.index + 1})."
         )
+    else:
+        what = "partitions, splits into micro-batches" if found.splits else "partitions"
+        headline = (
+            f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
+            f"{what} or schedules the same work differently (perturbation {perturbation.index + 1} of {runs})."
+        )
+    described = [perturbation.describe(), *(f"micro-batches: {split}" for split in found.splits)]
+    if found.fault is not None:
+        described.append(f"fault: {found.fault}")
+    if overridden:
+        described.append(f"(overrides the test's own session settings: {overridden})")
+    return (
+        headline
+        + "\n\n"
+        + section("failing perturbation", "\n".join(described))
         + "\n"
         + section("assertion diff / error under the perturbation", detail)
         + "\n"

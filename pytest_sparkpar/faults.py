@@ -149,3 +149,12 @@ class ExecutorKiller(threading.Thread):
         except ProcessLookupError:
             return
         self.fault = Fault(stage, finished, tasks, pid)
+
+
+def error_summary(error: BaseException) -> str:
+    """The error's first line and, when Spark aborted the job, the scheduler's reason: a streaming
+    query's error names only the query on its first line."""
+    lines = str(error).strip().splitlines()
+    summary = f"{type(error).__name__}: {lines[0][:300] if lines else ''}"
+    reason = next((line.strip() for line in lines[1:] if "Job aborted due to stage failure" in line), None)
+    return summary + (f"\n{reason[:500]}" if reason else "")

@@ -5,14 +5,16 @@ nothing heavy at load time (no pyspark, no hypothesis), so `pytest --help` stays
 
 Options (each with an ini key of the same name, dashes as underscores, `sparkpar_` prefix):
   --sparkpar-determinism   also run permuted interleavings in `sparkpar.check`, and re-run
-                           ordinary tests that use the `spark` fixture under perturbed
-                           executions (pytest_sparkpar.existing)
+                           ordinary tests that use Spark under perturbed executions, file
+                           streams split into other micro-batches (pytest_sparkpar.existing,
+                           pytest_sparkpar.streams)
   --sparkpar-runs N        interleavings per check (default 20)
   --sparkpar-seed S        seed for the interleaving choices (default: random, printed in the header)
   --sparkpar-shrink-seconds T  time spent shrinking a failure (default 30; 0 = no shrinking)
-  --sparkpar-faults        also runs per check with an executor of the local-cluster killed
-                           mid-stage, so Spark retries tasks and stages (pytest_sparkpar.faults)
-  --sparkpar-fault-runs N  how many such runs per check (default 4)
+  --sparkpar-faults        also runs per check and per existing Spark test with an executor of
+                           the local-cluster killed mid-stage, so Spark retries tasks and
+                           stages (pytest_sparkpar.faults)
+  --sparkpar-fault-runs N  how many such runs per check and per existing test (default 4)
   sparkpar_file_timeout    (ini only) seconds the report's lint may spend on one file (default 120)
   --sparkpar-master URL    Spark master; default local[2], or local-cluster[2,1,1024] with
                            --sparkpar-determinism (see pytest_sparkpar.session); sc://... = Connect
@@ -79,16 +81,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--sparkpar-faults",
         action="store_true",
         default=None,
-        help="retry safety: more runs per check, each killing an executor JVM of the local-cluster "
-        "mid-stage; fails when the answer changes (implies --sparkpar-determinism; needs a "
-        "local-cluster master)",
+        help="retry safety: more runs per check and per existing Spark test, each killing an executor "
+        "JVM of the local-cluster mid-stage; fails when the answer or the outcome changes (implies "
+        "--sparkpar-determinism; needs a local-cluster master)",
     )
     group.addoption(
         "--sparkpar-fault-runs",
         type=int,
         default=None,
         metavar="N",
-        help=f"runs with an executor killed, per check (default {DEFAULT_FAULT_RUNS})",
+        help=f"runs with an executor killed, per check and per existing test (default {DEFAULT_FAULT_RUNS})",
     )
     group.addoption(
         "--sparkpar-only",
@@ -128,7 +130,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "sparkpar_fault_runs",
-        f"fault-injected runs per check (default {DEFAULT_FAULT_RUNS})",
+        f"fault-injected runs per check and per existing test (default {DEFAULT_FAULT_RUNS})",
         default=str(DEFAULT_FAULT_RUNS),
     )
 
@@ -143,7 +145,7 @@ def determinism(config: pytest.Config) -> bool:
 
 
 def fault_runs(config: pytest.Config) -> int:
-    """Runs with an executor killed, per check; 0 without --sparkpar-faults."""
+    """Runs with an executor killed, per check and per existing test; 0 without --sparkpar-faults."""
     return int(_option(config, "fault_runs") or DEFAULT_FAULT_RUNS) if _option(config, "faults") else 0
 
 
@@ -200,16 +202,18 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if determinism(config) and not master(config).startswith("sc://") and not extras.missing(extras.SPARK):
-        from pytest_sparkpar import builder
+        from pytest_sparkpar import builder, streams
 
         builder.install(master(config))
+        streams.install()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     import sys
 
-    if "pytest_sparkpar.builder" in sys.modules:
-        sys.modules["pytest_sparkpar.builder"].uninstall()
+    for name in ("pytest_sparkpar.builder", "pytest_sparkpar.streams"):
+        if name in sys.modules:
+            sys.modules[name].uninstall()
 
 
 # Spark named in code: an import, the session and context classes, `spark`, `spark_session`,
@@ -347,7 +351,7 @@ def pytest_runtest_call(item: pytest.Item):
         return result
     from pytest_sparkpar import builder
     from pytest_sparkpar.check import derive_seed
-    from pytest_sparkpar.existing import VARIED, NotRepeatable, conf_get, project_sources, report, rerun
+    from pytest_sparkpar.existing import VARIED, NotRepeatable, conf_get, faultable, project_sources, report, rerun
     from pytest_sparkpar.report import SparkparFailure
 
     marker = item.get_closest_marker("sparkpar")
@@ -355,7 +359,9 @@ def pytest_runtest_call(item: pytest.Item):
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
     own = {key: conf_get(spark, key) for key in VARIED}
     try:
-        rerun_result = rerun(item, spark, seed, count, budget(item.config))
+        rerun_result = rerun(
+            item, spark, seed, count, budget(item.config), fault_runs(item.config) if faultable(spark) else 0
+        )
     except NotRepeatable as why:
         item.warn(
             pytest.PytestWarning(
@@ -372,12 +378,10 @@ def pytest_runtest_call(item: pytest.Item):
             )
         )
     if rerun_result.found is not None:
-        perturbation, error = rerun_result.found
         raise SparkparFailure(
             report(
                 item.nodeid,
-                perturbation,
-                error,
+                rerun_result.found,
                 item.config.stash[SEED_KEY],
                 count,
                 replay_command(item.config, item.nodeid),

@@ -72,7 +72,7 @@ def describe_interleaving(mismatch, master: str) -> str:
     variant = mismatch.variant
     lines = [f"input {name!r}: {p.describe()}" for name, p in variant.placements.items()]
     lines.append(", ".join(f"{k}={v}" for k, v in variant.confs().items()))
-    if mismatch.permuted.batches is not None:
+    if mismatch.permuted.batches is not None and mismatch.error is None:  # a failed run emitted none
         lines.append(f"micro-batch outputs (batch id: rows): {mismatch.permuted.batches}")
     if getattr(mismatch, "fault", None):
         lines.append(f"fault: {mismatch.fault}")
