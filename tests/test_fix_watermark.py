@@ -508,3 +508,22 @@ def test_show_unfixed_names_the_step_that_needs_complete_mode(tmp_path):
         "SPX204 not fixed: no automatic fix here: `orderBy` after the aggregation is allowed in complete mode only"
         in run.output
     ), run.output
+
+
+def test_an_arrival_time_is_used_only_when_it_reaches_the_dedup_unchanged():
+    stamped = (
+        "from pyspark.sql import functions as F\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'events = spark.readStream.schema("event_id string, body string").json("in")\n'
+        'seen = events.withColumn("seen_at", F.current_timestamp()).where("body IS NOT NULL")\n'
+    )
+    fixed = _fixed(stamped + 'seen.dropDuplicates(["event_id"]).writeStream.format("console").start()\n')
+    assert 'seen.withWatermark("seen_at", "10 minutes")\n    .dropDuplicatesWithinWatermark(["event_id"])' in fixed
+    # Dropped by a select, overwritten by another value, or a whole-row distinct (each row's
+    # arrival time already tells it apart): no fix.
+    for dedup in (
+        'seen.select("event_id", "body").dropDuplicates(["event_id"])',
+        'seen.withColumn("seen_at", F.lit(None)).dropDuplicates(["event_id"])',
+        "seen.distinct()",
+    ):
+        _unfixed(stamped + f'{dedup}.writeStream.format("console").start()\n')

@@ -208,6 +208,17 @@ class StatefulStreamWithoutWatermark(Rule):
             + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
             + 'views.withWatermark("view_time", "10 minutes").dropDuplicatesWithinWatermark(["view_id"])\n',
         ),
+        # No event time, but the chain stamps each row's arrival: ids are remembered for the delay.
+        Invalid(
+            _PRELUDE
+            + 'seen = clicks.withColumn("seen_at", F.current_timestamp())\n'
+            + 'seen.dropDuplicates(["key"])\n',
+            line=5,
+            column=5,
+            expected_fix=_PRELUDE
+            + 'seen = clicks.withColumn("seen_at", F.current_timestamp())\n'
+            + 'seen.withWatermark("seen_at", "10 minutes").dropDuplicatesWithinWatermark(["key"])\n',
+        ),
         # A key named like a time column: the deduplication can forget old events.
         Invalid(
             _PRELUDE + 'clicks.dropDuplicates(["event_id", "event_time"])\n',
@@ -644,7 +655,8 @@ def _no_event_time(node: StageNode, grouping: StageNode) -> str:
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
             "and no DDL schema in this file gives the rows a single `timestamp` one named like an event time "
-            "(a string time needs parsing, in a format only the author knows)"
+            "(a string time needs parsing, in a format only the author knows), nor does the chain stamp "
+            "their arrival (`withColumn(name, current_timestamp())`)"
         )
     return (
         f"no column named like an event time in the state's key ({keys or 'its grouping'}): a watermark "
