@@ -696,11 +696,22 @@ def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns
         def visit_Call(self, call: cst.Call) -> bool:
             return not m.matches(call, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(frame))]))
 
+        def __init__(self) -> None:
+            super().__init__()
+            self.labels: set[int] = set()  # names that label, not read: `x.frame`, `f(frame=...)`
+
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            self.labels.add(id(attribute.attr))
             return not m.matches(attribute, m.Attribute(value=m.Name(frame), attr=m.Name("sort_values")))
 
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            if arg.keyword is not None:
+                self.labels.add(id(arg.keyword))
+            return True
+
         def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-            return frame_sorted(frame, columns) if original.value == frame else updated
+            read = original.value == frame and id(original) not in self.labels
+            return frame_sorted(frame, columns) if read else updated
 
     fixed = lam.with_changes(body=lam.body.visit(_Sorted()))
     if fixed.deep_equals(lam) or find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
