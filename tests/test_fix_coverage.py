@@ -531,3 +531,27 @@ def test_ids_over_sorted_rows_are_numbered_only_where_one_task_may_number_them()
     fixed = fix_source("job.py", few, {"SPX105"}, unsafe=True).fixed
     assert 'F.row_number().over(Window.orderBy("ts", "seq"))' in fixed
     assert [f.rule_id for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("    if subset:\n        return df.dropDuplicates(subset)\n    return df\n", True),
+        ("    if keys:\n        return df.dropDuplicates(subset=keys)\n    return df\n", True),
+        # Rebound under the check, or checked in another name: it may be empty or None there.
+        ("    if subset:\n        subset = None\n        return df.dropDuplicates(subset)\n    return df\n", False),
+        ("    if keys:\n        return df.dropDuplicates(subset)\n    return df\n", False),
+        ("    return df if subset else df.dropDuplicates(subset)\n", False),
+    ],
+    ids=["if-block", "keyword", "rebound", "other-name", "else-branch"],
+)
+def test_a_subset_parameter_is_partitioned_by_only_where_the_code_checked_it(body: str, fixed: bool):
+    code = "from pyspark.sql import functions as F\n\n\ndef dedup(df, subset=None, keys=()):\n" + body
+    (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX102"]
+    outcome = fix_source("job.py", code, {"SPX102"}, unsafe=True)
+    assert outcome.changed is fixed
+    if fixed:
+        assert "Window.partitionBy(*" in outcome.fixed and "dropDuplicates(" not in outcome.fixed
+        assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX102"] == []
+    else:
+        assert "nor a name the code checks is non-empty" in finding.no_fix_reason

@@ -44,7 +44,7 @@ def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.Base
     if later is None:
         return None
     between = body[index + 1 : later]
-    if any(aliased in _bound(s) for s in between) or aliased in _bound_before_assignment(body[later]):
+    if any(aliased in bound_names(s) for s in between) or aliased in _bound_before_assignment(body[later]):
         return None
     return ((statement, cst.RemovalSentinel.REMOVE), (reader, cst.Name(aliased)))
 
@@ -101,7 +101,7 @@ def _local(function: cst.FunctionDef, before: list, name: str) -> bool:
     params = function.params
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return any(p.name.value == name for p in every) or any(name in _bound(s) for s in before)
+    return any(p.name.value == name for p in every) or any(name in bound_names(s) for s in before)
 
 
 def _reads_plainly(statement: cst.CSTNode, reader: cst.Name) -> bool:
@@ -122,7 +122,7 @@ def _reads_plainly(statement: cst.CSTNode, reader: cst.Name) -> bool:
     return bool(walk(statement, None))
 
 
-def _bound(node: cst.CSTNode) -> set[str]:
+def bound_names(node: cst.CSTNode) -> set[str]:
     """Names a statement binds anywhere in it (nested scopes too: a superset is the safe side)."""
     names: set[str] = set()
 
@@ -163,7 +163,7 @@ def _bound_before_assignment(statement: cst.CSTNode) -> set[str]:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         small = statement.body[0]
         if isinstance(small, cst.Assign):
-            return _bound(small.value)
+            return bound_names(small.value)
         if isinstance(small, (cst.Return, cst.Expr)) and small.value is not None:
-            return _bound(small.value)
-    return _bound(statement)
+            return bound_names(small.value)
+    return bound_names(statement)

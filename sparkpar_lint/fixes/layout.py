@@ -134,7 +134,8 @@ def _with_dots(expr: cst.BaseExpression, dots: dict[int, Whitespace]) -> cst.Bas
 
 def wrap_long_lines(code: str, original: str) -> str:
     """Break the arguments of calls on lines a fix made longer than the file's longest line (or
-    100 characters, if that is more), one argument per line, outermost call first."""
+    100 characters, if that is more), one argument per line, the call holding most of the line
+    first."""
     before = original.splitlines()
     limit = max([100, *(len(line) for line in before)])
     known = set(before)
@@ -177,16 +178,18 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
         # A call of one string (`spark.sql("...")`) is no shorter broken; a notebook's %sql line
         # must also stay one line to restore.
         if node.args and where.end.line == line and not _one_string(node):
-            first = positions[node.args[0]].start
+            first, last = positions[node.args[0]].start, positions[node.args[-1]].end
             if first.line == line and not multiline(node.whitespace_before_args):
-                calls.append((first.column, node))
+                # The call holding the most of the line: the outermost of nested calls, and in a
+                # chain (`partitionBy(k).orderBy(...)`) the link with the long arguments.
+                calls.append((-(last.column - first.column) if last.line == line else -(10**6), first.column, node))
     if chains:
         # A line continued with a backslash breaks its chain the same way: parentheses around the
         # first links would leave `) \` before the chain's next line.
         backslash = code.splitlines()[line - 1].rstrip().endswith("\\")
         return wrapper.module.visit(_Chain(min(chains, key=lambda c: c[:2])[2], indent, backslash)).code
     if calls:
-        return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[0])[1], indent)).code
+        return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[:2])[2], indent)).code
     if dicts:
         return wrapper.module.visit(_ExplodeDict(min(dicts, key=lambda c: c[0])[1], indent)).code
     return None

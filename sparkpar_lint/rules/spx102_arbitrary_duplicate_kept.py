@@ -8,6 +8,7 @@ from functools import partial
 
 import libcst as cst
 
+from sparkpar_lint.fixes.alias import bound_names
 from sparkpar_lint.fixes.chain import drop_call, method_call, receiver_of
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -224,10 +225,7 @@ class ArbitraryDuplicateKept(Rule):
                 "    .withColumn(\n"
                 '        "_sparkpar_rn",\n'
                 "        F.row_number().over(\n"
-                "            Window.partitionBy(\n"
-                '                "user",\n'
-                '                "pages",\n'
-                "            ).orderBy(\n"
+                '            Window.partitionBy("user", "pages").orderBy(\n'
                 "                F.to_json(\n"
                 '                    F.struct("*"),\n'
                 '                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},\n'
@@ -333,10 +331,7 @@ class ArbitraryDuplicateKept(Rule):
                 "        ranked.withColumn(\n"
                 '            "_sparkpar_rn",\n'
                 "            F.row_number().over(\n"
-                "                Window.partitionBy(\n"
-                '                    "user",\n'
-                '                    "campaign",\n'
-                "                ).orderBy(\n"
+                '                Window.partitionBy("user", "campaign").orderBy(\n'
                 '                    "ts",\n'
                 "                    F.to_json(\n"
                 '                        F.struct("*"),\n'
@@ -417,6 +412,46 @@ class ArbitraryDuplicateKept(Rule):
             # The select drops the sort column before the deduplication: nothing to order by.
             expected_fix=None,
         ),
+        # A helper's subset parameter, checked non-empty: partitioned by its columns (unsafe).
+        Invalid(
+            "from pyspark.sql import Window, functions as F\n"
+            "def dedup(df, subset=None):\n"
+            "    return df.dropDuplicates(subset) if subset else df.dropDuplicates()\n",
+            line=3,
+            column=14,
+            severity=Severity.WARNING,
+            expected_fix=(
+                "from pyspark.sql import Window, functions as F\n"
+                "def dedup(df, subset=None):\n"
+                "    return (\n"
+                "        df.withColumn(\n"
+                '            "_sparkpar_rn",\n'
+                "            F.row_number().over(\n"
+                "                Window.partitionBy(*subset).orderBy(\n"
+                "                    F.to_json(\n"
+                '                        F.struct("*"),\n'
+                "                        {\n"
+                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+                "                        },\n"
+                "                    ),\n"
+                "                ),\n"
+                "            ),\n"
+                "        )\n"
+                '        .filter(F.col("_sparkpar_rn") == 1)\n'
+                '        .drop("_sparkpar_rn")\n'
+                "    ) if subset else df.dropDuplicates()\n"
+            ),
+        ),
+        # The near miss: the same parameter unchecked may be None (every column), which
+        # `partitionBy(*subset)` cannot take: no fix.
+        Invalid(
+            "def dedup(df, subset=None):\n    return df.dropDuplicates(subset)\n",
+            line=2,
+            column=14,
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
         # The near miss: a digest id in a batch table, which can hold several versions of a record.
         Invalid(
             _PRELUDE
@@ -488,10 +523,18 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
             "no `row_number` to choose another; dedup on a key that tells copies apart, or keep the "
             "latest with an aggregation over the event time"
         )
-    if not node.keys:
-        return "the deduplication's subset is not a list of column names this fix can read"
     if node.call is None or receiver_of(node.call) is None:
         return f"`{node.method}` is not a method call this fix can rewrite"
+    subset: list = [string(k) for k in node.keys]
+    shown = per = ", ".join(node.keys)
+    if not node.keys:
+        given = _guarded_subset(graph, node)
+        if given is None:
+            return (
+                "the deduplication's subset is not a list of column names this fix can read, nor a name "
+                "the code checks is non-empty right before (`dropDuplicates(subset) if subset else ...`)"
+            )
+        subset, shown, per = [cst.Arg(cst.Name(given), star="*")], given, f"*{given}"
     like = functions_like(graph)
     extra, drops = (), (RANK_COLUMN,)
     if sort is not None:
@@ -521,14 +564,44 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
             order, safety = [tie], UNSAFE
             what = "the smallest row (no order to read; one of the rows it could already keep)"
     window, window_imports = window_class(graph)
-    spec = method_call(method_call(window, "partitionBy", [string(k) for k in node.keys]), "orderBy", order)
+    spec = method_call(method_call(window, "partitionBy", subset), "orderBy", order)
     numbered, more = column_function(like, "row_number", [])
     ranked = cst.Call(func=cst.Attribute(value=numbered, attr=cst.Name("over")), args=[cst.Arg(spec)])
     rank, col_imports = column_function(like, "col", [string(RANK_COLUMN)])
     first = cst.Comparison(rank, [cst.ComparisonTarget(cst.Equal(), cst.Integer("1"))])
     rewrite = partial(_keep_first, ranked, first, drops)
-    description = f"`{node.method}({', '.join(node.keys)})` → keep {what} per ({', '.join(node.keys)})"
+    description = f"`{node.method}({shown})` → keep {what} per ({per})"
     return Fix(safety, description, ((node.call, rewrite), *extra), imports + window_imports + more + col_imports)
+
+
+def _guarded_subset(graph: StageGraph, node: StageNode) -> str | None:
+    """The name the subset is passed in, where the call runs only while that name is truthy
+    (`df.dropDuplicates(subset) if subset else df.dropDuplicates()`, or under `if subset:` that
+    does not rebind it): then it holds column names (`dropDuplicates` takes no string and no
+    `None` there), at least one, so `partitionBy(*subset)` groups the rows as it did."""
+    value = next((a.value for a in node.call.args if a.keyword is None or a.keyword.value == "subset"), None)
+    if not isinstance(value, cst.Name) or graph.module is None:
+        return None
+    name = value.value
+    path = _path_to(graph.module, node.call) or []
+    for outer, inner in zip(path, path[1:]):
+        tested = (
+            isinstance(outer, (cst.IfExp, cst.If)) and isinstance(outer.test, cst.Name) and outer.test.value == name
+        )
+        if tested and inner is outer.body and (isinstance(outer, cst.IfExp) or name not in bound_names(outer.body)):
+            return name
+    return None
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """`root`, ..., `target`: the nodes from `root` down to `target`."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        below = _path_to(child, target)
+        if below is not None:
+            return [root, *below]
+    return None
 
 
 def _sort_only_feeds(graph: StageGraph, sort: StageNode, node: StageNode) -> bool:

@@ -174,9 +174,7 @@ class UnorderedWindow(Rule):
                 "(\n"
                 "    scores.withColumn(\n"
                 '        "half",\n'
-                "        F.ntile(\n"
-                "            2,\n"
-                "        ).over(\n"
+                "        F.ntile(2).over(\n"
                 '            Window.partitionBy("subject").orderBy(\n'
                 '                "score",\n'
                 "                F.to_json(\n"
