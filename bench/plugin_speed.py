@@ -4,6 +4,7 @@
     python bench/plugin_speed.py --seeds 10 --twin-seeds 3    # quick
     python bench/plugin_speed.py --skip-throughput --per-run 20   # detection per bad job, fast
     python bench/plugin_speed.py --startup 3        # start-up with and without the class archive
+    python bench/plugin_speed.py --skip-detection --streaming 6   # also s per streaming interleaving
 
 Throughput: the reference job (tests/plugin_jobs/fixed_pandas_ffill.py: 300 rows, groupBy plus a
 grouped pandas function) under --variants interleavings, two ways on the same warm session:
@@ -177,12 +178,12 @@ def streaming_throughput(spark, variants: int) -> None:
 def tree_cpu_seconds() -> float:
     """CPU seconds of this process and every live descendant (the JVMs and Python workers)."""
     ticks, parents, cpu = os.sysconf("SC_CLK_TCK"), {}, {}
-    for entry in os.listdir("/proc"):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # not a process, or gone
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold anything
+        except OSError:
+            continue  # gone
         parents[int(entry)] = int(fields[1])
         cpu[int(entry)] = sum(map(int, fields[11:15])) / ticks  # user, system, and waited-for children
 
@@ -219,8 +220,10 @@ def startup(master: str, pairs_: int, variants: int) -> None:
     def child(archive: bool) -> dict:
         env = dict(base, SPARKPAR_CLASS_ARCHIVE="on" if archive else "off")
         command = [sys.executable, __file__, "--startup-child", "--master", master, "--variants", str(variants)]
-        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"a start-up run failed:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
 
     os.environ["SPARKPAR_CACHE_DIR"] = cache
     directory = class_archive._directory(master)

@@ -41,6 +41,9 @@ BASE_CONFS = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.session.timeZone": "UTC",
     "spark.python.worker.reuse": "true",
+    # No delay scheduling: a task waiting up to 3 s for the executor that holds its shuffle
+    # blocks or state store (the default) idles the other of two one-core executors.
+    "spark.locality.wait": "0",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     "spark.sql.execution.pyspark.udf.faulthandler.enabled": "true",
 }
