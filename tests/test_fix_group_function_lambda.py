@@ -30,3 +30,15 @@ def test_a_nested_scope_reusing_the_name_or_an_inplace_change_gets_no_fix():
     ):
         code = HEAD + f'df.groupby("id").applyInPandas(lambda rows: {body}, "id long, n double")\n'
         assert fix_source("job.py", code, {"SPX103"}, unsafe=True).fixed == code, body
+
+
+def test_a_per_partition_lambda_says_why_it_is_left():
+    from sparkpar_lint.analysis import analyze
+
+    code = HEAD + (
+        "def firsts(rows):\n"
+        "    yield next(rows)\n"
+        "df.rdd.repartition(4).mapPartitions(lambda rows: firsts(rows)).collect()\n"
+    )
+    reasons = [f.no_fix_reason for f in analyze("job.py", code) if f.rule_id == "SPX103"]
+    assert reasons and all(r and r.startswith("a per-partition lambda") for r in reasons), reasons

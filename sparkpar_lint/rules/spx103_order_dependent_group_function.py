@@ -568,7 +568,7 @@ class OrderDependentGroupFunction(Rule):
         return self.finding(ctx, graph.span_of(listed), message, related=related, fix=_sorted_list_fix(listed))
 
     def _finding(
-        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | None
+        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | str
     ) -> Finding:
         where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
         message = (
@@ -640,19 +640,21 @@ _SORTS = ("establishes-total", "sorts-within-partitions", "establishes-per-key")
 _TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|offset)($|_)|_at$", re.IGNORECASE)
 
 
-def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | str:
     """Sort the rows at the top of the function (batch), or release them in event-time order on
-    watermark pulses (streaming `applyInPandasWithState`, unsafe)."""
+    watermark pulses (streaming `applyInPandasWithState`, unsafe); else why not."""
     if node.streaming:
-        return _pulse_fix(graph, node, function) if isinstance(function.node, cst.FunctionDef) else None
-    order = _order_columns(graph, node, function)
-    if order is None:
-        return None
-    columns, safety, source = order
+        if not isinstance(function.node, cst.FunctionDef):
+            return "a lambda over a stream's groups: no function body to release rows in event-time order in"
+        return _pulse_fix(graph, node, function)
+    columns, safety, source = _order_columns(graph, node, function)
     if isinstance(function.node, cst.Lambda):
         return _lambda_fix(node, function, kinds, helpers, columns, safety, source)
     if not columns and function.role in ("partition", "partition-with-index"):
-        return None  # which rows share a partition changes too: sorting them fixes nothing
+        return (
+            "no order column to sort a partition by (no sort upstream, no watermark, no time-like field read), "
+            "and which rows share a partition changes with partitioning too, so sorting them fixes nothing"
+        )
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
     sorts = []
     for name, data in kinds.items():
@@ -667,28 +669,36 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
         elif data.kind == ROWS and not columns and not _advanced_by_hand(function.node, name):
             sorts.append(rows_sort(name, columns))
     if not sorts:
-        return None
+        return (
+            "no sort to add at the top: the rows are advanced by hand with `next()`, come as Arrow batches, "
+            "or the function reads no field of the order column"
+        )
     # Offer the fix only when it silences the rule: a second pass must find nothing to sort.
     fixed = insert_at_top(function.node, sorts)
     if find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return None
+        return "rows sorted at the top would still be read in an order of their own (a helper or a later step)"
     what = f"`{function.name}` sorts its rows by ({', '.join(columns) or 'every column'}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
 
 
-def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | None:
+def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | str:
     """`lambda pdf: pdf.assign(n=range(len(pdf)))` → `lambda pdf: pdf.sort_values([...]).assign(...)`:
     a lambda has no statement to sort in, so each read of its frame reads a sorted copy (`len(pdf)`
     needs none). The copies keep the index, so they line up with each other by label."""
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
-    if len(frames) != 1 or node.method == "applyInArrow" or function.role in ("partition", "partition-with-index"):
-        return None
+    if function.role in ("partition", "partition-with-index"):
+        return (
+            "a per-partition lambda: which rows share a partition changes with partitioning too, so a sort "
+            "of them fixes nothing"
+        )
+    if len(frames) != 1 or node.method == "applyInArrow":
+        return "a lambda over rows, several frames or Arrow batches: no one frame to read sorted"
     frame, lam = frames[0], function.node
     # The group's key is one value within the group: sorting by it orders nothing.
     columns = tuple(c for c in columns if c not in node.keys) if set(columns) - set(node.keys) else columns
     rebinds = m.findall(lam.body, m.Param(name=m.Name(frame)) | m.CompFor(target=m.Name(frame)))
     if rebinds or m.findall(lam.body, m.Arg(keyword=m.Name("inplace"))):
-        return None  # a nested scope reuses the name, or the frame is changed in place
+        return "the lambda reuses its frame's name in a nested scope or changes the frame in place"
 
     class _Sorted(cst.CSTTransformer):
         """Every read of the frame but `len(frame)` and a sort of its own (`frame.sort_values(...)`)."""
@@ -715,7 +725,7 @@ def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns
 
     fixed = lam.with_changes(body=lam.body.visit(_Sorted()))
     if fixed.deep_equals(lam) or find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return None
+        return "the lambda's frame read sorted would still be read in an order of its own"
     what = f"`{function.name}` reads its frame sorted by ({', '.join(columns) or 'every column'}): {source}"
     return Fix(safety, what, ((lam, lambda updated: updated.with_changes(body=updated.body.visit(_Sorted()))),))
 
@@ -817,21 +827,25 @@ def _time_like_columns(function: cst.FunctionDef) -> list[str]:
     return found
 
 
-def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | None:
+def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | str:
     """`applyInPandasWithState(f, out, state, mode, "NoTimeout")` on a watermarked stream →
     `applyInPandasWithState(release_in_event_time_order(f, "ts"), out, PULSE_STATE_SCHEMA, mode,
     PULSE_TIMEOUT)`: rows are buffered in the group state and released in event-time order once the
     watermark passes them (unsafe: output comes one watermark delay later)."""
     if node.method != "applyInPandasWithState" or node.call is None:
-        return None
+        return (
+            f"a streaming `{node.method}`: only `applyInPandasWithState` can buffer rows until a watermark orders them"
+        )
     event_time = next((c for c in map(_watermark_column, graph.upstream(node)) if c is not None), None)
+    if event_time is None:
+        return "a stream with no watermark upstream: no event time to release its rows in order"
     args = list(node.call.args)
-    if event_time is None or len(args) != 5 or any(a.keyword is not None or a.star for a in args):
-        return None
+    if len(args) != 5 or any(a.keyword is not None or a.star for a in args):
+        return "`applyInPandasWithState` not called with its five arguments by position"
     timeout = args[4].value
     timeout_text = cst.Module([]).code_for_node(timeout)
     if not timeout_text.endswith(("NoTimeout", 'NoTimeout"', "NoTimeout'")):
-        return None  # the function's own timeouts would clash with the pulses
+        return "the state function sets its own timeouts, which would clash with the watermark pulses"
     wrapped = cst.Call(
         func=cst.Name("release_in_event_time_order"),
         args=[cst.Arg(args[0].value.deep_clone()), cst.Arg(string(event_time))],
