@@ -555,3 +555,33 @@ def test_a_subset_parameter_is_partitioned_by_only_where_the_code_checked_it(bod
         assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX102"] == []
     else:
         assert "nor a name the code checks is non-empty" in finding.no_fix_reason
+
+
+@pytest.mark.parametrize(
+    ("query", "fixed"),
+    [
+        ("SELECT offer_id, price FROM offers ORDER BY price, rand(7) LIMIT 5", "ORDER BY price, offer_id LIMIT 5"),
+        ("SELECT shop, offer_id, price FROM offers ORDER BY price DESC, RAND() LIMIT 3", "DESC, shop, offer_id LIMIT"),
+        # Nothing before the draw, a row it cannot list, or a draw not last: no columns to say.
+        ("SELECT offer_id, price FROM offers ORDER BY rand(7) LIMIT 5", None),
+        ("SELECT * FROM offers ORDER BY price, rand(7) LIMIT 5", None),
+        ("SELECT offer_id, price * 2 AS doubled FROM offers ORDER BY price, rand(7) LIMIT 5", None),
+        ("SELECT offer_id, price FROM offers ORDER BY price, rand(7), offer_id LIMIT 5", None),
+    ],
+    ids=["ties", "desc-and-three-columns", "only-key", "star", "expression", "not-last"],
+)
+def test_a_random_draw_breaking_sql_sort_ties_becomes_the_selected_columns(query: str, fixed: str | None):
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        f'cheapest = spark.sql("{query}")\n'
+        'cheapest.write.parquet("out")\n'
+    )
+    (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
+    if fixed is None:
+        assert not outcome.changed and finding.no_fix_reason
+        return
+    assert fixed in outcome.fixed and "rand" not in outcome.fixed.lower().replace("random", "")
+    assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX105"] == []
+    assert not fix_source("job.py", code, {"SPX105"}).changed  # unsafe: it drops a random pick

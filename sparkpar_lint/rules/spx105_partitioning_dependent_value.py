@@ -28,6 +28,7 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx401_single_partition_window import small_input
+from sparkpar_lint.sql.fixes import random_tie_fix
 
 ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
 _NAMING_METHODS = frozenset({"alias", "name", "as_"})
@@ -367,7 +368,9 @@ class PartitioningDependentValue(Rule):
             fix = "which columns identify a row is the author's choice: hash them where the values must repeat"
         else:
             fix = f"`{call.function}` has no data to derive its value from; seed it or derive it from columns"
-        if call.from_sql and not isinstance(fix, str):
+        if call.from_sql and key_user is not None and call.function in _RANDOM_VALUES:
+            fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
+        elif call.from_sql and not isinstance(fix, str):
             fix = _SQL_UNFIXED
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
 

@@ -278,3 +278,42 @@ def _order_in(tokens: list, depths: list[int], opening: int) -> int | None:
         if depths[i] == inner and token.token_type == TokenType.ORDER_BY:
             ordering = True
     return None
+
+
+_RANDOM = {"rand", "random", "randn"}
+
+
+def random_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
+    """`ORDER BY price, rand(7)` -> `ORDER BY price, offer_id`: ties on the sort broken by the
+    SELECT's own columns instead of a draw (unsafe: the author may have meant a random pick).
+
+    Only as the last key of an `ORDER BY` with a key before it, in a SELECT of plain columns: the
+    order is then total on the output (rows it leaves tied are equal output rows), one of the
+    orders the draw could give, and the same in every run and partitioning.
+    """
+    from sqlglot import exp
+
+    if call_site is None or call_site.literal is None:
+        return None
+    func = call_site.expression
+    ordered = func.parent
+    order = ordered.parent if isinstance(ordered, exp.Ordered) else None
+    select = order.parent if isinstance(order, exp.Order) else None
+    if not isinstance(select, exp.Select) or _name(call_site.parsed, func) not in _RANDOM:
+        return None
+    keys = order.expressions
+    if len(keys) < 2 or keys[-1] is not ordered or ordered.this is not func:
+        return None
+    if not select.expressions or not all(isinstance(e, exp.Column) for e in select.expressions):
+        return None
+    sorted_by = {k.this.sql(dialect="spark") for k in keys[:-1]}
+    rest = list(dict.fromkeys(c.sql(dialect="spark") for c in select.expressions))
+    rest = [c for c in rest if c not in sorted_by]
+    where = call_site.parsed.call_range(func)
+    if not rest or where is None:
+        return None
+    literal = _rewrite(call_site, [(where[0], where[1], ", ".join(rest))])
+    if not isinstance(literal, cst.CSTNode):
+        return literal
+    description = f"SQL: ties on the `ORDER BY` broken by the selected columns ({', '.join(rest)}), not a random draw"
+    return Fix(UNSAFE, description, ((call_site.literal, literal),))
