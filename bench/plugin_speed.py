@@ -12,6 +12,7 @@ grouped pandas function) under --variants interleavings, two ways on the same wa
     variant for its SQL confs, 3 threads;
   * naive: the straightforward serial loop — for each variant set the confs on the session,
     `createDataFrame(shuffled rows).repartition(n)`, run the job, collect.
+  The two alternate in --blocks blocks, so a change of load weighs on both.
 Start-up (--startup N): N pairs of fresh processes, alternating, each starting the session on the
 master with and without the class-data archive (pytest_sparkpar.class_archive; made first in a
 temporary cache if need be): wall and CPU seconds of the process tree (driver and executor JVMs,
@@ -133,31 +134,42 @@ def checker_for(spark, module, runs: int, seed: int) -> tuple[Checker, dict]:
     return checker, datasets
 
 
-def throughput(spark, variants: int) -> None:
+def throughput(spark, variants: int, blocks: int) -> None:
+    """The two loops in alternating blocks of variants/blocks interleavings each, so a change of
+    the machine's load in the middle weighs on both sides alike."""
     module = load(ROOT / "tests" / "plugin_jobs" / "fixed_pandas_ffill.py")
-    checker, datasets = checker_for(spark, module, variants, 1)
+    size = max(1, variants // blocks)
+    checker, datasets = checker_for(spark, module, size, 1)
     sequential = checker.sequential(datasets)
     checker.search(datasets, sequential, 0)  # warm-up: JIT, Python workers on both executors
-    start_time = time.perf_counter()
-    assert checker.search(datasets, sequential, 1) is None
-    ours = variants / (time.perf_counter() - start_time)
-
     rng = random.Random(1)
     data = datasets["df"]
-    start_time = time.perf_counter()
-    for _ in range(variants):
-        variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False, checker.default_parallelism)
-        for key, value in variant.confs().items():
-            spark.conf.set(key, value)
-        placement = variant.placements["df"]
-        frame = spark.createDataFrame([data.rows[i] for i in placement.order], data.schema).repartition(
-            placement.partitions
-        )
-        module.job(frame).collect()
-    naive = variants / (time.perf_counter() - start_time)
+    ours = naive = 0.0
+    for block in range(blocks):
+        start_time = time.perf_counter()
+        assert checker.search(datasets, sequential, 1 + block) is None
+        ours += time.perf_counter() - start_time
+
+        start_time = time.perf_counter()
+        for _ in range(size):
+            variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False, checker.default_parallelism)
+            for key, value in variant.confs().items():
+                spark.conf.set(key, value)
+            placement = variant.placements["df"]
+            frame = spark.createDataFrame([data.rows[i] for i in placement.order], data.schema).repartition(
+                placement.partitions
+            )
+            module.job(frame).collect()
+        naive += time.perf_counter() - start_time
     spark.conf.set("spark.sql.shuffle.partitions", "4")
-    print(f"throughput on {len(data.rows)}-row groupBy+applyInPandas job, {variants} variants:")
-    print(f"  sparkpar {ours:.2f} interleavings/s, naive serial loop {naive:.2f}/s, ratio {ours / naive:.2f}x")
+    done = size * blocks
+    print(
+        f"throughput on {len(data.rows)}-row groupBy+applyInPandas job, {done} variants in {blocks} alternating blocks:"
+    )
+    print(
+        f"  sparkpar {done / ours:.2f} interleavings/s, naive serial loop {done / naive:.2f}/s, "
+        f"ratio {naive / ours:.2f}x (load {os.getloadavg()[0]:.1f})"
+    )
 
 
 def streaming_throughput(spark, variants: int) -> None:
@@ -349,6 +361,7 @@ def main() -> None:
     parser.add_argument("--twin-seeds", type=int, default=None, help="seeds for the fixed twins (default --seeds)")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--variants", type=int, default=30, help="interleavings timed for throughput")
+    parser.add_argument("--blocks", type=int, default=2, help="throughput: alternate the two loops in this many blocks")
     parser.add_argument("--master", default=DETERMINISM_MASTER)
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-detection", action="store_true")
@@ -388,7 +401,7 @@ def main() -> None:
     print(f"master {args.master}, Spark started in {time.perf_counter() - began:.1f} s", flush=True)
     try:
         if not args.skip_throughput:
-            throughput(spark, args.variants)
+            throughput(spark, args.variants, args.blocks)
         if args.streaming:
             streaming_throughput(spark, args.streaming)
         if args.per_run:
