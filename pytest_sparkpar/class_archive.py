@@ -17,6 +17,7 @@ is not retried for that key. `SPARKPAR_CLASS_ARCHIVE=off` turns it off.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -168,7 +169,8 @@ def build(directory: Path, java: str, classpath: str, driver_pid: int) -> bool:
         (directory / "classes.txt").unlink(missing_ok=True)
         shutil.rmtree(directory / LISTS, ignore_errors=True)
         if not done and not (directory / ARCHIVE).exists():
-            (directory / FAILED).touch()
+            with contextlib.suppress(OSError):  # the cache may be gone (a CI run's temporary one)
+                (directory / FAILED).touch()
         lock.unlink(missing_ok=True)
 
 

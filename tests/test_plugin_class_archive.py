@@ -4,6 +4,7 @@ session starts with, and, on a real JVM, that a first run leaves an archive the 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -95,3 +96,18 @@ def test_a_first_run_leaves_an_archive_that_the_next_run_maps(cache):
         time.sleep(2)
     assert not (directory / "lists").exists()
     assert run() == "mapped"
+
+
+def test_a_builder_whose_cache_vanishes_gives_up_quietly(tmp_path, monkeypatch):
+    directory = tmp_path / "key"
+    (directory / "lists").mkdir(parents=True)
+
+    def cache_removed(lists):  # as a CI run's trap removes its temporary cache mid-build
+        shutil.rmtree(directory)
+        return []
+
+    monkeypatch.setattr(class_archive, "_merged", cache_removed)
+    driver = subprocess.Popen([sys.executable, "-c", "pass"])  # a driver JVM that has ended
+    driver.wait()
+    assert class_archive.build(directory, "java", "", driver.pid) is False
+    assert not directory.exists()
