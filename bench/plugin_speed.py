@@ -223,10 +223,9 @@ def startup_child(master: str, variants: int) -> None:
     print(json.dumps({"wall": wall, "cpu": cpu, "rate": rate, "load": os.getloadavg()[0]}), flush=True)
 
 
-def startup(master: str, pairs_: int, variants: int) -> None:
+def startup(master: str, pairs_: int, variants: int, cache: str) -> None:
     from pytest_sparkpar import class_archive
 
-    cache = tempfile.mkdtemp(prefix="sparkpar-bench-cache-")
     base = dict(os.environ, SPARKPAR_CACHE_DIR=cache)
 
     def child(archive: bool) -> dict:
@@ -395,7 +394,8 @@ def main() -> None:
     if args.startup_child:
         return startup_child(args.master, args.variants)
     if args.startup:
-        return startup(args.master, args.startup, args.variants)
+        with tempfile.TemporaryDirectory(prefix="sparkpar-bench-cache-") as cache:  # 190 MB
+            return startup(args.master, args.startup, args.variants, cache)
     began = time.perf_counter()
     spark = start(args.master)
     print(f"master {args.master}, Spark started in {time.perf_counter() - began:.1f} s", flush=True)
