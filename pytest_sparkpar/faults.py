@@ -54,21 +54,39 @@ def executor_count(master: str) -> int:
     return int(master[len("local-cluster[") :].split(",")[0])
 
 
-def executor_pids(app_id: str) -> list[int]:
-    """Executor JVMs of application `app_id` on this machine (from /proc/*/cmdline)."""
-    wanted = b"--app-id\0" + app_id.encode() + b"\0"
+def executor_pids(app_id: str, driver_port: str) -> list[int]:
+    """Executor JVMs of application `app_id` on this machine (from /proc/*/cmdline). A master
+    numbers its applications from the second it started, so two local-clusters started in the
+    same second both have `app-<second>-0000`: the driver URL's port tells their executors apart."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                command = handle.read()
+                arguments = handle.read().split(b"\0")
         except OSError:
             continue
-        if EXECUTOR_MAIN in command and wanted in command + b"\0":
+        if (
+            EXECUTOR_MAIN in arguments
+            and _value(arguments, b"--app-id") == app_id.encode()
+            and _value(arguments, b"--driver-url").endswith(b":" + driver_port.encode())
+        ):
             found.append(int(entry))
     return sorted(found)
+
+
+def _value(arguments: list[bytes], option: bytes) -> bytes:
+    """The argument after `option`, or b"" when there is none."""
+    if option not in arguments:
+        return b""
+    following = arguments[arguments.index(option) + 1 :]
+    return following[0] if following else b""
+
+
+def driver_port(spark) -> str:
+    """The port the driver's RPC endpoint listens on: each executor's --driver-url names it."""
+    return spark.sparkContext.getConf().get("spark.driver.port")
 
 
 def wait_for_executors(spark, count: int, timeout: float = RESTART_TIMEOUT) -> None:
@@ -79,7 +97,7 @@ def wait_for_executors(spark, count: int, timeout: float = RESTART_TIMEOUT) -> N
         # getExecutorMemoryStatus has one entry per block manager: the driver's and each executor's.
         if (
             context._jsc.sc().getExecutorMemoryStatus().size() - 1 >= count
-            and len(executor_pids(context.applicationId)) >= count
+            and len(executor_pids(context.applicationId, driver_port(spark))) >= count
         ):
             return
         time.sleep(0.2)
@@ -92,6 +110,7 @@ class ExecutorKiller(threading.Thread):
         super().__init__(name="sparkpar-faults", daemon=True)
         self.tracker = spark.sparkContext.statusTracker()
         self.app_id = spark.sparkContext.applicationId
+        self.driver_port = driver_port(spark)
         self.rng = rng
         self.done = threading.Event()
         self.fault: Fault | None = None
@@ -140,7 +159,7 @@ class ExecutorKiller(threading.Thread):
             self.done.wait(POLL_SECONDS)
 
     def _kill(self, stage: int, finished: int, tasks: int) -> None:
-        pids = executor_pids(self.app_id)
+        pids = executor_pids(self.app_id, self.driver_port)
         if not pids:
             return
         pid = self.rng.choice(pids)

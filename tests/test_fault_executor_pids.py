@@ -1,0 +1,54 @@
+"""The fault injector kills only its own application's executors. Two local-clusters started in
+the same second share an application id (`app-<second>-0000`), so the executors are told apart by
+the port in their `--driver-url`. Real processes stand in for the executor JVMs: /proc is read as
+the injector reads it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pytest_sparkpar.faults import EXECUTOR_MAIN, executor_pids
+
+APP = "app-20261127120000-0000"
+
+
+def _executor_like(port: int) -> subprocess.Popen:
+    """A process whose command line has an executor's main class and options (and waits)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stdin.read()",
+            EXECUTOR_MAIN.decode(),
+            "--driver-url",
+            f"spark://CoarseGrainedScheduler@127.0.0.1:{port}",
+            "--executor-id",
+            "0",
+            "--app-id",
+            APP,
+        ],
+        stdin=subprocess.PIPE,
+    )
+
+
+@pytest.fixture
+def two_applications():
+    ours, theirs = _executor_like(41001), _executor_like(42002)
+    yield ours, theirs
+    for process in (ours, theirs):
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
+def test_executors_of_another_driver_with_the_same_application_id_are_not_ours(two_applications):
+    ours, theirs = two_applications
+    assert executor_pids(APP, "41001") == [ours.pid]
+    assert executor_pids(APP, "42002") == [theirs.pid]
+
+
+def test_a_port_that_only_ends_like_ours_is_another_driver(two_applications):
+    assert executor_pids(APP, "1001") == []
+    assert executor_pids("app-20261127120000-0001", "41001") == []
