@@ -16,7 +16,9 @@ from test_plugin import CONFTEST, outcomes, run_pytest
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SEED = 5
-FAULT_RUNS = 4
+# With 4, the salted streaming join came through every fault in 1 of 6 runs of this file: a
+# fault changes its rows only when it lands on an executor whose map output is read again.
+FAULT_RUNS = 8
 
 ORDINARY_TESTS = """
 import json
