@@ -105,3 +105,21 @@ def outputs_differ(spark: SparkSession, module: ModuleType, runs: int) -> tuple[
     """The sequential output and the outputs of `runs` seeded interleavings."""
     sequential = run(spark, module, None)
     return sequential, [run(spark, module, seed) for seed in range(runs)]
+
+
+def feed_json_batches(query, source: Path, batches: list[list[dict]], pauses: list[float] | None = None) -> int:
+    """Feeds a file-source stream one micro-batch at a time: each batch is written to `source` as
+    one JSON-lines file (after its pause, if any, so an arrival time can move on) and processed in
+    full before the next. Returns the rows the query's first stateful operator holds at the end;
+    the query is stopped either way."""
+    import json
+    import time
+
+    try:
+        for number, rows in enumerate(batches):
+            time.sleep(pauses[number] if pauses else 0)
+            (source / f"part-{number}.json").write_text("".join(json.dumps(row) + "\n" for row in rows))
+            query.processAllAvailable()
+        return query.lastProgress["stateOperators"][0]["numRowsTotal"]
+    finally:
+        query.stop()

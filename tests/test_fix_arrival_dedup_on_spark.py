@@ -10,11 +10,9 @@ sink is swapped for a `foreachBatch` function that receives exactly the rows it 
 
 from __future__ import annotations
 
-import json
-import time
-
 import pytest
 
+from spark_harness import feed_json_batches
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.settings import AnalysisSettings
@@ -54,15 +52,8 @@ def _run(spark, code: str, tmp_path, name: str):
         shown.extend(row["event_id"] for row in batch.collect())
 
     query = namespace["start"](spark, str(source), show)
-    try:
-        for number, (pause, ids) in enumerate(BATCHES):
-            time.sleep(pause)
-            lines = [json.dumps({"event_id": i, "body": "b"}) for i in ids]
-            (source / f"part-{number}.json").write_text("\n".join(lines) + "\n")
-            query.processAllAvailable()
-        state_rows = query.lastProgress["stateOperators"][0]["numRowsTotal"]
-    finally:
-        query.stop()
+    batches = [[{"event_id": i, "body": "b"} for i in ids] for _, ids in BATCHES]
+    state_rows = feed_json_batches(query, source, batches, [pause for pause, _ in BATCHES])
     return sorted(shown), state_rows
 
 

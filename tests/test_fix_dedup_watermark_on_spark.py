@@ -10,10 +10,9 @@ receives exactly the rows the console would print."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from spark_harness import feed_json_batches
 from sparkpar_lint.fixes.engine import fix_source
 
 pytestmark = pytest.mark.spark
@@ -49,14 +48,8 @@ def _run(spark, code: str, tmp_path, name: str):
         shown.extend((row["event_id"], row["event_time"].strftime("%H:%M")) for row in batch.collect())
 
     query = namespace["start"](spark, str(source), show)
-    try:
-        for number, rows in enumerate(BATCHES):
-            lines = [json.dumps({"event_id": i, "event_time": f"2024-05-01 {t}:00", "page": "p"}) for i, t in rows]
-            (source / f"part-{number}.json").write_text("\n".join(lines) + "\n")
-            query.processAllAvailable()
-        state_rows = query.lastProgress["stateOperators"][0]["numRowsTotal"]
-    finally:
-        query.stop()
+    batches = [[{"event_id": i, "event_time": f"2024-05-01 {t}:00", "page": "p"} for i, t in rows] for rows in BATCHES]
+    state_rows = feed_json_batches(query, source, batches)
     return sorted(shown), state_rows
 
 

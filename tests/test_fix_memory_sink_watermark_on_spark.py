@@ -6,10 +6,9 @@ and emits every on-time window's latest count; the original keeps every window f
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from spark_harness import feed_json_batches
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.rules import all_rules
 
@@ -40,14 +39,8 @@ def _run(spark, code: str, tmp_path, name: str):
     source = tmp_path / f"{name}-in"
     source.mkdir()
     query = namespace["start"](spark, str(source))
-    try:
-        for number, times in enumerate(BATCHES):
-            rows = [json.dumps({"ts": f"2024-05-01 {t}:00", "sensor": "s1"}) for t in times]
-            (source / f"part-{number}.json").write_text("\n".join(rows) + "\n")
-            query.processAllAvailable()
-        state_rows = query.lastProgress["stateOperators"][0]["numRowsTotal"]
-    finally:
-        query.stop()
+    batches = [[{"ts": f"2024-05-01 {t}:00", "sensor": "s1"} for t in times] for times in BATCHES]
+    state_rows = feed_json_batches(query, source, batches)
     latest: dict[str, int] = {}  # window start -> the last count the sink received for it
     for row in spark.table(name).collect():
         latest[row["window"]["start"].strftime("%H:%M")] = row["count"]

@@ -8,10 +8,9 @@ Spark's console sink prints from the JVM, out of a test's reach, so the test swa
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from spark_harness import feed_json_batches
 from sparkpar_lint.fixes.engine import fix_source
 
 pytestmark = pytest.mark.spark
@@ -52,14 +51,8 @@ def _run(spark, code: str, tmp_path, name: str):
             latest[row["window"]["start"].strftime("%H:%M")] = row["count"]
 
     query = namespace["start"](spark, str(source), show)
-    try:
-        for number, times in enumerate(BATCHES):
-            rows = [json.dumps({"ts": f"2024-05-01 {t}:00", "sensor": "s1"}) for t in times]
-            (source / f"part-{number}.json").write_text("\n".join(rows) + "\n")
-            query.processAllAvailable()
-        state_rows = query.lastProgress["stateOperators"][0]["numRowsTotal"]
-    finally:
-        query.stop()
+    batches = [[{"ts": f"2024-05-01 {t}:00", "sensor": "s1"} for t in times] for times in BATCHES]
+    state_rows = feed_json_batches(query, source, batches)
     return latest, state_rows
 
 
