@@ -4,6 +4,8 @@ the fixed file parses, a second run changes nothing, no builtin becomes a Spark 
 
 A finding counts as fixable when its rule offers a fix (`fix_safety`); it counts as fixed when
 the fixer applied a fix for it. Each finding left is listed with `--show-unfixed`'s reason.
+On the corpus it also splits the figure by the manifest's verdict on each finding (true, false,
+debatable): a fix for a false finding is no help to anyone.
 Prints figures; asserts nothing.
 
     python bench/fix_coverage.py fixtures
@@ -26,11 +28,27 @@ from sparkpar_lint.rules import all_rules
 _BY_NAME = re.compile(r"from pyspark\.sql\.functions import \(?([^\n)]+)")
 
 
-def corpus_files(root: Path, cases: Path) -> list[Path]:
+def corpus_cases(root: Path, cases: Path) -> tuple[list[Path], dict[str, list[tuple[int, int, set, str]]]]:
+    """The corpus's Python files, and per file its judged cases as (first line, last line, rules,
+    truth), matched as bench/realworld.py matches them. A case judged FN is a real problem the
+    linter once missed, so a finding there is true too."""
     data = json.loads(cases.read_text(encoding="utf-8"))
     data = data["cases"] if isinstance(data, dict) else data
-    paths = {root / c["repo"].replace("/", "+") / c["path"] for c in data if c["path"].endswith(".py")}
-    return sorted(p for p in paths if p.is_file())
+    judged: dict[str, list[tuple[int, int, set, str]]] = {}
+    for case in data:
+        path = str(root / case["repo"].replace("/", "+") / case["path"])
+        rules = {rule for rule in (case.get("rule"), case.get("expected_rule")) if rule}
+        truth = {"TP": "true", "FN": "true", "FP": "false"}.get(case["verdict"], "debatable")
+        judged.setdefault(path, []).append((case["line"], case.get("end_line", case["line"]), rules, truth))
+    paths = {Path(path) for path in judged if path.endswith(".py")}
+    return sorted(p for p in paths if p.is_file()), judged
+
+
+def truth_of(judged: dict, path: Path, finding) -> str:
+    for first, last, rules, truth in judged.get(str(path), ()):
+        if finding.rule_id in rules and first <= finding.span.line <= last:
+            return truth
+    return "unjudged"
 
 
 def shadowed_builtins(original: str, fixed: str) -> list[str]:
@@ -49,14 +67,16 @@ def main() -> None:
     parser.add_argument("--cases", type=Path, default=Path(__file__).parent / "realworld" / "cases.json")
     parser.add_argument("--quiet", action="store_true", help="figures only, no unfixed findings")
     args = parser.parse_args()
+    judged: dict = {}
     if args.corpus:
-        paths = corpus_files(args.corpus, args.cases)
+        paths, judged = corpus_cases(args.corpus, args.cases)
     elif args.folder:
         paths = sorted(args.folder.rglob("*.py"))
     else:
         parser.error("give a folder or --corpus")
     rules = {rule.id: rule for rule in all_rules()}
     offered, fixed, left = Counter(), Counter(), []
+    by_truth: dict[str, Counter] = {}  # corpus: verdict -> fixed / offered
     broken, not_idempotent, shadowed = [], [], []
     for path in paths:
         try:
@@ -67,10 +87,14 @@ def main() -> None:
         for finding in outcome.applied:
             offered[finding.rule_id] += 1
             fixed[finding.rule_id] += 1
+            truth = truth_of(judged, path, finding)
+            by_truth.setdefault(truth, Counter()).update(("offered", "fixed"))
         for finding in outcome.remaining:
             rule = rules.get(finding.rule_id)
             if rule is not None and rule.fix_safety:
                 offered[finding.rule_id] += 1
+                truth = truth_of(judged, path, finding)
+                by_truth.setdefault(truth, Counter()).update(("offered",))
                 rejected = (finding.rule_id, finding.span.line, finding.span.column) in outcome.rejected
                 left.append(
                     f"{path}:{finding.span.line}: {finding.rule_id} {why_unfixed(finding, rule, True, rejected)}"
@@ -89,6 +113,11 @@ def main() -> None:
     for rule_id in sorted(offered):
         print(f"  {rule_id}: {fixed[rule_id]}/{offered[rule_id]}")
     print(f"fixed: {total_fixed}/{total} = {total_fixed / total:.0%}" if total else "fixed: no fixable finding")
+    if judged:
+        for truth in ("true", "false", "debatable", "unjudged"):
+            if truth in by_truth:
+                done, of = by_truth[truth]["fixed"], by_truth[truth]["offered"]
+                print(f"  of findings judged {truth}: {done}/{of} = {done / of:.0%}")
     for title, items in (
         ("no longer parse", broken),
         ("not idempotent", not_idempotent),
