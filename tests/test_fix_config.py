@@ -19,11 +19,10 @@ JOB = (
     '    return orders.orderBy("ts").groupBy("order").agg(F.last("status"))\n'
 )
 UNFIXABLE = (
-    "from pyspark.sql import functions as F\n"
-    "\n"
-    "def top(views):\n"
-    '    per_page = views.groupBy("page").agg(F.count("*").alias("views"))\n'
-    "    return per_page.limit(10)\n"
+    "from pyspark import SparkContext\n"
+    "sc = SparkContext.getOrCreate()\n"
+    'counts = sc.textFile("logs").map(lambda line: (line[:4], 1)).reduceByKey(lambda a, b: a + b)\n'
+    "first_code = counts.first()\n"
 )
 
 
@@ -79,9 +78,8 @@ def test_show_unfixed_says_why_one_line_per_finding(tmp_path: Path):
     result = run("fix", "--show-unfixed", str(job))
     lines = [line for line in result.output.splitlines() if "not fixed" in line]
     assert lines == [
-        f"{job}:5:21: SPX106 not fixed: no automatic fix here: no sort to restore, and `groupBy` leaves one row "
-        "per `page` with no arrival order to recover: which rows come first (the largest count? the first key?) "
-        "is the author's choice"
+        f"{job}:4:21: SPX106 not fixed: no automatic fix here: `first` on an RDD: only `take(n)` becomes "
+        "`takeOrdered(n)`"
     ]
     assert job.read_text() == UNFIXABLE
 
@@ -90,14 +88,14 @@ def test_show_unfixed_names_the_reason_of_this_finding(tmp_path: Path):
     job = tmp_path / "codes.py"
     job.write_text(
         "def job(spark, lines):\n"
-        "    counts = lines.rdd.map(lambda r: (r.code, 1)).reduceByKey(lambda a, b: a + b)\n"
+        "    counts = lines.rdd.map(lambda r: (r.code, 1)).reduceByKey(lambda a, b: a + b).values()\n"
         "    return counts.take(5)\n"
     )
-    result = run("fix", "--show-unfixed", str(job))
+    result = run("fix", "--unsafe-fixes", "--show-unfixed", str(job))
     assert (
-        f"{job}:3:19: SPX106 not fixed: no automatic fix here: `take` on an RDD: `takeOrdered` needs a key"
-        in result.output
-    )
+        f"{job}:3:19: SPX106 not fixed: no automatic fix here: `take` on an RDD whose elements may not compare "
+        "in Python (None and a value, mixed types): `takeOrdered` needs a key"
+    ) in result.output, result.output
 
 
 def test_show_unfixed_points_to_unsafe_fixes(tmp_path: Path):
@@ -157,15 +155,16 @@ def test_a_notebook_is_fixed_with_the_projects_settings(tmp_path: Path):
     assert 'withWatermark("timestamp", "2 hours")' in fixed, fixed
 
 
-def test_show_unfixed_says_when_the_rows_come_from_outside_the_module(tmp_path: Path):
+def test_show_unfixed_says_a_stream_cannot_be_sorted_before_the_pick(tmp_path: Path):
     job = tmp_path / "sample.py"
     job.write_text(
-        "from pyspark.sql import DataFrame\n"
-        "def sample(frame: DataFrame, size: int):\n"
-        "    return frame.repartition(8).limit(size).collect()\n"
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'pages = spark.readStream.table("views").groupBy("page").count().limit(5)\n'
+        'pages.writeStream.outputMode("complete").format("memory").queryName("p").start()\n'
     )
-    result = run("fix", "--unsafe-fixes", "--show-unfixed", str(job))
+    result = run("fix", "--unsafe-fixes", "--show-unfixed", "--select", "SPX106", str(job))
     assert (
-        f"{job}:3:33: SPX106 not fixed: no automatic fix here: no sort to restore, and the rows come from "
-        "outside this module's reads (a parameter, a helper's result)"
+        f"{job}:3:65: SPX106 not fixed: no automatic fix here: no sort to restore, and the rows come from a "
+        "stream, which cannot be sorted before the pick"
     ) in result.output, result.output

@@ -417,7 +417,18 @@ def spx104_jobs(draw) -> str:
 def spx106_jobs(draw) -> str:
     functions, prefix = draw(ORDER_IMPORTS)
     name, key, sort = draw(IDENTIFIERS), draw(KEYS), draw(COLUMNS)
-    shuffle = draw(st.sampled_from([f'.repartition("{key}")', f'.dropDuplicates(["{key}"])', ".repartition(8)"]))
+    shuffle = draw(
+        st.sampled_from(
+            [
+                f'.repartition("{key}")',
+                f'.dropDuplicates(["{key}"])',
+                ".repartition(8)",
+                # No sort survives an aggregation: the keys decide (unsafe deterministic pick).
+                f'.groupBy("{key}").agg({prefix}count("*").alias("n"))',
+                ".distinct()",
+            ]
+        )
+    )
     pick = draw(st.sampled_from([".limit(10)", ".take(5)", ".first()", ".head(3)", ".collect()[0]", ".tail(2)"]))
     between = draw(
         st.sampled_from(["", f'.filter({prefix}col("{key}").isNotNull())', f'.withColumn("x", {prefix}col("{sort}"))'])

@@ -16,8 +16,8 @@ _NEEDS = {
     "SPX104": "needs the window spec built in this module, one order for every use, and a sort, "
     "watermark or unshuffled batch source to take it from",
     "SPX105": "needs the columns that identify a row, to hash them instead",
-    "SPX106": "needs a sort the shuffle discarded or an unshuffled batch source; after an aggregation "
-    "the intended order (the busiest, the newest) is the author's to choose",
+    "SPX106": "needs a batch query whose rows Spark can order (a sort the shuffle discarded, the keys "
+    "the rows are unique on, or the whole row) or an RDD whose elements compare in Python",
     "SPX202": "needs the key the state is kept by, as a column or the pair's first element",
     "SPX204": "needs an event-time column in the state's key",
     "SPX301": "needs the `preservesPartitioning` flag written in the call",

@@ -7,6 +7,7 @@ from functools import partial
 
 import libcst as cst
 
+from sparkpar_lint.fixes.arbitrary_pick import REVIEW, rdd_take_ordered, sql_limit_order, unique_key_order
 from sparkpar_lint.fixes.chain import method_call, wrap_receiver
 from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -155,7 +156,9 @@ class UnorderedLimit(Rule):
             line=4,
             column=69,
             related_lines=(4,),
-            expected_fix=None,
+            # The sort is gone with the aggregation: one row per page, so by page (unsafe).
+            expected_fix=_PRELUDE
+            + 'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().orderBy("page").take(3)\n',
         ),
         # The near miss: the test reads a value of the row `take` picked, not only whether one came.
         Invalid(
@@ -163,7 +166,8 @@ class UnorderedLimit(Rule):
             line=5,
             column=10,
             related_lines=(4,),
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + 'counts = events.groupBy("page").count()\nif counts.orderBy("page").take(1)[0]["count"] > 3:\n    pass\n',
         ),
         # A near miss: `count` is no key of the grouped rows, so several can match.
         Invalid(
@@ -171,15 +175,18 @@ class UnorderedLimit(Rule):
             line=5,
             column=34,
             related_lines=(4,),
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + 'counts = events.groupBy("page").count()\nbusy = counts.filter("count = 3").orderBy("page").first()\n',
         ),
         Invalid(
             _PRELUDE + 'top_pages = events.groupBy("page").count().limit(10)\n',
             line=4,
             column=43,
             related_lines=(4,),
-            # No sort, and the aggregate drops any sequence number: which ten is the author's call.
-            expected_fix=None,
+            # No sort, and the aggregate drops any sequence number: the first ten pages by name, a
+            # deterministic pick among the answers the job could give (unsafe: the author may mean
+            # the busiest ten).
+            expected_fix=_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy("page").limit(10)\n',
         ),
         Invalid(
             _PRELUDE + 'ranked = events.orderBy("ts")\n'
@@ -220,7 +227,10 @@ class UnorderedLimit(Rule):
             line=6,
             column=20,
             related_lines=(5,),
-            expected_fix=None,
+            expected_fix=_PRELUDE + "def busiest_user(df):\n"
+            '    per_user = df.groupBy("user").agg(F.count("*").alias("n"))\n'
+            '    return per_user.orderBy("user").collect()[0]["user"]\n'
+            "busiest_user(events)\n",
         ),
         Invalid(
             "from pyspark import SparkContext\n"
@@ -230,7 +240,7 @@ class UnorderedLimit(Rule):
             line=4,
             column=51,
             related_lines=(4,),
-            # RDDs: `takeOrdered` needs a key the author picks.
+            # `first()` on an RDD: no fix (`takeOrdered(1)[0]` fails another way on an empty RDD).
             expected_fix=None,
         ),
         Invalid(
@@ -278,6 +288,26 @@ class UnorderedLimit(Rule):
             line=3,
             column=74,
             related_lines=(3,),
+            # One row per page: ordered by page, a deterministic pick (unsafe).
+            expected_fix=_SQL_PRELUDE
+            + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY page LIMIT 10")\n',
+        ),
+        # SQL over lines: the order goes on a line of its own, above the LIMIT.
+        Invalid(
+            _SQL_PRELUDE + 'top = spark.sql("""\n'
+            "    SELECT region, store, sum(amount) AS total FROM sales\n"
+            "    GROUP BY region, store\n"
+            "    LIMIT 5\n"
+            '""")\n',
+            line=6,
+            column=4,
+            related_lines=(5,),
+            expected_fix=_SQL_PRELUDE + 'top = spark.sql("""\n'
+            "    SELECT region, store, sum(amount) AS total FROM sales\n"
+            "    GROUP BY region, store\n"
+            "    ORDER BY region, store\n"
+            "    LIMIT 5\n"
+            '""")\n',
         ),
         # A temp view read by SQL (a CTE), whose result the Python chain continues.
         Invalid(
@@ -290,6 +320,42 @@ class UnorderedLimit(Rule):
             line=8,
             column=5,
             related_lines=(6,),
+            expected_fix=_SQL_PRELUDE + 'events = spark.read.parquet("events")\n'
+            'events.createOrReplaceTempView("events")\n'
+            'busiest = spark.sql("""\n'
+            "    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)\n"
+            "    SELECT * FROM per_page\n"
+            '""").orderBy("page").limit(5)\n',
+        ),
+        # RDD pairs, one per key: `takeOrdered` by the key, None first (unsafe).
+        Invalid(
+            "from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            'words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))\n'
+            "counts = words.reduceByKey(lambda a, b: a + b)\n"
+            "some = counts.mapValues(str).take(3)\n",
+            line=5,
+            column=29,
+            related_lines=(4,),
+            expected_fix="from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            'words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))\n'
+            "counts = words.reduceByKey(lambda a, b: a + b)\n"
+            "some = counts.mapValues(str).takeOrdered(3, key=lambda pair: (pair[0] is not None, pair[0]))\n",
+        ),
+        # Literal numbers moved between partitions: `takeOrdered` as they are (unsafe).
+        Invalid(
+            "from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            "spread = sc.parallelize(range(1, 100, 3)).repartition(4)\n"
+            "keep = spread.take(5)\n",
+            line=4,
+            column=14,
+            related_lines=(3,),
+            expected_fix="from pyspark import SparkContext\n"
+            "sc = SparkContext.getOrCreate()\n"
+            "spread = sc.parallelize(range(1, 100, 3)).repartition(4)\n"
+            "keep = spread.takeOrdered(5)\n",
         ),
     ]
 
@@ -345,16 +411,15 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
 
     The order is a sort the shuffle discarded, when its columns reach the limit unchanged, with
     the whole row as tie-breaker (safe: the rows the user sorted to the front); otherwise the
-    sequence number taken at the source (unsafe: arrival order is a choice). With neither, no
-    fix: ordering by arbitrary columns would silence the rule without choosing the right rows.
-    RDDs: no fix (`takeOrdered` needs a key the author picks).
+    sequence number taken at the source (unsafe: arrival order is a choice); otherwise a
+    deterministic pick (unsafe, fixes/arbitrary_pick.py): the keys the rows are unique on, or the
+    whole row. RDDs: `takeOrdered` where the elements compare; SQL: `ORDER BY` the keys.
     """
     if node.sql is not None:
-        # SQL LIMIT: like the Python chain with no sort left to restore, which rows is the
-        # author's call (an aggregate leaves no arrival order to fall back on).
-        return "a LIMIT in SQL text with no ORDER BY to restore: which rows to keep is the author's choice"
+        # SQL LIMIT: no sort to restore and no arrival order to number; only the keys are left.
+        return sql_limit_order(graph, node)
     if node.receiver != "DataFrame":
-        return f"`{node.method}` on an RDD: `takeOrdered` needs a key, which is the author's to pick"
+        return rdd_take_ordered(graph, node)
     if node.call is None or node.call.func is None:
         return f"`{node.method}` is not a method call this fix can rewrite"
     like = functions_like(graph)
@@ -364,7 +429,8 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
         if order is None:
             return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
         if not sort_reaches(graph, sort, node):
-            return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
+            # The sort's columns may be gone (an aggregation since): its order can't be restored.
+            return _deterministic_order(graph, node, like)
         tie, imports, how = tie_breaker(graph, graph.input_of(node), tuple(sort.keys), like)
         if how != WHOLE_ROW:
             # Written into the sort itself: no helper column to add and drop.
@@ -375,42 +441,29 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
         return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
     parts = sequence_parts(graph, node, like)
     if parts is None:
-        return _no_order(graph, node)
+        return _deterministic_order(graph, node, like)
     extra, imports = parts
     description = f"`orderBy` arrival order (a sequence number taken at the source) before `{node.method}`"
     return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
 
 
-def _no_order(graph: StageGraph, node: StageNode) -> str:
-    """Why neither a sort nor the arrival order can be restored before `node`, in one line."""
-    chain = list(graph.upstream(node))
-    shuffle = unordering_shuffle(graph, node)
-    if shuffle is not None and shuffle.method in _ONE_ROW_PER_KEY:
-        keys = ", ".join(f"`{k}`" for k in shuffle.keys) or (
-            "key" if shuffle.keys or shuffle.call is None or shuffle.call.args else "distinct row"
-        )
-        return (
-            f"no sort to restore, and `{shuffle.method}` leaves one row per {keys} with no arrival order "
-            "to recover: which rows come first (the largest count? the first key?) is the author's choice"
-        )
-    source = chain[-1] if chain else None
-    if source is None or source.spec is None or not source.spec.source:
-        return (
-            "no sort to restore, and the rows come from outside this module's reads (a parameter, a helper's "
-            "result): no arrival order can be numbered at their source, so which rows to keep is the author's choice"
-        )
-    if source.streaming:
-        return "no sort to restore, and the rows come from a stream: which rows to keep is the author's choice"
-    return (
-        f"no sort to restore, and `{shuffle.method if shuffle else 'a shuffle'}` mixes the rows with others "
-        "before the pick (or other statements share them): which rows to keep is the author's choice"
-    )
-
-
-# Shuffles that leave one row per key: the rows that came in are gone, so is their order.
-_ONE_ROW_PER_KEY = frozenset(
-    {"groupBy", "groupby", "rollup", "cube", "distinct", "dropDuplicates", "drop_duplicates", "reduceByKey"}
-)
+def _deterministic_order(graph: StageGraph, node: StageNode, like: cst.Call) -> Fix | str:
+    """With neither a sort nor an arrival order: the keys the rows are unique on, or else the
+    whole row, a total order and one of the answers the pick could already give (unsafe)."""
+    if node.streaming or any(stage.streaming for stage in graph.upstream(node)):
+        return "no sort to restore, and the rows come from a stream, which cannot be sorted before the pick"
+    keys = unique_key_order(graph, node)
+    if keys is not None:
+        build, imports, how = partial(_plain_order, tuple(string(k) for k in keys)), (), f"the keys ({', '.join(keys)})"
+    else:
+        tie, imports, how = tie_breaker(graph, graph.input_of(node), (), like)
+        if tie is None:
+            return "no sort to restore, and the rows have no columns to order by"
+        whole = how == WHOLE_ROW
+        build = partial(_tied_order, tie, ()) if whole else partial(_plain_order, (tie,))
+        how = "the whole row" if whole else "every column"
+    description = f"`orderBy` {how} before `{node.method}`: {REVIEW}"
+    return Fix(UNSAFE, description, ((node.call, wrap_receiver(build)),), imports)
 
 
 def _tied_order(tie, order: tuple, frame):
