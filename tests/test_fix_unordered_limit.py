@@ -190,10 +190,13 @@ def test_sql_limit_on_its_own_line_gets_the_order_above_it_comment_kept():
     )
 
 
-def test_sql_output_column_named_like_a_key_but_computed_gets_no_fix():
+def test_sql_key_that_is_no_plain_output_column_gets_no_fix():
     # `ORDER BY page` would read the output alias, and two pages can share a lower-case name.
     code = SQL + 'top = spark.sql("SELECT lower(page) AS page, count(*) AS n FROM views GROUP BY page LIMIT 3")\n'
     assert "no plain column" in _reason(code)
+    # A key the output lacks could name a column of both joined tables.
+    joined = SQL + 'top = spark.sql("SELECT count(*) AS n FROM a JOIN b ON a.id = b.id GROUP BY a.page LIMIT 3")\n'
+    assert "no plain column" in _reason(joined)
     # A key computed over in an outer query is no key of the LIMIT's rows.
     outer = SQL + (
         'top = spark.sql("WITH p AS (SELECT page, count(*) AS n FROM views GROUP BY page) '

@@ -180,7 +180,7 @@ def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | str:
         return f"{why}, in a query this fix cannot edit"
     if not site.parsed.rewritable:
         return "the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them"
-    if any(not k.replace("_", "a").isalnum() or k[0].isdigit() for k in keys) or _renamed(select, keys):
+    if any(not k.replace("_", "a").isalnum() or k[0].isdigit() for k in keys) or not _output_keys(select, keys):
         return f"{why}, and a key is no plain column name of its output"
     where = site.parsed.clause(select, TokenType.LIMIT)
     if where is None:
@@ -197,16 +197,19 @@ def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | str:
     return Fix(UNSAFE, description, ((site.literal, literal),))
 
 
-def _renamed(select, keys: tuple[str, ...]) -> bool:
-    """An output column named like a key that is not that key: `ORDER BY` would read it instead."""
+def _output_keys(select, keys: tuple[str, ...]) -> bool:
+    """Every key is an output column of the query, the key itself: `ORDER BY` reads output names
+    first, so a computed column named like a key would be read instead, and a key the output
+    lacks could name a column of two joined tables."""
     from sqlglot import exp
 
-    lowered = {k.lower() for k in keys}
+    plain = set()
     for projection in select.expressions:
-        name = projection.alias_or_name.lower() if not isinstance(projection, exp.Star) else ""
-        if name not in lowered:
-            continue
+        if isinstance(projection, exp.Star) and not select.args.get("joins"):
+            return True  # every column of the one table read, the keys among them
         inner = projection.this if isinstance(projection, exp.Alias) else projection
-        if not isinstance(inner, exp.Column) or inner.name.lower() != name:
-            return True
-    return False
+        if isinstance(inner, exp.Column) and inner.name.lower() == projection.alias_or_name.lower():
+            plain.add(inner.name.lower())
+        elif projection.alias_or_name.lower() in {k.lower() for k in keys}:
+            return False
+    return all(k.lower() in plain for k in keys)
