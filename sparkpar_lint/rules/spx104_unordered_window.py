@@ -49,6 +49,13 @@ class UnorderedWindow(Rule):
     summary = "An order-sensitive window function runs over a window with no orderBy."
     fix_safety = SAFE
     VALID = [
+        # Numbered among identical copies (partitioned by the whole row): which copy is first changes no row.
+        Valid(
+            "from pyspark.sql import SparkSession, Window, functions as F\n"
+            "spark = SparkSession.builder.getOrCreate()\n"
+            'copies = F.row_number().over(Window.partitionBy(F.struct("*")).orderBy(F.struct("*")))\n'
+            'spark.read.parquet("t").withColumn("row_key", F.xxhash64("*", copies)).write.parquet("keyed")\n'
+        ),
         # Tied rows, but `lag(pay, 2)` of either tied 50 looks back to a 30: the same answers either way.
         Valid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -825,6 +832,8 @@ def _ordered_by_own_keys(call: ColumnCall) -> bool:
         return False
     if not (call.spec.order_sensitive or call.spec.tie_sensitive):
         return False
+    if window.partition_by == ("*",):
+        return False  # partitioned by the whole row (`struct("*")`): tied rows are identical copies
     return bool(window.order_by) and not window.order_opaque and set(window.order_by) <= set(window.partition_by)
 
 

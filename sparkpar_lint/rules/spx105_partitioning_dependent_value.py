@@ -20,6 +20,7 @@ from sparkpar_lint.fixes.chain import insert_before
 from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import whole_row, window_class
+from sparkpar_lint.fixes.row_hash import STAR_STAGES, copy_numbered_hash, hashed_draw, hashed_split, row_hash
 from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
 from sparkpar_lint.fixes.tie_breaker import typed_columns
 from sparkpar_lint.graph.batching import batches_rows_only
@@ -117,7 +118,14 @@ class PartitioningDependentValue(Rule):
             line=5,
             column=65,
             severity=Severity.WARNING,
-            expected_fix=None,
+            # The noise becomes a uniform value hashed from the row (the long line broken).
+            expected_fix=_PRELUDE + 'noisy = spark.read.table("readings")\n'
+            "for i in range(3):\n"
+            "    noisy = noisy.withColumn(\n"
+            '        f"probe_{i}",\n'
+            '        F.col(f"probe_{i}") + (F.pmod(F.xxhash64("*"), 2**53) / 2**53),\n'
+            "    )\n"
+            'noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")\n',
         ),
         # The near miss: an average of the salted partial sums depends on how the salt split them.
         Invalid(
@@ -128,7 +136,14 @@ class PartitioningDependentValue(Rule):
             line=3,
             column=53,
             related_lines=(4,),
-            expected_fix=None,
+            # A salt hashed from the row splits each user's rows the same way under any partitioning.
+            expected_fix=_PRELUDE
+            + "salted = (\n"
+            + '    spark.read.parquet("t")\n'
+            + '    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 16).cast("int"))\n'
+            + ")\n"
+            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
+            + 'partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")\n',
         ),
         # The near miss: the rows are numbered within each partition's group.
         Invalid(
@@ -149,7 +164,12 @@ class PartitioningDependentValue(Rule):
             line=3,
             column=53,
             related_lines=(4,),
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + "salted = (\n"
+            + '    spark.read.parquet("t")\n'
+            + '    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 8).cast("int"))\n'
+            + ")\n"
+            + 'salted.repartition("city", "salt").write.parquet("spread")\n',
         ),
         Invalid(
             _PRELUDE
@@ -212,14 +232,16 @@ class PartitioningDependentValue(Rule):
             + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
             + 'dim = tiers.distinct().withColumn("tier_sk", F.row_number().over(Window.orderBy("tier", "rank")))\n',
         ),
-        # The near miss: many rows from a table, numbered by one task, would be a cost; no fix.
+        # Many distinct rows from a table: numbering them would take one task; a hash of the row does not.
         Invalid(
             _PRELUDE
             + 'tiers = spark.read.table("tiers").distinct()\n'
             + 'dim = tiers.withColumn("tier_sk", F.monotonically_increasing_id())\n',
             line=4,
             column=34,
-            expected_fix=None,
+            expected_fix=_PRELUDE
+            + 'tiers = spark.read.table("tiers").distinct()\n'
+            + 'dim = tiers.withColumn("tier_sk", F.xxhash64("*"))\n',
         ),
         Invalid(
             _PRELUDE
@@ -228,8 +250,10 @@ class PartitioningDependentValue(Rule):
             line=4,
             column=32,
             severity=Severity.WARNING,
-            # A random sample is not an id: nothing to derive it from.
-            expected_fix=None,
+            # The sample follows each row's hash (and the seed): the same rows under any partitioning.
+            expected_fix=_PRELUDE
+            + 'events = spark.read.parquet("events")\n'
+            + 'sample = events.withColumn("r", F.pmod(F.xxhash64("*", F.lit(7)), 2**53) / 2**53).filter("r < 0.1")\n',
         ),
         Invalid(
             "from pyspark.sql.functions import monotonically_increasing_id as row_id\n"
@@ -295,6 +319,9 @@ class PartitioningDependentValue(Rule):
             line=3,
             column=45,
             severity=Severity.WARNING,
+            expected_fix=_PRELUDE
+            + 'sample = spark.range(10).withColumn("score", F.pmod(F.xxhash64("*", F.lit(42)), 2**53) / 2**53)\n'
+            + "sample.show()\n",
         ),
     ]
 
@@ -325,7 +352,8 @@ class PartitioningDependentValue(Rule):
             f"a seed fixes `{node.method}`'s draw for one partitioning only; a split derived from each "
             "row (`xxhash64(<id>) % 10 < 8`) needs the id column, which is the author's to choose"
         )
-        return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=why)
+        fix = hashed_split(node, ctx.source) if node.method == "randomSplit" else why
+        return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=fix)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
         name = _bound_name(node, call)
@@ -364,10 +392,10 @@ class PartitioningDependentValue(Rule):
         severity = Severity.ERROR if key_user is not None or id_like else Severity.WARNING
         if severity is Severity.ERROR or call.function == "monotonically_increasing_id":
             fix = _hashed_id(graph, node, call)
-        elif _seeded_value(call):
+        elif _seeded_value(call) and call.function != "rand":
             fix = "which columns identify a row is the author's choice: hash them where the values must repeat"
         else:
-            fix = f"`{call.function}` has no data to derive its value from; seed it or derive it from columns"
+            fix = hashed_draw(node, call)
         if call.from_sql and key_user is not None and call.function in _RANDOM_VALUES:
             fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
         elif call.from_sql and not isinstance(fix, str):
@@ -590,7 +618,9 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
     Only where the identifying columns are evident: the rows come out of a `distinct` of a
     `select` of columns, a `dropDuplicates(subset)`, or a `groupBy(keys).agg(...)`.
     """
-    if call.function in ("rand", "randn"):
+    if call.function == "rand":
+        return hashed_draw(node, call)
+    if call.function == "randn":
         return (
             f"`{call.function}` is not derived from the row: a value hashed from its key "
             "(`xxhash64(<key>) % <buckets>`) needs the key columns, which are the author's to choose"
@@ -604,7 +634,14 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
         return None
     columns = _identifying_columns(graph, node)
     if not columns:
-        return _numbered_in_order(graph, node, call) or _numbered_by_content(graph, node, call)
+        ordered = _numbered_in_order(graph, node, call)
+        if ordered is not None:
+            return ordered
+        if node.method in STAR_STAGES and not small_input(graph, node) and _distinct_rows(graph, node):
+            hashed, imports = row_hash(call.call, None)
+            description = f'`{call.function}()` → `xxhash64("*")`: an id hashed from the columns of distinct rows'
+            return Fix(UNSAFE, description, ((call.call, hashed),), imports)
+        return _numbered_by_content(graph, node, call)
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
@@ -680,17 +717,25 @@ def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -
         )
     if node.call_site is not None:
         return _NO_KEY + "; the ids are made in a helper other callers share"
-    if not small_input(graph, node):
-        return (
-            "no columns are known to identify a row here and the rows are not sorted; numbering them "
-            "by content needs one task over every row: hash the columns that make a row unique (`xxhash64(<key>)`)"
-        )
     name = _bound_name(node, call)
     if not any(n.is_shuffle for n in chain) and (name is None or _read_as_order(graph, node, name)):
         return (
             "the ids follow the source's row order and a later stage sorts, filters or windows by "
             "them: numbering by content would change that order; number a total order the author chooses"
         )
+    if not small_input(graph, node):
+        if node.method not in STAR_STAGES:
+            return (
+                "no columns are known to identify a row here and the rows are not sorted; numbering them "
+                "by content needs one task over every row: hash the columns that make a row unique (`xxhash64(<key>)`)"
+            )
+        window, more = window_class(graph)
+        hashed, imports = copy_numbered_hash(call.call, window)
+        description = (
+            f"`{call.function}()` → `xxhash64` of the row's columns and its number among identical rows "
+            "(a shuffle by the whole row): the same ids under any partitioning"
+        )
+        return Fix(UNSAFE, description, ((call.call, hashed),), (*imports, *more))
     rows = graph.input_of(node)
     columns = typed_columns(graph, rows) if rows is not None else None
     if columns:
@@ -702,6 +747,31 @@ def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -
     over, numbered = _row_number_over(call.call, window, order)
     description = f"`{call.function}()` → `row_number()` over the rows ordered by their content ({what})"
     return Fix(UNSAFE, description, ((call.call, over),), (*imports, *more, *numbered))
+
+
+def _distinct_rows(graph: StageGraph, node: StageNode) -> bool:
+    """The rows reach `node` from a whole-row `distinct()`/`dropDuplicates()` through filters and
+    columns added under names the deduplicated `select` does not have: no two rows are equal."""
+    added: set[str] = set()
+    for upstream in graph.upstream(node):
+        if upstream.method in ("distinct", "dropDuplicates", "drop_duplicates"):
+            if upstream.call is None or upstream.call.args:
+                return False
+            if not added:
+                return True
+            select = graph.input_of(upstream)
+            if select is None or select.method != "select" or select.call is None:
+                return False
+            star = any(a.star or _literals(a.value) == ["*"] for a in select.call.args)
+            return not star and not added & _mentioned(select)
+        if upstream.method == "withColumn" and upstream.call is not None:
+            name = _with_column_name(upstream)
+            if name is None:
+                return False
+            added.add(name)
+        elif upstream.method not in ("filter", "where"):
+            return False
+    return False
 
 
 def _row_number_over(like: cst.Call, window: cst.Name, order: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:
