@@ -220,7 +220,7 @@ def test_a_list_and_a_first_of_one_stage_are_left_with_a_reason():
     assert all("several order-dependent aggregates" in f.no_fix_reason for f in findings)
 
 
-def test_an_id_over_many_rows_with_no_key_says_why_it_is_left():
+def test_an_id_over_many_rows_with_no_key_is_hashed_with_its_copy_number():
     code = (
         "from pyspark.sql import SparkSession, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
@@ -228,9 +228,19 @@ def test_an_id_over_many_rows_with_no_key_says_why_it_is_left():
         'dim = products.withColumn("product_key", F.monotonically_increasing_id())\n'
         'dim.write.parquet("gold/dim_product")\n'
     )
-    findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
+    outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
+    assert [f.rule_id for f in outcome.applied] == ["SPX105"]
+    assert (
+        'F.xxhash64("*", F.row_number().over(Window.partitionBy(F.struct("*")).orderBy(F.struct("*")))),\n)\n'
+        in outcome.fixed
+    )
+    # On a stream no window can number the copies: left, saying why.
+    streamed = code.replace("spark.read.parquet", "spark.readStream.parquet").replace(
+        'dim.write.parquet("gold/dim_product")', 'dim.writeStream.format("parquet").start("gold/dim_product")'
+    )
+    findings = [f for f in analyze("job.py", streamed) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
-    assert all("numbering them by content needs one task over every row" in f.no_fix_reason for f in findings)
+    assert all("come from a stream" in f.no_fix_reason for f in findings)
 
 
 _STAGED_CUSTOMERS = (
@@ -430,22 +440,22 @@ def _sql_argument(code: str) -> str:
     return ast.literal_eval(call.args[0])
 
 
-def test_random_draws_say_why_they_are_left():
+def test_random_draws_with_no_row_hash_say_why_they_are_left():
     code = (
         "from pyspark.sql import SparkSession\n"
         "from pyspark.sql import functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
-        'labelled = spark.read.parquet("labelled")\n'
+        'labelled = spark.sparkContext.textFile("labelled")\n'
         "train, test = labelled.randomSplit([0.8, 0.2])\n"
-        'train.write.parquet("train")\n'
-        'salted = labelled.withColumn("_salt", (F.rand(seed=7) * 8).cast("int"))\n'
+        'train.saveAsTextFile("train")\n'
+        'salted = spark.read.parquet("t").withColumn("_salt", (F.randn(seed=7) * 8).cast("int"))\n'
         'salted.groupBy("key", "_salt").count().write.parquet("counts")\n'
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
     reasons = sorted(f.no_fix_reason for f in findings)
-    assert reasons[0].startswith("`rand` is not derived from the row")
-    assert reasons[1].startswith("a seed fixes `randomSplit`'s draw for one partitioning only")
+    assert reasons[0].startswith("`randn` is not derived from the row")
+    assert reasons[1].startswith("an RDD's values have no columns to hash")
 
 
 def test_a_first_ignoring_nulls_over_its_own_descending_sort_becomes_max():
