@@ -137,6 +137,15 @@ def _imports_read_by(module: cst.Module, replaced: Iterable[cst.CSTNode]) -> set
         def visit_Name(self, node: cst.Name) -> None:
             used.add(node.value)
 
+        # `df.count()` and `show(truncate=...)` read no name `count` or `truncate`.
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
     for node in replaced:
         node.visit(Collect())
     found = set()
