@@ -26,6 +26,8 @@ def _fixed(code: str) -> str:
     after = [f.rule_id for f in analyze("job.py", outcome.fixed)]
     assert "SPX204" not in after, outcome.fixed
     assert sorted(after) == before, outcome.fixed
+    # The imports are left alone: `count` stays imported though only `.count()` is in the chain.
+    assert outcome.fixed.startswith(HEAD), outcome.fixed
     return outcome.fixed[len(HEAD) :]
 
 
@@ -125,14 +127,67 @@ def test_complete_mode_into_anything_but_the_console_is_left_with_its_reason():
         )
 
 
-def test_a_sort_after_the_aggregation_needs_complete_mode_so_no_fix():
-    _unfixed(
+def test_a_sort_for_the_console_moves_into_foreach_batch_in_a_parenthesised_chain():
+    fixed = _fixed(
         """\
         spark = SparkSession.builder.getOrCreate()
+        counts = (
+            spark.readStream.format("rate").load()
+            .groupBy(window("timestamp", "1 minute"))  # one row per minute
+            .count()
+            .orderBy(col("window").desc())  # newest first
+        )
+        (
+            counts.writeStream.outputMode("complete")
+            .format("console")
+            .option("numRows", "50")
+            .start()
+        )
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        counts = (
+            spark.readStream.format("rate").load()
+            .withWatermark("timestamp", "10 minutes")
+            .groupBy(window("timestamp", "1 minute"))  # one row per minute
+            .count()  # newest first
+        )
+        (
+            counts.writeStream.outputMode("update")
+            .foreachBatch(lambda batch, _: batch.orderBy(col("window").desc()).show(50))
+            .start()
+        )
+        """
+    )
+
+
+def test_a_sort_for_any_other_sink_or_a_limit_still_needs_complete_mode_so_no_fix():
+    for tail in (
+        'counts.orderBy("window").writeStream.outputMode("complete").format("memory").queryName("w").start()',
+        'counts.limit(5).writeStream.outputMode("complete").format("console").start()',
+    ):
+        _unfixed(
+            """\
+            spark = SparkSession.builder.getOrCreate()
+            counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
+            """
+            + tail
+            + "\n"
+        )
+
+
+def test_the_foreach_batch_function_shadows_no_name_of_the_module():
+    fixed = _fixed(
+        """\
+        spark = SparkSession.builder.getOrCreate()
+        batch = 3
         counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()
         counts.orderBy("window").writeStream.outputMode("complete").format("console").start()
         """
     )
+    assert '.foreachBatch(lambda batch_df, _: batch_df.orderBy("window").show())' in fixed
 
 
 def test_a_processing_time_window_has_no_event_time_to_watermark():
@@ -501,11 +556,11 @@ def test_show_unfixed_names_the_step_that_needs_complete_mode(tmp_path):
     job.write_text(
         HEAD + "spark = SparkSession.builder.getOrCreate()\n"
         'counts = spark.readStream.format("rate").load().groupBy(window("timestamp", "1 minute")).count()\n'
-        'counts.orderBy("window").writeStream.outputMode("complete").format("console").start()\n'
+        'counts.limit(5).writeStream.outputMode("complete").format("console").start()\n'
     )
     run = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--show-unfixed", str(job)])
     assert (
-        "SPX204 not fixed: no automatic fix here: `orderBy` after the aggregation is allowed in complete mode only"
+        "SPX204 not fixed: no automatic fix here: `limit` after the aggregation is allowed in complete mode only"
         in run.output
     ), run.output
 

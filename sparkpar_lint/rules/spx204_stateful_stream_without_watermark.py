@@ -9,6 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from sparkpar_lint.fixes.chain import insert_before, receiver_of
+from sparkpar_lint.fixes.console_sort import SORTS, sort_into_foreach_batch, writer_calls
 from sparkpar_lint.fixes.edits import column_name, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.fixes.stream_dedup import dedup_watermark_fix
@@ -187,6 +188,22 @@ class StatefulStreamWithoutWatermark(Rule):
             + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
             + 'query = counts.writeStream.outputMode("update").format("memory").queryName("probe").start()\n'
             + "print(query.lastProgress)\n",
+        ),
+        # A sort of the windows shown on the console: Spark sorts a stream in complete mode only, so
+        # the sort moves into a `foreachBatch` that shows each batch, and update mode bounds state.
+        Invalid(
+            _PRELUDE
+            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count().orderBy("window")\n'
+            + 'counts.writeStream.outputMode("complete").format("console").option("truncate", "false").start()\n',
+            line=4,
+            column=53,
+            expected_fix=_PRELUDE
+            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
+            + "(\n"
+            + '    counts.writeStream.outputMode("update")\n'
+            + '    .foreachBatch(lambda batch, _: batch.orderBy("window").show(truncate=False))\n'
+            + "    .start()\n"
+            + ")\n",
         ),
         Invalid(_PRELUDE + 'clicks.dropDuplicates(["event_id"])\n', line=4, column=7, expected_fix=None),
         # The column of the aggregation's `window(...)` is the event time.
@@ -729,14 +746,15 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
     needs complete mode; else why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
     later = list(graph.downstream(node))
     sinks = [n for n in later if n.spec is not None and n.spec.sink]
-    blocking = next((n for n in later if n not in sinks and n.method not in _UPDATE_MODE_STAGES), None)
-    if blocking is not None:
+    blocking = [n for n in later if n not in sinks and n.method not in _UPDATE_MODE_STAGES]
+    sort = blocking[0] if len(blocking) == 1 and blocking[0].method in SORTS and blocking[0].call else None
+    if blocking and sort is None:
         return (
-            f"`{blocking.method}` after the aggregation is allowed in complete mode only, which keeps every "
+            f"`{blocking[0].method}` after the aggregation is allowed in complete mode only, which keeps every "
             "window; update mode (which a watermark needs) would need that step moved into a `foreachBatch` "
             "function, a rewrite left to the author"
         )
-    replacements = []
+    replacements: list = []
     for sink in sinks:
         settings = _writer_settings(sink.call)
         mode, sink_format = settings.get("outputMode"), settings.get("format")
@@ -749,6 +767,16 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
                 "complete mode into a sink whose readers get the whole result table each batch; update mode "
                 "(which a watermark needs to drop state) would change what they see"
             )
+        if sort is not None:
+            if sink_format.evaluated_value != "console" or graph.module is None:
+                return (
+                    f"`{sort.method}` after the aggregation is allowed in complete mode only, and only a console "
+                    "sink's sort can move into a `foreachBatch` that shows each batch"
+                )
+            moved = sort_into_foreach_batch(graph.module, sort.call, writer_calls(sink.call))
+            if isinstance(moved, str):
+                return moved
+            replacements += moved
         if sink_format.evaluated_value == "memory":
             unread = _unread_memory_table(graph, settings.get("queryName"))
             if isinstance(unread, str):
