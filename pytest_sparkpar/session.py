@@ -10,6 +10,7 @@ one session, and its master is chosen once per run:
   hides most of them. It works from the pip package (no SPARK_HOME needed) and costs 15–20 s to
   start cold, then about 0.3–1.5 s per small job. JVMs start from a class-data archive made once
   per machine (pytest_sparkpar.class_archive), which cuts about a third of the start-up CPU.
+  Local JVMs also stop at the quick JIT tier (`QUICK_JIT`).
 * `--sparkpar-master URL` overrides both; an `sc://` URL builds a Spark Connect session.
 """
 
@@ -49,6 +50,17 @@ BASE_CONFS = {
 }
 
 
+# Local JVMs compile with the quick (C1) JIT tier only. They run thousands of tiny jobs, each with
+# new generated classes, and never a long hot loop: the optimising C2 compiler took 35-40% of all
+# the CPU of the permuted runs (bench/plugin_speed.py), far more than its faster code gave back.
+# SPARKPAR_QUICK_JIT=off keeps the full JIT (e.g. for tests on big data).
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+# Local executors run this installation, so their Python workers can come from the plugin's daemon,
+# whose workers' garbage collections skip pandas and pyarrow (see pytest_sparkpar.worker_daemon).
+LOCAL_CONFS = {"spark.python.daemon.module": "pytest_sparkpar.worker_daemon"}
+
+
 class SparkStartError(Exception):
     """Spark (or Java) is missing or failed to start; the message says what to install."""
 
@@ -76,10 +88,14 @@ def start(master: str):
         from pytest_sparkpar import class_archive
 
         builder = SparkSession.builder.master(master).appName("sparkpar")
-        archive_confs, archive_to_build = class_archive.java_options(master)
+        java_confs, archive_to_build = class_archive.java_options(master)
+        local = master.startswith("local")
+        if local and os.environ.get("SPARKPAR_QUICK_JIT", "on") != "off":
+            java_confs = {key: f"{java_confs.get(key, '')} {QUICK_JIT}".lstrip() for key in JAVA_OPTION_KEYS}
         confs = dict(
             BASE_CONFS,
-            **archive_confs,
+            **(LOCAL_CONFS if local else {}),
+            **java_confs,
             **{
                 "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="sparkpar-wh-"),
                 # Executor JVMs (local-cluster) must import the modules the job's functions live in,

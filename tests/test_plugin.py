@@ -74,6 +74,29 @@ def test_job_raises(sparkpar):
 
 def test_spark_fixture(spark):
     assert spark.range(3).count() == 3
+    # The plugin's local JVMs, driver and executors, run the quick JIT tier only, and the Python
+    # workers come from its daemon, where a worker freezes what survived its last task.
+    driver = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert "-XX:TieredStopAtLevel=1" in list(driver.getInputArguments())
+
+    def worker_facts(_):
+        # a Python worker is forked by its executor's daemon, which that executor's JVM started
+        import gc
+        import os
+
+        def parent(pid):
+            with open(f"/proc/{pid}/stat") as stat:
+                ppid = stat.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{ppid}/cmdline") as cmdline:
+                return ppid, cmdline.read().split("\\0")
+
+        daemon, daemon_arguments = parent(os.getpid())
+        return daemon_arguments, parent(daemon)[1], gc.get_freeze_count()
+
+    facts = spark.sparkContext.parallelize(range(4), 4).map(worker_facts).collect()
+    assert all("pytest_sparkpar.worker_daemon" in daemon for daemon, _, _ in facts), facts
+    assert all("-XX:TieredStopAtLevel=1" in jvm for _, jvm, _ in facts), facts
+    assert any(frozen > 0 for _, _, frozen in facts), facts  # the session's start ran tasks
 
 
 def test_combiner_subtraction(sparkpar):
