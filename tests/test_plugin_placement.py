@@ -57,3 +57,19 @@ def test_empty_partitions_stay_empty_and_values_round_trip(spark):
     assert run_batch(pool, where_rows_are, {"df": data}, variant).rows == [(2, 1), (3, 4), (1, 4)]
     out = run_batch(pool, lambda df: df, {"df": data}, variant)
     assert out.rows == [data.rows[1], data.rows[2], data.rows[0]]
+
+
+def test_a_thread_keeps_its_session_and_each_run_gets_its_confs(spark):
+    data = normalise(spark, ([(1,), (2,)], "id int"), None)
+    pool = SessionPool(spark)
+    seen = []
+
+    def job(df):
+        seen.append((df.sparkSession, df.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+        return df
+
+    for partitions in (3, 5):
+        variant = il.Interleaving({"df": il.Placement((0, 1), 1, (0, 0), (0, 0))}, partitions, False)
+        run_batch(pool, job, {"df": data}, variant)
+    assert [conf for _, conf in seen] == ["3", "5"]
+    assert seen[0][0] is seen[1][0]
