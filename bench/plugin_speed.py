@@ -8,11 +8,13 @@
 
 Throughput: the reference job (tests/plugin_jobs/fixed_pandas_ffill.py: 300 rows, groupBy plus a
 grouped pandas function) under --variants interleavings, two ways on the same warm session:
-  * sparkpar: exact placement (each input partition parallelized as one slice), a `newSession()` per
-    variant for its SQL confs, 3 threads;
+  * sparkpar: exact placement (each input partition parallelized as one slice), 3 threads, each
+    with its own `newSession()` and each variant's SQL confs set on it;
   * naive: the straightforward serial loop — for each variant set the confs on the session,
     `createDataFrame(shuffled rows).repartition(n)`, run the job, collect.
-  The two alternate in --blocks blocks, so a change of load weighs on both.
+  The two alternate in --blocks blocks, so a change of load weighs on both. Each side's CPU-seconds
+  per interleaving (the whole process tree, a steadier figure than wall time on a shared machine)
+  are printed too.
 Start-up (--startup N): N pairs of fresh processes, alternating, each starting the session on the
 master with and without the class-data archive (pytest_sparkpar.class_archive; made first in a
 temporary cache if need be): wall and CPU seconds of the process tree (driver and executor JVMs,
@@ -144,13 +146,14 @@ def throughput(spark, variants: int, blocks: int) -> None:
     checker.search(datasets, sequential, 0)  # warm-up: JIT, Python workers on both executors
     rng = random.Random(1)
     data = datasets["df"]
-    ours = naive = 0.0
+    ours = naive = ours_cpu = naive_cpu = 0.0
     for block in range(blocks):
-        start_time = time.perf_counter()
+        start_time, start_cpu = time.perf_counter(), tree_cpu_seconds()
         assert checker.search(datasets, sequential, 1 + block) is None
         ours += time.perf_counter() - start_time
+        ours_cpu += tree_cpu_seconds() - start_cpu
 
-        start_time = time.perf_counter()
+        start_time, start_cpu = time.perf_counter(), tree_cpu_seconds()
         for _ in range(size):
             variant = il.draw(il.RandomChooser(rng), checker.spec(datasets), False, checker.default_parallelism)
             for key, value in variant.confs().items():
@@ -161,6 +164,7 @@ def throughput(spark, variants: int, blocks: int) -> None:
             )
             module.job(frame).collect()
         naive += time.perf_counter() - start_time
+        naive_cpu += tree_cpu_seconds() - start_cpu
     spark.conf.set("spark.sql.shuffle.partitions", "4")
     done = size * blocks
     print(
@@ -169,6 +173,10 @@ def throughput(spark, variants: int, blocks: int) -> None:
     print(
         f"  sparkpar {done / ours:.2f} interleavings/s, naive serial loop {done / naive:.2f}/s, "
         f"ratio {naive / ours:.2f}x (load {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"  CPU-seconds per interleaving (driver and executor JVMs, Python workers, this process): "
+        f"sparkpar {ours_cpu / done:.3f}, naive {naive_cpu / done:.3f}"
     )
 
 
