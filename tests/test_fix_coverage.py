@@ -376,7 +376,16 @@ def test_a_partition_id_used_as_a_key_says_why_it_is_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
-    assert all(f.no_fix_reason.startswith("`spark_partition_id()` says where a row sits") for f in findings)
+    assert all(f.no_fix_reason.startswith("`spark_partition_id()` batches rows for a function") for f in findings)
+    # Joined on rather than handed to a function: the generic reason.
+    joined = code.replace(
+        'labelled = batched.groupBy("batch").applyInPandas(label, "sensor string, label long")\n',
+        'labelled = batched.join(batched.groupBy("batch").count(), "batch")\n',
+    )
+    findings = [f for f in analyze("job.py", joined) if f.rule_id == "SPX105"]
+    assert findings and all(
+        f.no_fix_reason.startswith("`spark_partition_id()` says where a row sits") for f in findings
+    )
 
 
 def test_lists_in_expr_strings_that_line_up_share_one_struct():
@@ -445,9 +454,9 @@ def test_random_draws_with_no_row_hash_say_why_they_are_left():
         "from pyspark.sql import SparkSession\n"
         "from pyspark.sql import functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
-        'labelled = spark.sparkContext.textFile("labelled")\n'
-        "train, test = labelled.randomSplit([0.8, 0.2])\n"
-        'train.saveAsTextFile("train")\n'
+        "def split(labelled):\n"
+        "    train, test = labelled.randomSplit([0.8, 0.2])\n"
+        '    train.saveAsTextFile("train")\n'
         'salted = spark.read.parquet("t").withColumn("_salt", (F.randn(seed=7) * 8).cast("int"))\n'
         'salted.groupBy("key", "_salt").count().write.parquet("counts")\n'
     )
@@ -455,7 +464,7 @@ def test_random_draws_with_no_row_hash_say_why_they_are_left():
     assert len(findings) == 2 and all(f.fix is None for f in findings)
     reasons = sorted(f.no_fix_reason for f in findings)
     assert reasons[0].startswith("`randn` is not derived from the row")
-    assert reasons[1].startswith("an RDD's values have no columns to hash")
+    assert reasons[1].startswith("the split rows come from outside this module")
 
 
 def test_a_first_ignoring_nulls_over_its_own_descending_sort_becomes_max():

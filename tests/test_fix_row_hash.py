@@ -63,8 +63,13 @@ def test_a_one_line_random_split_becomes_one_filter_a_line():
 
 
 def test_a_three_way_split_filters_the_middle_share_with_between():
-    code = "def split(df):\n    return df.randomSplit([0.8, 0.1, 0.1])\n"
-    fixed = _fixed("from pyspark.sql import functions as F\n" + code)
+    code = (
+        "from pyspark.sql import SparkSession, functions as F\n"
+        "def split(spark: SparkSession):\n"
+        '    df = spark.read.csv("tweets", header=True)\n'
+        "    return df.randomSplit([0.8, 0.1, 0.1])\n"
+    )
+    fixed = _fixed(code)
     assert '        df.filter(F.pmod(F.xxhash64("*"), 100).between(80, 89)),\n' in fixed
     assert '        df.filter(F.pmod(F.xxhash64("*"), 100) >= 90),\n    ]\n' in fixed
 
@@ -146,9 +151,15 @@ def test_ids_of_rows_with_copies_number_the_copies_in_a_backslash_chain():
 def test_unfixed_draws_and_splits_say_why():
     prelude = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
     assert (
-        "no columns to hash"
+        "outside this module"
+        in _reasons(prelude + 'def split(rows):\n    a, b = rows.randomSplit([0.5, 0.5])\n    a.saveAsTextFile("a")\n')[
+            0
+        ]
+    )
+    assert (
+        "whole percents"
         in _reasons(
-            prelude + 'a, b = spark.sparkContext.textFile("t").randomSplit([0.5, 0.5])\na.saveAsTextFile("a")\n'
+            prelude + 'rows = spark.read.parquet("t")\na, b = rows.randomSplit([1, 2])\na.write.parquet("a")\n'
         )[0]
     )
     assert (
@@ -159,3 +170,28 @@ def test_unfixed_draws_and_splits_say_why():
         "does not expand"
         in _reasons(prelude + 'spark.read.parquet("t").orderBy(F.rand()).limit(5).write.parquet("s")\n')[0]
     )
+
+
+def test_an_rdd_split_filters_on_each_values_checksum():
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'lines = spark.sparkContext.textFile("points")  # one point a line\n'
+        "train, val, test = lines.randomSplit([8, 1, 1])\n"
+        'train.saveAsTextFile("train")\n'
+    )
+    assert _fixed(code) == (
+        "from pyspark.sql import SparkSession\n"
+        "import zlib\n"
+        "\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'lines = spark.sparkContext.textFile("points")  # one point a line\n'
+        "train, val, test = [\n"
+        "    lines.filter(lambda value: zlib.crc32(repr(value).encode()) % 100 < 80),\n"
+        "    lines.filter(lambda value: 80 <= zlib.crc32(repr(value).encode()) % 100 < 90),\n"
+        "    lines.filter(lambda value: zlib.crc32(repr(value).encode()) % 100 >= 90),\n"
+        "]\n"
+        'train.saveAsTextFile("train")\n'
+    )
+    # A module that already uses the name `value` gets another lambda parameter.
+    assert "lambda item: " in _fixed(code.replace("# one point a line", "# value: one point a line"))

@@ -39,6 +39,16 @@ def job(spark, readings):
 """
 )
 
+RDD_SPLIT = (
+    _INPUTS
+    + """\
+def job(spark, readings):
+    pairs = spark.table("readings").rdd.map(lambda r: (r.sensor, r.value))
+    train, test = pairs.randomSplit([0.7, 0.3])
+    return train.map(lambda p: (*p, "train")).union(test.map(lambda p: (*p, "test")))
+"""
+)
+
 # Many rows with copies (600 readings, 377 distinct), from a table: ids numbered among copies.
 IDS = (
     _INPUTS
@@ -92,6 +102,18 @@ def test_hashed_split_keeps_each_row_in_one_split_under_every_partitioning(clust
     rows = load_job(tmp_path / "original.py").INPUTS["readings"]
     assert Counter((s, v) for s, v, _ in after[0]) == Counter((r["sensor"], r["value"]) for r in rows)
     assert all(len({p for s, v, p in after[0] if (s, v) == key}) == 1 for key in {(s, v) for s, v, _ in after[0]})
+
+
+@pytest.mark.spark
+def test_hashed_rdd_split_keeps_each_value_in_one_split_under_every_partitioning(cluster_spark, tmp_path: Path):
+    original, fixed = _jobs(
+        tmp_path, RDD_SPLIT, "pairs.filter(lambda item: zlib.crc32(repr(item).encode()) % 100 < 70)"
+    )
+    before, after = _outputs(cluster_spark, original), _outputs(cluster_spark, fixed)
+    assert any(o != before[0] for o in before)
+    assert all(o == after[0] for o in after)
+    rows = load_job(tmp_path / "original.py").INPUTS["readings"]
+    assert Counter((s, v) for s, v, _ in after[0]) == Counter((r["sensor"], r["value"]) for r in rows)
 
 
 @pytest.mark.spark

@@ -8,11 +8,13 @@ offered there only; `F.struct("*")` does the same inside a window over such a pr
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.graph.stage_graph import ColumnCall, StageNode
+from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 
 # Doubles hold every integer below 2**53: pmod(hash, 2**53) / 2**53 is exact and uniform in [0, 1).
 _RANGE_BITS = 53
@@ -79,15 +81,7 @@ def bucket_filters(
                 ],
             )
             conditions.append(between)
-    inner, last = indent + "    ", len(conditions) - 1
-    elements = [
-        cst.Element(
-            cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("filter")), args=[cst.Arg(condition)]),
-            comma=cst.Comma(whitespace_after=_break(inner if i < last else indent)),
-        )
-        for i, condition in enumerate(conditions)
-    ]
-    return cst.List(elements, lbracket=cst.LeftSquareBracket(whitespace_after=_break(inner))), imports
+    return _filters(receiver, conditions, indent), imports
 
 
 def copy_numbered_hash(like: cst.Call, window: cst.Name) -> tuple[cst.Call, tuple]:
@@ -192,7 +186,7 @@ def hashed_draw(node: StageNode, call: ColumnCall) -> Fix | str:
     return Fix(UNSAFE, description, ((call.call, value),), imports)
 
 
-def hashed_split(node: StageNode, source: str) -> Fix | str:
+def hashed_split(graph: StageGraph, node: StageNode, source: str) -> Fix | str:
     """`df.randomSplit([0.8, 0.2])` → `[df.filter(<bucket> < 80), df.filter(<bucket> >= 80)]`,
     the bucket `pmod(xxhash64("*"), 100)` of each row (for an unseeded split: any split could come out).
 
@@ -200,19 +194,20 @@ def hashed_split(node: StageNode, source: str) -> Fix | str:
     partitioning; the split sizes follow the hash (close to the weights on many distinct rows,
     not Bernoulli draws), and identical rows land together."""
     call = node.call
-    if node.receiver == "RDD":
-        return (
-            "an RDD's values have no columns to hash: a split derived from each value "
-            "(`filter(lambda v: zlib.crc32(repr(v).encode()) % 10 < 8)`) is the author's to choose"
-        )
     if call is None or not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
-        return "the split DataFrame is not held in a variable that each split could filter"
+        return "the split rows are not held in a variable that each split could filter"
+    chain = list(graph.upstream(node))
+    if not chain or chain[-1].spec is None or not chain[-1].spec.source:
+        # A parameter's type is only guessed from the method: an RDD's split takes no columns.
+        return "the split rows come from outside this module, so whether they are a DataFrame or an RDD is not known"
     weights = _weights(call)
     cuts = split_buckets(weights) if weights is not None else None
     if cuts is None:
         return "the split weights are not literal numbers whose shares fit whole percents (or thousandths)"
     line = source.splitlines()[node.span.line - 1] if node.span.line <= len(source.splitlines()) else ""
     indent = line[: len(line) - len(line.lstrip())]
+    if node.receiver == "RDD":
+        return _hashed_rdd_split(call, call.func.value, *cuts, indent, source)
     # No functions call to imitate: the engine writes the module's alias, or bare names if safe.
     splits, imports = bucket_filters(cst.Call(func=cst.Name("randomSplit")), call.func.value, *cuts, indent)
     description = (
@@ -220,6 +215,61 @@ def hashed_split(node: StageNode, source: str) -> Fix | str:
         "in each split under any partitioning; the sizes follow the hash, not random draws"
     )
     return Fix(UNSAFE, description, ((call, splits),), imports)
+
+
+def _hashed_rdd_split(
+    call: cst.Call, receiver: cst.Name, cuts: list[int], buckets: int, indent: str, source: str
+) -> Fix | str:
+    """An RDD's `randomSplit` → `[rdd.filter(lambda value: zlib.crc32(repr(value).encode()) % 100 < 80), ...]`:
+    each value's `repr` (as `sortBy(repr)` numbers values in the zipWithIndex fix) hashed with a
+    checksum that is the same in every process, unlike `hash()` of a string."""
+    if re.search(r"\bzlib\b", source) and not re.search(r"^import zlib$", source, re.MULTILINE):
+        return "the module binds `zlib` otherwise: a split on each value's checksum is the author's to write"
+    if re.search(r"\brepr\b\s*=|def repr\b|import .*\brepr\b", source):
+        return "the module rebinds `repr`: a split on each value's checksum is the author's to write"
+    param = next(n for n in ("value", "item", "element", "value_") if not re.search(rf"\b{n}\b", source))
+    checksum = cst.BinaryOperation(
+        left=cst.parse_expression(f"zlib.crc32(repr({param}).encode())"),
+        operator=cst.Modulo(),
+        right=cst.Integer(str(buckets)),
+    )
+    bounds = [0, *cuts, buckets]
+    conditions: list[cst.BaseExpression] = []
+    for low, high in zip(bounds, bounds[1:]):
+        if low == 0:
+            conditions.append(_compare(checksum, cst.LessThan(), high))
+        elif high == buckets:
+            conditions.append(_compare(checksum, cst.GreaterThanEqual(), low))
+        else:
+            conditions.append(
+                cst.Comparison(
+                    left=cst.Integer(str(low)),
+                    comparisons=[
+                        cst.ComparisonTarget(cst.LessThanEqual(), checksum),
+                        cst.ComparisonTarget(cst.LessThan(), cst.Integer(str(high))),
+                    ],
+                )
+            )
+    predicates = [cst.Lambda(cst.Parameters([cst.Param(cst.Name(param))]), c) for c in conditions]
+    splits = _filters(receiver, predicates, indent)
+    description = (
+        f"`randomSplit` → filters on each value's checksum (`zlib.crc32(repr(value).encode()) % {buckets}`): "
+        "the same values in each split under any partitioning; the sizes follow the checksum"
+    )
+    return Fix(UNSAFE, description, ((call, splits),), (("zlib", None),))
+
+
+def _filters(receiver: cst.Name, conditions: list[cst.BaseExpression], indent: str) -> cst.List:
+    """`[receiver.filter(c1), receiver.filter(c2), ...]`, one a line."""
+    inner, last = indent + "    ", len(conditions) - 1
+    elements = [
+        cst.Element(
+            cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("filter")), args=[cst.Arg(condition)]),
+            comma=cst.Comma(whitespace_after=_break(inner if i < last else indent)),
+        )
+        for i, condition in enumerate(conditions)
+    ]
+    return cst.List(elements, lbracket=cst.LeftSquareBracket(whitespace_after=_break(inner)))
 
 
 def _weights(call: cst.Call) -> list[float] | None:

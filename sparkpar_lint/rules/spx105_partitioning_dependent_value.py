@@ -352,7 +352,7 @@ class PartitioningDependentValue(Rule):
             f"a seed fixes `{node.method}`'s draw for one partitioning only; a split derived from each "
             "row (`xxhash64(<id>) % 10 < 8`) needs the id column, which is the author's to choose"
         )
-        fix = hashed_split(node, ctx.source) if node.method == "randomSplit" else why
+        fix = hashed_split(ctx.graph, node, ctx.source) if node.method == "randomSplit" else why
         return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=fix)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
@@ -529,6 +529,16 @@ def _only_batches_rows(graph: StageGraph, node: StageNode, column: str) -> bool:
     return True
 
 
+def _feeds_grouped_map(graph: StageGraph, node: StageNode, column: str) -> bool:
+    """A `groupBy(<column>)` downstream hands its groups to a pandas/arrow function."""
+    return any(
+        grouping.method in ("groupBy", "groupby")
+        and column in _key_columns(grouping)
+        and any(c.method in _GROUPED_MAPS for c in graph.consumers(grouping))
+        for grouping in graph.downstream(node)
+    )
+
+
 def _layout_only(graph: StageGraph, node: StageNode, depth: int) -> bool:
     """Every path from `node` shows or counts rows, or measures partitions (`rdd.glom().map(len)`,
     `getNumPartitions`): nothing reads a row's values."""
@@ -626,6 +636,13 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
             "(`xxhash64(<key>) % <buckets>`) needs the key columns, which are the author's to choose"
         )
     if call.function == "spark_partition_id":
+        name = _bound_name(node, call)
+        if name is not None and _feeds_grouped_map(graph, node, name):
+            return (
+                "`spark_partition_id()` batches rows for a function that reads its batch as a whole: a batch "
+                "derived from the row (`pmod(xxhash64(<columns>), <n>)`) would still hand each batch its rows "
+                "in shuffle order, so the function itself needs an order or a key"
+            )
         return (
             "`spark_partition_id()` says where a row sits, not what it holds: a key derived from the "
             "row (`xxhash64(<id>) % <batches>`) needs a batch count, which is the author's to choose"
