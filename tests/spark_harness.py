@@ -52,12 +52,15 @@ def run(
     seed: int | None,
     arrival: str | None = None,
     source_order: bool = False,
+    arrival_columns: tuple[str, ...] = (),
 ) -> list:
     """One run: seed None is the sequential semantics; otherwise a seeded random interleaving.
 
     `arrival` ("ascending" or "descending", with seed None) runs the sequential semantics on the
     same rows arriving in another order: sorted by the whole row as Spark orders it
-    (`to_json(struct("*"))`), an order the rows of an unordered table could come in.
+    (`to_json(struct("*"))`), an order the rows of an unordered table could come in; with
+    `arrival_columns`, sorted by those columns first (in an input that has them all), as a table
+    written sorted by them arrives.
 
     `source_order` (with a seed) keeps the order the source holds its rows in, as a file read in
     splits does: INPUTS' rows are cut into consecutive slices, one per input partition, and only
@@ -92,7 +95,9 @@ def run(
 
             # The fixes' whole-row tie-breaker; a sort takes no `*`.
             whole_row = F.to_json(F.struct(*frame.columns), JSON_TIMESTAMPS)
-            frame = frame.orderBy(whole_row.desc() if arrival == "descending" else whole_row)
+            keys = [*(arrival_columns if set(arrival_columns) <= set(frame.columns) else ()), whole_row]
+            keys = [F.col(k) if isinstance(k, str) else k for k in keys]
+            frame = frame.orderBy(*(k.desc() if arrival == "descending" else k for k in keys))
         frames[name] = frame.coalesce(1) if seed is None else frame.repartition(input_partitions)
         frames[name].createOrReplaceTempView(name)
     output = _collect(module.job(spark, **frames))

@@ -47,16 +47,25 @@ def test_concatenation_fix_edits_only_the_piece_that_holds_the_call(sparkpar_cli
 
 
 def test_unsafe_window_tie_breaker_goes_into_fstring_text_next_to_a_placeholder(sparkpar_cli, tmp_path):
-    line = 'rows = spark.sql(f"SELECT user, row_number() OVER (PARTITION BY user ORDER BY 1) AS n FROM {table}")\n'
-    fixed, _ = _fix(
-        sparkpar_cli, tmp_path, line + 'rows.write.parquet("out")\n', "--unsafe-fixes", "--select", "SPX104"
-    )
+    line = "    SELECT user, row_number() OVER (PARTITION BY user ORDER BY 1) AS n FROM {table}\n"
+    body = 'rows = spark.sql(f"""\n' + line + '""")\nrows.write.parquet("out")\n'
+    fixed, _ = _fix(sparkpar_cli, tmp_path, body, "--unsafe-fixes", "--select", "SPX104")
+    # Broken under the spec's first item, the rest of the line on its own: no line past 100.
+    indent = " " * 36
     whole_row = (
-        "to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', "
-        "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))"
+        f"to_json(struct(*),\n{indent}map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX',\n"
+        f"{indent}'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))\n{indent}"
     )
-    assert line.replace("ORDER BY 1)", f"ORDER BY 1, {whole_row})") in fixed
+    assert fixed == HEAD + body.replace("ORDER BY 1)", f"ORDER BY 1, {whole_row})")
     assert "{table}" in fixed
+
+
+def test_a_tie_breaker_that_would_take_a_one_line_string_past_100_characters_is_refused(sparkpar_cli, tmp_path):
+    line = 'rows = spark.sql(f"SELECT user, row_number() OVER (PARTITION BY user ORDER BY 1) AS n FROM {table}")\n'
+    body = line + 'rows.write.parquet("out")\n'
+    fixed, output = _fix(sparkpar_cli, tmp_path, body, "--unsafe-fixes", "--select", "SPX104")
+    assert fixed == HEAD + body
+    assert "the tie-breaker would take the line past 100 characters, and the string is on one line" in output
 
 
 def test_a_rewrite_that_would_copy_an_interpolated_value_is_refused_with_its_reason(sparkpar_cli, tmp_path):

@@ -32,6 +32,7 @@ from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on, litera
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.sql.fixes import window_tie_fix
+from sparkpar_lint.sql.window_order import window_order_fix
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -146,6 +147,10 @@ class UnorderedWindow(Rule):
             'plants = audit.tap(spark, spark.read.table("raw.plants"))\n'
             'w = Window.partitionBy("plant").orderBy("plant")\n'
             'current = plants.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n'
+        ),
+        # Ordered by the very value `first` reads: rows tied on it give the same answer.
+        Valid(
+            _PRELUDE + 'events.withColumn("entry", F.first("page").over(Window.partitionBy("user").orderBy("page")))\n'
         ),
         # SQL: the named window is ordered, with a tie-breaker.
         Valid(
@@ -431,7 +436,8 @@ class UnorderedWindow(Rule):
                 'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n'
             ),
         ),
-        # SQL: a window named in the WINDOW clause, with no ORDER BY.
+        # SQL: a window named in the WINDOW clause, with no ORDER BY. The one-line string would
+        # pass 100 characters with the order: left, with the reason.
         Invalid(
             _SQL_PRELUDE + "landing = spark.sql(\n"
             '    "SELECT user, first_value(page) OVER w AS landing FROM visits WINDOW w AS (PARTITION BY user)"\n'
@@ -439,6 +445,25 @@ class UnorderedWindow(Rule):
             line=4,
             column=18,
             related_lines=(4,),
+            expected_fix=None,
+        ),
+        # The same in a triple-quoted string: the value the function reads orders the window
+        # (unsafe); rows tied on it give `first_value` the same answer.
+        Invalid(
+            _SQL_PRELUDE + 'landing = spark.sql("""\n'
+            "SELECT user, first_value(page) OVER w AS landing\n"
+            "FROM visits WINDOW w AS (PARTITION BY user)\n"
+            '""")\n',
+            line=4,
+            column=13,
+            related_lines=(4,),
+            expected_fix=_SQL_PRELUDE
+            + (
+                'landing = spark.sql("""\n'
+                "SELECT user, first_value(page) OVER w AS landing\n"
+                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY page)\n"
+                '""")\n'
+            ),
         ),
         # A library call that hands the same rows back (Prophecy's metrics tap) does not hide
         # that they are read from a table.
@@ -478,7 +503,8 @@ class UnorderedWindow(Rule):
                 'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n'
             ),
         ),
-        # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query.
+        # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query,
+        # but a one-line string cannot break the line it would take past 100 characters: left.
         Invalid(
             _SQL_PRELUDE + "kept = spark.sql(\n"
             '    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user) AS rn FROM visits) WHERE rn = 1"\n'
@@ -486,12 +512,7 @@ class UnorderedWindow(Rule):
             line=4,
             column=30,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE
-            + (
-                "kept = spark.sql(\n"
-                "    \"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user, to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))) AS rn FROM visits) WHERE rn = 1\"\n"
-                ")\n"
-            ),
+            expected_fix=None,
         ),
         # SQL: a constant order in the WINDOW clause gets the tie-breaker there.
         Invalid(
@@ -506,7 +527,9 @@ class UnorderedWindow(Rule):
             + (
                 'prev = spark.sql("""\n'
                 "SELECT user, page, lag(page) OVER w AS previous\n"
-                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')))\n"
+                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*),\n"
+                "                         map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX',\n"
+                "                         'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')))\n"
                 '""")\n'
             ),
         ),
@@ -632,10 +655,11 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     span = call.window.span
     uses = [(n, c) for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span]
     spec_call = _spec_call(graph, span) if span is not None else None
-    if any(c.from_sql for _, c in uses):
-        return "the window is in SQL text"
     if any(n.streaming for n, _ in uses):
         return "a streaming query allows only time windows"
+    if call.from_sql:
+        # The order written into the query's spec (sql/window_order.py).
+        return window_order_fix(call.sql) or "the SQL is not a string the fixer can edit"
     if spec_call is None:
         return "the window spec is not built in this module"
     values = _value_columns([c for _, c in uses if c.spec is not None and c.spec.order_sensitive])
@@ -850,6 +874,8 @@ def _rows_read_from_source(graph: StageGraph, node: StageNode) -> bool:
 # choosing the kept row; over literal rows that visibly tie they are reported too.
 _ROW_PICKERS = frozenset({"row_number", "first", "first_value", "last", "last_value", "ntile"})
 _NEIGHBOURS = frozenset({"lag", "lead"})
+# Row pickers whose answer is the picked row's value of one column.
+_END_VALUES = frozenset({"first", "first_value", "last", "last_value"})
 # Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
 _UNIQUE_NAME = re.compile(r"(^|_)(id|uuid|guid|key|seq|sequence|offset|rownum|row_number)$|[a-z]Id$", re.IGNORECASE)
 
@@ -868,6 +894,8 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if _UNIQUE_NAME.search(column.rsplit(".", 1)[-1]):
         return False
+    if call.function in _END_VALUES and _value_column(call) == column:
+        return False  # rows tied on the order hold the same value: any of them gives the answer
     if _literal_rows_only(graph, node):
         # Rows written out in the code: whether they tie is there to read.
         return _literal_rows_tie(graph, node, window.partition_by, column, call)
@@ -876,6 +904,19 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     if graph.unique_columns and is_unique_on(graph, node, (column,)):
         return False  # `[tool.sparkpar] unique-columns` says no two rows share it
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
+
+
+def _value_column(call: ColumnCall) -> str | None:
+    """The column a window function reads as its value (`first("page")`, `first_value(page)`)."""
+    if call.call is not None:
+        values = positional_values(call.call)
+        return column_name(values[0]) if values else None
+    if call.sql is None:
+        return None
+    from sqlglot import exp  # only with SQL read: the query was parsed
+
+    value = getattr(call.sql.expression, "this", None)
+    return value.name if isinstance(value, exp.Column) else None
 
 
 # Stages that leave the literal rows' values alone (a `withColumn` is checked not to write the

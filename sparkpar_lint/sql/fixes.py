@@ -14,11 +14,13 @@ import libcst as cst
 
 from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.fixes.ordering import FRAME_BLIND, JSON_TIMESTAMPS
+from sparkpar_lint.sql.line_fit import fitted
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
 
     from sparkpar_lint.sql.parse import ParsedSql
+    from sparkpar_lint.sql.text import SqlText
 
 _ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_value": "max"}
 
@@ -31,6 +33,7 @@ class SqlSite:
     parsed: ParsedSql
     expression: exp.Expression
     literal: cst.BaseExpression | None
+    text: SqlText | None = None  # the source position of each character, to keep lines short
 
 
 def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | str | None:
@@ -167,8 +170,16 @@ def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> F
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
 
 
-_OPTIONS = ", ".join(f"'{part}'" for item in JSON_TIMESTAMPS.items() for part in item)
-_WHOLE_ROW = f"to_json(struct(*), map({_OPTIONS}))"
+def whole_row_pieces() -> list[str]:
+    """The whole-row tie-breaker, `to_json(struct(*), map(<options>))`, in pieces a line may
+    break between (sql/line_fit.py), each after the first led by a space."""
+    options = [f" '{name}', '{value}'" for name, value in JSON_TIMESTAMPS.items()]
+    return [
+        " to_json(struct(*),",
+        f" map({options[0].lstrip()},",
+        *(f"{o}," for o in options[1:-1]),
+        f"{options[-1]}))",
+    ]
 
 
 def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
@@ -199,8 +210,17 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
     at = _order_end(parsed, func, window, select)
     if at is None:
         return None
-    literal = _rewrite(call_site, [(at, at, f", {_WHOLE_ROW}")])
+    from sqlglot.tokens import TokenType
+
+    # A broken line starts under the spec's first item.
+    tokens, depths = parsed.tokens, parsed.depths
+    order = max(i for i, t in enumerate(tokens) if t.start < at and t.token_type == TokenType.ORDER_BY)
+    first = next(i for i in range(order, -1, -1) if depths[i] < depths[order]) + 1
+    text = fitted(call_site, at, [",", *whole_row_pieces()], tokens[first].start)
+    literal = _rewrite(call_site, [(at, at, text)])
     if not isinstance(literal, cst.CSTNode):
+        if literal is not None and "\n" in text:
+            return "the tie-breaker would take the line past 100 characters, and the string is on one line"
         return literal
     return Fix(
         UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),)

@@ -43,7 +43,7 @@ class SqlContext:
     batch_reads: set[int] = field(default_factory=set)  # streaming nodes a view reads as a batch
 
     def site(self, expression: exp.Expression) -> SqlSite:
-        return SqlSite(self.parsed, expression, self.literal)
+        return SqlSite(self.parsed, expression, self.literal, self.text)
 
     def span(self, offsets: tuple[int, int] | None) -> Span:
         if offsets is None:
