@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sparkpar_lint.fixes.chain import drop_call, insert_before, receiver_of
+from sparkpar_lint.fixes.edits import string
 from sparkpar_lint.fixes.model import SAFE, Fix
-from sparkpar_lint.graph.forwarding import stale_partitioning
+from sparkpar_lint.graph.forwarding import changed_columns, stale_partitioning
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -63,7 +64,8 @@ class KeyChangedAfterPartitioning(Rule):
         ),
     ]
     INVALID = [
-        # In SQL: DISTRIBUTE BY in the inner query, the key rewritten by the outer SELECT.
+        # In SQL: DISTRIBUTE BY in the inner query, the key rewritten by the outer SELECT. The
+        # consumer repartitions by the new values; the clause, feeding nothing else, goes.
         Invalid(
             _PRELUDE
             + 'orders.createOrReplaceTempView("orders")\n'
@@ -74,6 +76,45 @@ class KeyChangedAfterPartitioning(Rule):
             line=8,
             column=24,
             related_lines=(8, 9),
+            expected_fix=_PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders)")\n'
+            + 'normalised.repartition("user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
+        ),
+        # The same SQL read twice: the clause stays for the other reader.
+        Invalid(
+            _PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
+            + 'normalised.write.parquet("copy")\n'
+            + "normalised.mapInPandas(per_user, "
+            + _SCHEMA
+            + ")\n",
+            line=8,
+            column=24,
+            related_lines=(8, 10),
+            expected_fix=_PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
+            + 'normalised.write.parquet("copy")\n'
+            + 'normalised.repartition("user").mapInPandas(per_user, '
+            + _SCHEMA
+            + ")\n",
+        ),
+        # The SELECT leaves the key out: no column of that name to repartition by.
+        Invalid(
+            _PRELUDE
+            + 'orders.createOrReplaceTempView("orders")\n'
+            + 'totals = spark.sql("SELECT amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
+            + "totals.mapInPandas(per_user, "
+            + _SCHEMA
+            + ")\n",
+            line=8,
+            column=20,
+            related_lines=(8, 9),
+            expected_fix=None,
         ),
         Invalid(
             _PRELUDE
@@ -168,11 +209,13 @@ class KeyChangedAfterPartitioning(Rule):
             yield self.finding(ctx, breaker.span, message, related=related, fix=_fix(graph, partitioner, node))
 
 
-def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | None:
+def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str | None:
     """The same `repartition` right before the partition-local consumer, after every change.
 
     The original is dropped when the consumer is all it feeds; otherwise it stays for the others.
     """
+    if partitioner.call is None and partitioner.sql is not None:
+        return _distribute_fix(graph, partitioner, consumer)
     if partitioner.call is None or consumer.call is None or receiver_of(partitioner.call) is None:
         return None
     if receiver_of(consumer.call) is None:
@@ -184,3 +227,71 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
         replacements.append((partitioner.call, drop_call))
     description = f"move `{partitioner.method}` after the key change, right before `{consumer.method}`"
     return Fix(SAFE, description, tuple(replacements))
+
+
+def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str:
+    """`DISTRIBUTE BY k` under a SELECT that rewrites `k` -> `.repartition("k")` right before the
+    consumer, the clause removed when the consumer is all its rows feed (the same partitioning
+    by the new values that the fixed twin's outer `DISTRIBUTE BY` gives)."""
+    if consumer.call is None or receiver_of(consumer.call) is None:
+        return "the consumer is not a method call in this module to put `repartition` before"
+    if partitioner.columns.calls or not partitioner.keys:
+        return "`DISTRIBUTE BY` an expression: the key to repartition by after the change is the author's"
+    path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
+    for node in path[1:]:
+        changed = changed_columns(node, partitioner.keys)
+        kept = node.projection.defined | node.projection.passed if node.projection is not None else set()
+        if changed and (node.method not in _KEEPS_NAME or any(k.lower() not in kept for k in changed)):
+            # Dropped or renamed: no column of that name left to repartition by.
+            return "a step drops or renames the key: which column to repartition by is the author's"
+    moved = insert_before("repartition", [string(k) for k in partitioner.keys], skip_rdd=True)
+    replacements: list = [(consumer.call, moved)]
+    if all(len(graph.consumers(n)) == 1 for n in path):
+        removed = _without_distribute(partitioner.sql)
+        if removed is not None:
+            replacements.append(removed)
+    description = f"repartition by the new `{', '.join(partitioner.keys)}` right before `{consumer.method}`"
+    if len(replacements) > 1:
+        description += " (the earlier `DISTRIBUTE BY` removed)"
+    return Fix(SAFE, description, tuple(replacements))
+
+
+# Stages whose rewrite of a key keeps a column of its name (a SELECT naming its value, withColumn).
+_KEEPS_NAME = frozenset({"select", "withColumn", "withColumns"})
+
+
+def _key_tokens():
+    from sqlglot.tokens import TokenType
+
+    return frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.COMMA})
+
+
+def _without_distribute(site) -> tuple | None:
+    """(literal, literal without the `DISTRIBUTE BY` clause) where the text allows, else None.
+    Not for CLUSTER BY or a SELECT that also sorts (SORT BY) its partitions."""
+    from sqlglot import exp
+    from sqlglot.tokens import TokenType
+
+    from sparkpar_lint.sql.literal_edit import rewrite
+
+    clause, parsed = site.expression, site.parsed
+    select = clause.parent
+    if site.literal is None or not parsed.rewritable or not isinstance(clause, exp.Distribute):
+        return None
+    if not isinstance(select, exp.Select) or select.args.get("sort") is not None:
+        return None
+    where = parsed.clause(select, TokenType.DISTRIBUTE_BY)
+    tokens, depths = parsed.tokens, parsed.depths
+    index = next((i for i, t in enumerate(tokens) if where and t.start == where[0]), None)
+    keys = [k.this if isinstance(k, exp.Ordered) else k for k in clause.expressions]
+    if not index or not all(isinstance(k, exp.Column) for k in keys):
+        return None
+    # The keys: names, dots and commas at the clause's depth, up to what closes the query.
+    last = index
+    while last + 1 < len(tokens) and depths[last + 1] == depths[index] and tokens[last + 1].token_type in _key_tokens():
+        last += 1
+    if last == index or (last + 1 < len(tokens) and depths[last + 1] == depths[index]):
+        return None  # something follows the keys in the same query: leave the text alone
+    start, end = tokens[index - 1].end + 1, tokens[last].end + 1
+    literal = rewrite(site.literal, parsed.text, [(start, end, "")])
+    return (site.literal, literal) if not isinstance(literal, str) else None

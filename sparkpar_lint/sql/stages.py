@@ -184,7 +184,7 @@ def _distribution(ctx: SqlContext, select: exp.Select, current: int | None) -> i
         kind = TokenType.CLUSTER_BY if cluster is not None else TokenType.DISTRIBUTE_BY
         calls = calls_in(ctx, [_unordered(e) for e in distribute.expressions], {})
         span = ctx.span(ctx.parsed.clause(select, kind))
-        current = ctx.add("DataFrame", "repartition", [current], span, keys=keys, calls=calls).id
+        current = ctx.add("DataFrame", "repartition", [current], span, keys=keys, calls=calls, site=distribute).id
     sort = cluster or select.args.get("sort")
     if sort is not None:
         keys = tuple(_column_name(_unordered(e)) for e in sort.expressions)
