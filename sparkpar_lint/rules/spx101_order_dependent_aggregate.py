@@ -153,6 +153,29 @@ class OrderDependentAggregate(Rule):
             + 'people = spark.read.parquet("people")\n'
             + 'people.groupBy("name").agg(F.max("weight").alias("w")).show()\n',
         ),
+        # Sorted by that very column with its nulls last: the first row holds the smallest value
+        # (null only when every value is), which is `min`.
+        Invalid(
+            _PRELUDE
+            + 'people = spark.read.parquet("people")\n'
+            + 'people.sort(F.col("weight").asc_nulls_last()).groupBy("name").agg(F.first("weight").alias("w")).show()\n',
+            line=4,
+            column=66,
+            related_lines=(4, 4),
+            expected_fix=_PRELUDE
+            + 'people = spark.read.parquet("people")\n'
+            + 'people.groupBy("name").agg(F.min("weight").alias("w")).show()\n',
+        ),
+        # The near miss: the nulls come first, so `first` is null as soon as one weight is.
+        Invalid(
+            _PRELUDE
+            + 'people = spark.read.parquet("people")\n'
+            + 'people.sort(F.asc_nulls_first("weight")).groupBy("name").agg(F.first("weight").alias("w")).show()\n',
+            line=4,
+            column=61,
+            related_lines=(4, 4),
+            expected_fix=None,
+        ),
         # The near miss: that parameter is read by position.
         Invalid(
             _PRELUDE
@@ -501,7 +524,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
         return None
     direction = _direction(sort) if sort is not None else "asc"
     if sort is not None and sort.keys and direction is None:
-        return _SORT_UNREADABLE
+        return _extreme_past_placed_nulls(graph, node, call, sort) or _SORT_UNREADABLE
     if sort is not None and (not sort.keys or not sort_reaches(graph, sort, node)):
         return None
     dropped, gone = _dropped_sort(graph, sort, node) if sort is not None else ((), "")
@@ -815,6 +838,64 @@ def _extreme_of_the_sort_column(
     replacement, imports = column_function(call.call, chooser, [value.deep_clone()])
     what = f"`{call.function}` ignoring nulls after a sort by `{sort.keys[0]}` → `{chooser}({sort.keys[0]})`"
     return Fix(SAFE, what + gone, ((call.call, replacement), *dropped), imports)
+
+
+_PLACED_NULLS = {
+    "asc_nulls_first": (False, True),
+    "asc_nulls_last": (False, False),
+    "desc_nulls_first": (True, True),
+    "desc_nulls_last": (True, False),
+}
+
+
+def _extreme_past_placed_nulls(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode) -> Fix | None:
+    """`first(x)` after a sort by x alone with its nulls placed (`col("x").asc_nulls_last()`):
+    the first row holds the smallest x, or null only when every x is, which is `min(x)`; the
+    same for `last` with the nulls first, and for either ignoring nulls. Not where the picked end
+    holds the nulls (the answer is null as soon as one x is)."""
+    placed = _nulls_placed(sort)
+    if placed is None or call.call is None or not call.call.args or not sort_reaches(graph, sort, node):
+        return None
+    descending, nulls_first = placed
+    value = call.call.args[0].value
+    if (
+        call.function not in _FIRST | _LAST
+        or not _ignores_nulls_at_most(call.call)
+        or column_name(value) != sort.keys[0]
+    ):
+        return None
+    front = call.function in _FIRST
+    if len(call.call.args) == 1 and front == nulls_first:
+        return None
+    dropped, gone = _dropped_sort(graph, sort, node)
+    chooser = "min" if front != descending else "max"
+    replacement, imports = column_function(call.call, chooser, [value.deep_clone()])
+    what = f"`{call.function}` after a sort by `{sort.keys[0]}` with its nulls placed → `{chooser}({sort.keys[0]})`"
+    return Fix(SAFE, what + gone, ((call.call, replacement), *dropped), imports)
+
+
+def _nulls_placed(sort: StageNode) -> tuple[bool, bool] | None:
+    """(descending, nulls first) for a sort by one plain column with its nulls placed
+    (`col("x").asc_nulls_last()`, `F.desc_nulls_first("x")`), else None."""
+    if sort.call is None or len(sort.call.args) != 1 or len(sort.keys) != 1:
+        return None
+    arg = sort.call.args[0]
+    element = arg.value
+    if arg.keyword is not None or arg.star or not isinstance(element, cst.Call):
+        return None
+    func = element.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    if name not in _PLACED_NULLS:
+        return None
+    if isinstance(func, cst.Attribute) and not element.args:
+        column = func.value  # col("x").asc_nulls_last()
+    elif len(element.args) == 1 and element.args[0].keyword is None:
+        column = element.args[0].value  # F.asc_nulls_last("x")
+    else:
+        return None
+    if (column_name(column) or _frame_column(column)) != sort.keys[0]:
+        return None
+    return _PLACED_NULLS[name]
 
 
 def _order_dependent(call: ColumnCall) -> bool:
