@@ -86,3 +86,63 @@ def test_no_schema_in_the_file_keeps_the_json_tie_breaker():
     )
     fixed = _fixed(code, "SPX106")
     assert '"_sparkpar_tie",\n        F.to_json(\n            F.struct("*"),\n' in fixed
+
+
+STRUCT_SCHEMA = (
+    "from pyspark.sql import types as T\n"
+    "\n"
+    "HEARTBEAT = T.StructType(\n"
+    "    [\n"
+    '        T.StructField("device", T.StringType()),\n'
+    '        T.StructField("ts", T.TimestampType(), nullable=False),\n'
+    '        T.StructField("status", T.StringType()),\n'
+    '        T.StructField("battery", T.DecimalType(5, 2)),\n'
+    "    ]\n"
+    ")\n"
+)
+NEWEST_PER_DEVICE = (
+    'latest = heartbeats.orderBy(F.col("ts").desc()).dropDuplicates(["device"])\n'
+    'latest.write.parquet("silver/latest")\n'
+)
+
+
+def test_a_struct_type_schema_bound_once_gives_a_struct_of_the_other_columns():
+    code = HEADER + STRUCT_SCHEMA + 'heartbeats = spark.read.schema(HEARTBEAT).parquet("hb")\n' + NEWEST_PER_DEVICE
+    fixed = _fixed(code, "SPX102")
+    assert 'orderBy(F.col("ts").desc(), F.struct("status", "battery"))' in fixed
+    assert "to_json" not in fixed
+
+
+def test_a_struct_type_schema_in_place_with_names_imported_gives_the_struct():
+    code = HEADER + (
+        "from pyspark.sql.types import StructField, StructType, StringType, LongType\n"
+        'raw = spark.read.schema(StructType([StructField("user", StringType()), StructField("ts", LongType()),'
+        ' StructField("amount", LongType())])).json("in")\n'
+        'payments = raw.orderBy("ts").repartition(8)\n'
+        'payments.limit(5).write.parquet("out")\n'
+    )
+    fixed = _fixed(code, "SPX106")
+    assert 'payments.orderBy("ts", F.struct("user", "amount")).limit(5)' in fixed
+    assert "to_json" not in fixed
+
+
+def test_a_struct_type_schema_bound_twice_or_holding_a_map_keeps_the_json_tie_breaker():
+    rebound = STRUCT_SCHEMA + "if spark.conf.get('legacy', '') == '1':\n    HEARTBEAT = T.StructType([])\n"
+    code = HEADER + rebound + 'heartbeats = spark.read.schema(HEARTBEAT).parquet("hb")\n' + NEWEST_PER_DEVICE
+    assert "F.to_json(" in _fixed(code, "SPX102")
+    with_map = STRUCT_SCHEMA.replace("T.DecimalType(5, 2)", "T.MapType(T.StringType(), T.StringType())")
+    code = HEADER + with_map + 'heartbeats = spark.read.schema(HEARTBEAT).parquet("hb")\n' + NEWEST_PER_DEVICE
+    assert "F.to_json(" in _fixed(code, "SPX102")
+
+
+def test_a_struct_type_schema_types_the_event_time_a_stream_dedup_watermarks():
+    # The same schema reader gives SPX204's fix its timestamp column.
+    code = HEADER + (
+        "from pyspark.sql.types import StructType, StructField, StringType, TimestampType\n"
+        'schema = StructType([StructField("event_id", StringType()), StructField("event_time", TimestampType())])\n'
+        'events = spark.readStream.schema(schema).json("in")\n'
+        'events.dropDuplicates(["event_id"]).writeStream.format("parquet").start("out")\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX204"}, unsafe=True).fixed
+    assert 'events.withWatermark("event_time", "10 minutes")' in fixed
+    assert '.dropDuplicatesWithinWatermark(["event_id"])' in fixed

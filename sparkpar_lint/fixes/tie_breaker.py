@@ -6,8 +6,9 @@ but serialises every row. Cheaper, where the file says enough:
 - nothing, when the rows are unique on the columns that already decide (the order columns and
   the partition keys): no two rows tie;
 - a `struct` of the columns, when a DDL schema in the file (`spark.read.schema("...")`,
-  `createDataFrame(rows, "...")`) gives every column a scalar type, which Spark orders (a map,
-  which it does not, rules this out).
+  `createDataFrame(rows, "...")`) or a `StructType([StructField(...), ...])` (in place or in a
+  variable bound once) gives every column a scalar type, which Spark orders (a map, which it does
+  not, rules this out).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import libcst as cst
 
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.ordering import whole_row
+from sparkpar_lint.fixes.struct_schema import bound_once as _bound_once
+from sparkpar_lint.fixes.struct_schema import struct_types
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
 
@@ -73,7 +76,7 @@ def column_types(graph: StageGraph, node: StageNode) -> dict[str, str | None] | 
     selected: list[str] | None = None
     for current in (node, *graph.upstream(node)):
         if current.spec is not None and current.spec.source and not current.inputs:
-            schema = _source_schema(current)
+            schema = _source_schema(graph, current)
             if schema is None:
                 return None
             return {n: schema.get(n) for n in (selected if selected is not None else schema)}
@@ -89,8 +92,9 @@ def column_types(graph: StageGraph, node: StageNode) -> dict[str, str | None] | 
     return None
 
 
-def _source_schema(source: StageNode) -> dict[str, str] | None:
-    """{column: base type} from the DDL string the source reads with."""
+def _source_schema(graph: StageGraph, source: StageNode) -> dict[str, str] | None:
+    """{column: base type} from the DDL string or `StructType([...])` the source reads with (in
+    place, or in a variable the module binds once)."""
     call = source.call
     text = None
     while isinstance(call, cst.Call):
@@ -101,9 +105,13 @@ def _source_schema(source: StageNode) -> dict[str, str] | None:
                 given = call.args[0].value
             elif func.attr.value == "createDataFrame" and len(call.args) > 1 and call.args[1].keyword is None:
                 given = call.args[1].value
+        if isinstance(given, cst.Name):
+            given = _bound_once(graph, given.value)
         if isinstance(given, cst.SimpleString) and isinstance(given.evaluated_value, str):
             text = given.evaluated_value
             break
+        if isinstance(given, cst.Call):
+            return struct_types(graph, given)
         call = func.value if isinstance(func, cst.Attribute) else None
     return _ddl_types(text) if text else None
 
