@@ -56,9 +56,15 @@ BASE_CONFS = {
 # SPARKPAR_QUICK_JIT=off keeps the full JIT (e.g. for tests on big data).
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-# Local executors run this installation, so their Python workers can come from the plugin's daemon,
-# whose workers' garbage collections skip pandas and pyarrow (see pytest_sparkpar.worker_daemon).
+# Local executors that run this interpreter (the plugin's own) can take their Python workers from
+# the plugin's daemon, whose workers' garbage collections skip pandas and pyarrow (see
+# pytest_sparkpar.worker_daemon); another PYSPARK_PYTHON may not have the plugin installed.
 LOCAL_CONFS = {"spark.python.daemon.module": "pytest_sparkpar.worker_daemon"}
+
+
+def local_confs(master: str) -> dict[str, str]:
+    own_python = os.environ.get("PYSPARK_PYTHON") == sys.executable
+    return dict(LOCAL_CONFS) if master.startswith("local") and own_python else {}
 
 
 class SparkStartError(Exception):
@@ -94,7 +100,7 @@ def start(master: str):
             java_confs = {key: f"{java_confs.get(key, '')} {QUICK_JIT}".lstrip() for key in JAVA_OPTION_KEYS}
         confs = dict(
             BASE_CONFS,
-            **(LOCAL_CONFS if local else {}),
+            **local_confs(master),
             **java_confs,
             **{
                 "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="sparkpar-wh-"),
