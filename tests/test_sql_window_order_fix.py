@@ -124,3 +124,16 @@ def test_a_one_line_string_with_room_takes_the_order(sparkpar_cli, tmp_path):
     line = 'rows = spark.sql("SELECT first(page) OVER (PARTITION BY user) AS p FROM visits")\n'
     fixed, _ = _fix(sparkpar_cli, tmp_path, line + "rows.show()\n")
     assert fixed == HEAD + line.replace("BY user)", "BY user ORDER BY page)") + "rows.show()\n"
+
+
+def test_a_floating_sum_sharing_the_spec_gets_the_whole_row(sparkpar_cli, tmp_path):
+    # Rows tied on `page` but not on `amount` would add in either order: the whole row decides.
+    body = _query(
+        "SELECT user, first(page) OVER w AS entry, sum(amount) OVER w AS spent",
+        "FROM visits",
+        "WINDOW w AS (PARTITION BY user)",
+    )
+    fixed, _ = _fix(sparkpar_cli, tmp_path, body)
+    assert "ORDER BY to_json(struct(*)," in fixed and "ORDER BY page" not in fixed
+    assert "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING" in fixed
+    assert max(len(line) for line in fixed.splitlines()) <= 100

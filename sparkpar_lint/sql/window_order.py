@@ -2,8 +2,8 @@
 
 `first_value(page) OVER (PARTITION BY user)` -> `... OVER (PARTITION BY user ORDER BY page)`.
 Where every window function of the SELECT reads this one spec and each is a value function of a
-plain column (`first_value`, `last`, `nth_value`, `collect_list`...) or an aggregate the order
-does not touch, the values themselves are the order: rows tied on every value give every
+plain column (`first_value`, `last`, `nth_value`, `collect_list`...) or a `count`/`min`/`max` the
+order does not touch, the values themselves are the order: rows tied on every value give every
 function the same answer, and a sort by the values is one of the orders the rows could arrive
 in. Otherwise the whole row decides, as the Python fix does (only where `*` is the window's
 rows). Unless every use is a `first`, the spec also gets the whole partition as its frame, which
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 _VALUES = frozenset(
     {"first", "first_value", "any_value", "last", "last_value", "nth_value", "collect_list", "array_agg"}
 )
-# Aggregates over the whole partition: the order of its rows does not change them.
-_UNORDERED = frozenset({"count", "sum", "avg", "mean", "min", "max", "collect_set"})
+# Aggregates over the whole partition whose answer no order of its rows changes (a floating
+# `sum` adds in that order, and `collect_set` lists in it: those get the whole row).
+_UNORDERED = frozenset({"count", "min", "max"})
 _FIRST_ROW = frozenset({"first", "first_value"})
 _WHOLE_PARTITION = " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
