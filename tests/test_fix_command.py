@@ -18,7 +18,7 @@ BAD = (
     "def latest(orders):\n"
     '    ordered = orders.orderBy("ts")\n'
     '    return ordered.groupBy("order").agg(\n'
-    '        F.last("status"),  # keep this comment\n'
+    '        F.last("status").alias("status"),  # keep this comment\n'
     "    )\n"
 )
 # The sort goes too: once the aggregate reads "ts", the shuffle would only throw the sort's work away;
@@ -66,8 +66,10 @@ def test_diff_prints_and_writes_nothing(job: Path):
     result = run("fix", "--diff", str(job))
     assert result.exit_code == 0
     assert f"--- a/{job}" in result.stdout
-    assert '-        F.last("status"),  # keep this comment' in result.stdout
-    assert '+        F.max(F.struct("ts", "status")).getField("status"),  # keep this comment' in result.stdout
+    assert '-        F.last("status").alias("status"),  # keep this comment' in result.stdout
+    assert '+        F.max(F.struct("ts", "status")).getField("status").alias("status"),  # keep this comment' in (
+        result.stdout
+    )
     assert job.read_bytes() == BAD.encode("latin-1")
 
 
@@ -108,7 +110,7 @@ def test_summary_is_markdown_for_a_pull_request(job: Path, tmp_path: Path):
     hunk = text[text.index(sentence) :]
     assert (
         "```diff\n@@ " in hunk
-        and '+        F.max(F.struct("ts", "status")).getField("status"),  # keep this comment' in hunk
+        and '+        F.max(F.struct("ts", "status")).getField("status").alias("status"),  # keep this comment' in hunk
     )
 
 

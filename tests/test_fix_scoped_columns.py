@@ -40,7 +40,7 @@ def test_a_shared_dataframe_is_not_given_the_sequence(reader: str):
         "first_pages = (\n"
         '    visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
         '    .groupBy("user")\n'
-        '    .agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n'
+        '    .agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page").alias("first(page)"))\n'
         ")\n"
     )
     assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
@@ -84,7 +84,7 @@ def test_a_grouping_other_statements_share_gets_no_sequence_fix():
     # No sequence on rows another statement counts: the fix falls back to `min`, which adds no column.
     assert "_sparkpar_seq" not in fixed
     assert fixed.endswith(
-        'by_user = visits.groupBy("user")\ncounts = by_user.count()\nfirsts = by_user.agg(F.min("page"))\n'
+        'by_user = visits.groupBy("user")\ncounts = by_user.count()\nfirsts = by_user.agg(F.min("page").alias("first(page)"))\n'
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from functools import partial
 
 import libcst as cst
 
@@ -327,7 +329,7 @@ class OrderDependentAggregate(Rule):
             related_lines=(4, 4),
             expected_fix=_PRELUDE
             + 'df = spark.read.parquet("events")\n'
-            + 'latest = df.groupBy("user").agg(F.min(F.struct("ts", "page")).getField("page"))\n',
+            + 'latest = df.groupBy("user").agg(F.min(F.struct("ts", "page")).getField("page").alias("first(page)"))\n',
         ),
         Invalid(
             "import pyspark.sql.functions as fn\n"
@@ -359,7 +361,7 @@ class OrderDependentAggregate(Rule):
             expected_fix="from pyspark.sql import functions as F\n"
             "\n"
             "def latest(df):\n"
-            '    return df.groupBy("user").agg(F.max("page"))\n',
+            '    return df.groupBy("user").agg(F.max("page").alias("last(page)"))\n',
         ),
         Invalid(
             _PRELUDE
@@ -388,7 +390,7 @@ class OrderDependentAggregate(Rule):
                 "    return (\n"
                 '        visits.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
                 '        .groupBy("user")\n'
-                '        .agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page"))\n'
+                '        .agg(F.min(F.struct("_sparkpar_seq", "page")).getField("page").alias("first(page)"))\n'
                 "    )\n"
             ),
         ),
@@ -420,10 +422,14 @@ class OrderDependentAggregate(Rule):
             + 'summary = df.select(F.max("ts"), F.last("status"))\n',
             line=4,
             column=33,
-            # The sort's order decides, as for a grouped aggregate.
+            # The sort's order decides, as for a grouped aggregate; the column keeps Spark's name for
+            # the original, `last(status)`, which later code, `show()` and writes see.
             expected_fix=_PRELUDE
             + 'df = spark.read.parquet("runs").orderBy("ts")\n'
-            + 'summary = df.select(F.max("ts"), F.max(F.struct("ts", "status")).getField("status"))\n',
+            + "summary = df.select(\n"
+            + '    F.max("ts"),\n'
+            + '    F.max(F.struct("ts", "status")).getField("status").alias("last(status)"),\n'
+            + ")\n",
         ),
         # SQL: the subquery's ORDER BY is lost by the GROUP BY, as `orderBy` before `groupBy` is.
         Invalid(
@@ -476,7 +482,9 @@ class OrderDependentAggregate(Rule):
             "changes with partitioning and timing. Use `min_by`/`max_by` on an ordering column or "
             "`array_sort` of a `struct(order, value)`"
         )
-        return self.finding(ctx, call.span, message, fix=_global_fix(ctx.graph, node, call))
+        return self.finding(
+            ctx, call.span, message, fix=_named_as_before(node, call, _global_fix(ctx.graph, node, call))
+        )
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding:
         shuffle = next((n for n in [node, *graph.upstream(node)] if n.is_shuffle), node)
@@ -492,10 +500,36 @@ class OrderDependentAggregate(Rule):
             + "; the result changes with partitioning. Use `min_by`/`max_by` on an ordering column "
             "or `array_sort` of a `struct(order, value)`"
         )
-        fix = _fix(graph, node, call, sort)
+        fix = _named_as_before(node, call, _fix(graph, node, call, sort))
         return self.finding(ctx, call.span, message, related=tuple(related), fix=fix)
 
 
+def _named_as_before(node: StageNode, call: ColumnCall, fix: Fix | str | None) -> Fix | str | None:
+    """The fix with its new aggregate aliased to the name Spark gave the old one, where the old one
+    is an unnamed argument of the stage (`agg(F.last("page"))` makes a column `last(page)`, which
+    later code, `show()` and writes see): the fixed expression would otherwise be named after its
+    own text (`max(struct(ts, page)).page`)."""
+    if not isinstance(fix, Fix) or call.call is None or node.call is None or call.function not in _NAMED_BY_SPARK:
+        return fix
+    if not any(arg.value is call.call for arg in node.call.args) or len(call.call.args) < 1:
+        return fix
+    column = column_name(call.call.args[0].value)
+    if column is None or not column.isidentifier():
+        return fix
+    name = f"{call.function}({column})"
+    replacements = tuple(
+        (original, partial(_aliased, new, name) if original is call.call else new) for original, new in fix.replacements
+    )
+    return replace(fix, replacements=replacements)
+
+
+def _aliased(new, name: str, rewritten: cst.Call) -> cst.Call:
+    built = new(rewritten) if callable(new) else new
+    return cst.Call(func=cst.Attribute(value=built, attr=cst.Name("alias")), args=[cst.Arg(string(name))])
+
+
+# Aggregates whose unnamed column Spark names `function(column)` (checked on Spark 4).
+_NAMED_BY_SPARK = {"first", "last", "collect_list"}
 _FIRST = {"first", "first_value", "any_value"}
 _LAST = {"last", "last_value"}
 _LISTS = {"collect_list", "array_agg"}
