@@ -191,15 +191,10 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
     `WINDOW` clause entry it names; only where `*` is the rows the window sees (no join, no
     aggregation in that SELECT) and every function over a named window is frame-blind.
     """
-    from sqlglot import exp
-
     if call_site is None or call_site.literal is None:
         return None
     parsed, func = call_site.parsed, call_site.expression
-    from sparkpar_lint.sql.stages import window_of
-
-    window = window_of(func)
-    select = func.find_ancestor(exp.Select)
+    window, select = window_and_select(func)
     if window is None or select is None:
         return None
     if select.args.get("group") or select.args.get("joins") or _aggregates(select):
@@ -225,6 +220,16 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
     return Fix(
         UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),)
     )
+
+
+def window_and_select(func: exp.Expression) -> tuple[exp.Window | None, exp.Select | None]:
+    """The window a windowed function is computed over and the SELECT it sits in (None where a
+    function in `expr`/`selectExpr` text stands alone)."""
+    from sqlglot import exp
+
+    from sparkpar_lint.sql.stages import window_of
+
+    return window_of(func), func.find_ancestor(exp.Select)
 
 
 def _name(parsed: ParsedSql, func: exp.Expression) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.sql.fixes import SqlSite, _aggregates, _name, _rewrite, whole_row_pieces
+from sparkpar_lint.sql.fixes import SqlSite, _aggregates, _name, _rewrite, whole_row_pieces, window_and_select
 from sparkpar_lint.sql.line_fit import fitted
 
 if TYPE_CHECKING:
@@ -37,15 +37,10 @@ _WHOLE_PARTITION = " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
 def window_order_fix(call_site: SqlSite | None) -> Fix | str | None:
     """The spec ordered by the values its functions read (or the whole row), or why not."""
-    from sqlglot import exp
-
     if call_site is None or call_site.literal is None:
         return None
     parsed, func = call_site.parsed, call_site.expression
-    from sparkpar_lint.sql.stages import window_of
-
-    window = window_of(func)
-    select = func.find_ancestor(exp.Select)
+    window, select = window_and_select(func)
     if window is None or select is None:
         return "the window is written alone (`expr`, `selectExpr`): the other windows of its SELECT are not in view"
     spec = _spec(parsed, func, window, select)
