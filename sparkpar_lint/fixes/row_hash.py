@@ -15,6 +15,7 @@ import libcst as cst
 from sparkpar_lint.fixes.edits import column_function, string
 from sparkpar_lint.fixes.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
+from sparkpar_lint.graph.tree_paths import path_to
 
 # Doubles hold every integer below 2**53: pmod(hash, 2**53) / 2**53 is exact and uniform in [0, 1).
 _RANGE_BITS = 53
@@ -124,7 +125,7 @@ def operand(root: cst.CSTNode, target: cst.CSTNode) -> bool | None:
     """Where `target` sits inside `root`: True as an operand (or the receiver of a method, as in
     `rand().alias("r")`), False as a call's argument, None when it is inside a window (where
     `"*"` does not expand) or not found."""
-    path = _path(root, target)
+    path = path_to(root, target)
     if path is None or len(path) < 2:
         return None
     if any(
@@ -132,16 +133,6 @@ def operand(root: cst.CSTNode, target: cst.CSTNode) -> bool | None:
     ):
         return None
     return not isinstance(path[-2], cst.Arg)
-
-
-def _path(node: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    if node is target:
-        return [node]
-    for child in node.children:
-        found = _path(child, target)
-        if found is not None:
-            return [node, *found]
-    return None
 
 
 def _compare(left: cst.BaseExpression, operator: cst.BaseCompOp, bound: int) -> cst.Comparison:

@@ -20,6 +20,7 @@ from sparkpar_lint.graph.imports import dotted_name
 from sparkpar_lint.graph.literal_rows import duplicates_identical
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.tree_paths import path_to
 from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, literal_names, output_columns, self_union
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -583,24 +584,13 @@ def _guarded_subset(graph: StageGraph, node: StageNode) -> str | None:
     if not isinstance(value, cst.Name) or graph.module is None:
         return None
     name = value.value
-    path = _path_to(graph.module, node.call) or []
+    path = path_to(graph.module, node.call) or []
     for outer, inner in zip(path, path[1:]):
         tested = (
             isinstance(outer, (cst.IfExp, cst.If)) and isinstance(outer.test, cst.Name) and outer.test.value == name
         )
         if tested and inner is outer.body and (isinstance(outer, cst.IfExp) or name not in bound_names(outer.body)):
             return name
-    return None
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """`root`, ..., `target`: the nodes from `root` down to `target`."""
-    if root is target:
-        return [root]
-    for child in root.children:
-        below = _path_to(child, target)
-        if below is not None:
-            return [root, *below]
     return None
 
 
