@@ -34,7 +34,8 @@ SPLIT = (
     _INPUTS
     + """\
 def job(spark, readings):
-    train, test = readings.randomSplit([0.7, 0.3])
+    rows = spark.table("readings")  # read here: a DataFrame, not an RDD
+    train, test = rows.randomSplit([0.7, 0.3])
     return train.withColumn("part", F.lit("train")).unionByName(test.withColumn("part", F.lit("test")))
 """
 )
@@ -94,7 +95,7 @@ def test_hashed_draw_samples_the_same_rows_under_every_partitioning(cluster_spar
 
 @pytest.mark.spark
 def test_hashed_split_keeps_each_row_in_one_split_under_every_partitioning(cluster_spark, tmp_path: Path):
-    original, fixed = _jobs(tmp_path, SPLIT, 'readings.filter(F.pmod(F.xxhash64("*"), 100) >= 70)')
+    original, fixed = _jobs(tmp_path, SPLIT, 'rows.filter(F.pmod(F.xxhash64("*"), 100) >= 70)')
     before, after = _outputs(cluster_spark, original), _outputs(cluster_spark, fixed)
     assert any(o != before[0] for o in before)
     assert all(o == after[0] for o in after)

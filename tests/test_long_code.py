@@ -8,7 +8,7 @@ import json
 from samples import BAD_JOB
 
 HEADER = 'from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\ndf = spark.read.parquet("x")\n'
-TAIL = 'out = df.groupBy("k").agg(F.first("v"))\n'
+TAIL = 'out = df.groupBy("k").agg(F.first("v").alias("v"))\n'
 
 
 def chain_job(calls: int) -> str:
@@ -90,7 +90,7 @@ def test_brackets_at_the_limit_still_parse(sparkpar_cli, tmp_path):
 def test_3000_call_chain_is_analysed_with_its_finding_at_the_end(sparkpar_cli, tmp_path):
     # LibCST's own parse of this one expression takes minutes (a --file-timeout error before);
     # it is parsed in segments now, to the same tree, so the span is exact.
-    source = chain_job(3000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v'))\n)\n")
+    source = chain_job(3000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v').alias('v'))\n)\n")
     (tmp_path / "chain.py").write_text(source)
     result = sparkpar_cli("lint", "chain.py", "--format", "json", "--select", "SPX101", "--no-cache")
     assert result.stderr == "" and result.exit_code == 1
@@ -106,7 +106,7 @@ def test_3000_call_chain_is_analysed_with_its_finding_at_the_end(sparkpar_cli, t
 def test_fix_at_the_end_of_a_1000_call_chain(sparkpar_cli, tmp_path):
     # The chain is parsed in segments (past long_chains.LONG_CHAIN); the fix lands at its end and
     # every other line of the file is kept.
-    source = chain_job(1000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v'))\n)\n")
+    source = chain_job(1000).replace(")\n" + TAIL, "    .groupBy('k').agg(F.first('v').alias('v'))\n)\n")
     (tmp_path / "chain.py").write_text(source)
     result = sparkpar_cli("fix", "chain.py", "--unsafe-fixes", "--select", "SPX101")
     assert result.exit_code == 0, result.output
@@ -115,5 +115,5 @@ def test_fix_at_the_end_of_a_1000_call_chain(sparkpar_cli, tmp_path):
     assert fixed[:1004] == lines[:1004] and fixed[-1] == lines[-1] == ")"
     assert fixed[1004:-1] == [
         '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())',
-        "    .groupBy('k').agg(F.min(F.struct(\"_sparkpar_seq\", 'v')).getField(\"v\"))",
+        "    .groupBy('k').agg(F.min(F.struct(\"_sparkpar_seq\", 'v')).getField(\"v\").alias('v'))",
     ]

@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 from test_lsp_server import BAD_JOB, TIMEOUT, Session, _apply, _run
 
 IMPORTS = "from pyspark.sql import functions as F\ndf = spark.read.parquet('x')\n"
-FIRST_AFTER_SORT = 'out = df.orderBy("ts").groupBy("k").agg(F.first("v"))'
+FIRST_AFTER_SORT = 'out = df.orderBy("ts").groupBy("k").agg(F.first("v").alias("v"))'
 SPX101_COLUMN = FIRST_AFTER_SORT.index('F.first("v")')
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-FIRST_AFTER_SORT = 'out = df.orderBy("ts").groupBy("k").agg(F.first("v"))'
-FIXED_LINE = 'out = df.groupBy("k").agg(F.min(F.struct("ts", "v")).getField("v"))'
+FIRST_AFTER_SORT = 'out = df.orderBy("ts").groupBy("k").agg(F.first("v").alias("v"))'
+FIXED_LINE = 'out = df.groupBy("k").agg(F.min(F.struct("ts", "v")).getField("v").alias("v"))'
 
 
 def notebook(*cells: tuple[str, str], indent: int = 1) -> str:
@@ -138,7 +138,7 @@ def test_fix_puts_a_needed_import_in_the_first_code_cell(sparkpar_cli, tmp_path)
             ("code", "!pip list\ndf = spark.read.parquet('x')"),
             (
                 "code",
-                "import pyspark.sql.functions\nout = df.orderBy('ts').groupBy('k').agg(pyspark.sql.functions.first('v'))",
+                "import pyspark.sql.functions\nout = df.orderBy('ts').groupBy('k').agg(pyspark.sql.functions.first('v').alias('v'))",
             ),
         )
     )
