@@ -14,6 +14,7 @@ from functools import partial
 import libcst as cst
 
 from sparkpar_lint.fixes.chain import drop_call
+from sparkpar_lint.graph.user_functions import names_in
 
 SORTS = ("orderBy", "sort")
 _SHOW_OPTIONS = ("numRows", "truncate")
@@ -73,18 +74,9 @@ def _literal(value: cst.BaseExpression, option: str) -> cst.BaseExpression | Non
 
 
 def free_name(module: cst.Module, candidates: tuple[str, ...]) -> str | None:
-    """The first candidate the module binds or reads nowhere, so the lambda shadows nothing."""
-    used = {n.value for n in _names(module)}
+    """The first candidate the module reads or binds nowhere, so the lambda shadows nothing."""
+    used = names_in(module)
     return next((c for c in candidates if c not in used), None)
-
-
-def _names(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            yield current
-        stack.extend(current.children)
 
 
 def sort_into_foreach_batch(

@@ -815,15 +815,11 @@ def _window_column(graph: StageGraph, node: StageNode) -> bool:
 
 def _writer_settings(call: cst.Call | None) -> dict[str, cst.BaseExpression]:
     """The single positional argument of each setter on a `writeStream` chain, by method name."""
-    settings: dict[str, cst.BaseExpression] = {}
-    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
-        if len(call.args) == 1 and call.args[0].keyword is None:
-            settings.setdefault(call.func.attr.value, call.args[0].value)
-        receiver = call.func.value
-        while isinstance(receiver, cst.Attribute):
-            receiver = receiver.value
-        call = receiver
-    return settings
+    return {
+        name: setter.args[0].value
+        for name, setter in writer_calls(call).items()
+        if len(setter.args) == 1 and setter.args[0].keyword is None
+    }
 
 
 def _event_time(grouping: StageNode) -> str | None:
