@@ -16,12 +16,14 @@ APP = "app-20261127120000-0000"
 
 
 def _executor_like(port: int) -> subprocess.Popen:
-    """A process whose command line has an executor's main class and options (and waits)."""
-    return subprocess.Popen(
+    """A process whose command line has an executor's main class and options (and waits).
+    Returns once the child has written a line: until its exec is done, /proc shows the parent's
+    command line, and the injector would rightly not see an executor there."""
+    process = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys; sys.stdin.read()",
+            "import sys; print(flush=True); sys.stdin.read()",
             EXECUTOR_MAIN.decode(),
             "--driver-url",
             f"spark://CoarseGrainedScheduler@127.0.0.1:{port}",
@@ -31,7 +33,10 @@ def _executor_like(port: int) -> subprocess.Popen:
             APP,
         ],
         stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
+    process.stdout.readline()
+    return process
 
 
 @pytest.fixture
@@ -41,6 +46,7 @@ def two_applications():
     for process in (ours, theirs):
         process.stdin.close()
         process.wait(timeout=10)
+        process.stdout.close()
 
 
 def test_executors_of_another_driver_with_the_same_application_id_are_not_ours(two_applications):
