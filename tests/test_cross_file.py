@@ -69,7 +69,7 @@ def _findings(cli, *args):
 def test_helpers_in_another_module_are_followed(sparkpar_cli, project):
     found = {(f["rule"], f["line"]) for f in _findings(sparkpar_cli, "--no-cache", "pkg/job.py")}
     # The stream comes from the helper: its aggregation keeps state (missed when read alone).
-    assert ("SPX204", 8) in found
+    assert ("SPX206", 8) in found
     # The non-commutative combiner the caller hands to the helper's reduceByKey.
     assert ("SPX108", 11) in found
     # The helper leaves one row per user: first() per user picks among one row.
@@ -113,7 +113,7 @@ def test_star_imports_and_module_aliases_resolve(sparkpar_cli, project):
         'h.load_events(spark).groupBy("user").count().writeStream.start()\n'
     )
     found = {(f["path"], f["rule"]) for f in _findings(sparkpar_cli, "--no-cache", "pkg/star.py", "pkg/alias.py")}
-    assert found == {("pkg/star.py", "SPX204"), ("pkg/alias.py", "SPX204")}
+    assert found == {("pkg/star.py", "SPX206"), ("pkg/alias.py", "SPX206")}
 
 
 def test_a_name_outside_the_project_is_not_a_helper(sparkpar_cli, project):
@@ -122,7 +122,7 @@ def test_a_name_outside_the_project_is_not_a_helper(sparkpar_cli, project):
     other.mkdir()
     (other / "job.py").write_text(JOB.replace("from .helpers import load_events, merge_counts\n", ""))
     found = {f["rule"] for f in _findings(sparkpar_cli, "--no-cache", "other/job.py")}
-    assert "SPX204" not in found and "SPX108" not in found
+    assert "SPX206" not in found and "SPX108" not in found
 
 
 def test_cached_result_is_invalidated_when_the_imported_module_changes(sparkpar_cli, project):
@@ -133,7 +133,7 @@ def test_cached_result_is_invalidated_when_the_imported_module_changes(sparkpar_
     helpers = project / "pkg" / "helpers.py"
     helpers.write_text(HELPERS.replace("reduceByKey(combine)", "reduceByKey(lambda a, b: a + b)"))
     second = {f["rule"] for f in _findings(sparkpar_cli, "pkg/job.py")}
-    assert "SPX108" not in second and "SPX204" in second
+    assert "SPX108" not in second and "SPX206" in second
     helpers.write_text(HELPERS)
     assert {f["rule"] for f in _findings(sparkpar_cli, "pkg/job.py")} == first
 
@@ -244,7 +244,7 @@ def test_a_session_of_unknown_origin_still_reaches_the_helper(sparkpar_cli, proj
         'load_events(spark).groupBy("user").count().writeStream.start()\n'
     )
     found = {(f["rule"], f["line"]) for f in _findings(sparkpar_cli, "--no-cache", "pkg/session_job.py")}
-    assert found == {("SPX204", 4)}
+    assert found == {("SPX206", 4)}
 
 
 DEDUP = textwrap.dedent(

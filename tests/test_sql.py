@@ -109,7 +109,7 @@ def test_sql_over_a_streaming_view_is_streaming():
         "spark.sql('SELECT user, count(*) AS n FROM events GROUP BY user')"
         ".writeStream.outputMode('complete').start()\n"
     )
-    assert findings(code, "SPX204")
+    assert findings(code, "SPX206")
 
 
 def test_unsupported_statements_print_nothing(capfd):
@@ -216,7 +216,7 @@ def test_a_view_of_a_foreach_batch_micro_batch_is_read_as_a_batch():
         'spark.readStream.table("src").createOrReplaceTempView("live")\n'
         'spark.sql("SELECT k, sum(v) AS v FROM live GROUP BY k").writeStream.start()\n'
     )
-    assert [line for line, _ in findings(code, "SPX204")] == [8]  # the stream's view only
+    assert [line for line, _ in findings(code, "SPX206")] == [8]  # the stream's view only
 
 
 PER_ACCOUNT = (

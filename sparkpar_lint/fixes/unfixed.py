@@ -33,7 +33,8 @@ def why_unfixed(finding: Finding, rule, unsafe: bool, rejected: bool) -> str:
     if isinstance(finding.fix, Fix) and finding.fix.safety != SAFE and not unsafe:
         return f"an unsafe fix is available ({finding.fix.description}); rerun with --unsafe-fixes to apply it"
     if rule is None or not rule.fix_safety:
-        return "this rule has no automatic fix"
+        why = f": {finding.no_fix_reason}" if finding.no_fix_reason else ""
+        return f"this rule has no automatic fix{why}"
     if isinstance(finding.fix, Fix):
         return "its fix overlaps another that was applied; run `sparkpar fix` again"
     if finding.no_fix_reason:

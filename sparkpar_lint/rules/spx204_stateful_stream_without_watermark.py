@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 import libcst.matchers as m
@@ -26,7 +27,7 @@ from sparkpar_lint.graph.key_space import (
 )
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, Severity
+from sparkpar_lint.model import Finding, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 _PRELUDE = (
@@ -47,6 +48,8 @@ class StatefulStreamWithoutWatermark(Rule):
     summary = "A streaming stateful operator with no `withWatermark` upstream: state grows without bound."
     fix_safety = UNSAFE
     VALID = [
+        # No event time in the key: no watermark would drop this state (SPX206's finding, not this one's).
+        Valid(_PRELUDE + 'clicks.groupBy("user_id").count()\n'),
         # A method of the class that reads a batch table: no stream, no state.
         Valid(
             "from pyspark.sql import SparkSession\n"
@@ -123,30 +126,6 @@ class StatefulStreamWithoutWatermark(Rule):
         Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
     ]
     INVALID = [
-        # The stream comes from a method of the same class (`self._tweets()`): followed into it.
-        Invalid(
-            "from pyspark.sql import SparkSession, functions as F\n"
-            "class Trending:\n"
-            "    def __init__(self):\n"
-            "        self.spark = SparkSession.builder.getOrCreate()\n"
-            "    def _tweets(self):\n"
-            '        return self.spark.readStream.format("kafka").load()\n'
-            "    def run(self):\n"
-            '        words = self._tweets().select(F.explode(F.split("value", " ")).alias("tag"))\n'
-            '        words.groupBy("tag").count().writeStream.outputMode("complete").start()\n',
-            line=9,
-            column=29,
-        ),
-        # Words split out of free text: the key space grows with the vocabulary, complete mode or not.
-        Invalid(
-            _PRELUDE
-            + 'words = clicks.select(F.explode(F.split(F.col("value").cast("string"), " ")).alias("word"))\n'
-            + 'counts = words.groupBy("word").count()\n'
-            + 'counts.writeStream.outputMode("complete").format("console").start()\n',
-            line=5,
-            column=31,
-            expected_fix=None,
-        ),
         # A watermark that cannot evict anything: complete mode keeps every window forever (and the
         # memory table's readers rely on complete mode, so no fix).
         Invalid(
@@ -158,12 +137,6 @@ class StatefulStreamWithoutWatermark(Rule):
             column=87,
             expected_fix=None,
         ),
-        # A key whose name says nothing of its size: a note, and no watermark (it would not help).
-        Invalid(
-            _PRELUDE + 'clicks.groupBy("page").count()\n', line=4, column=23, severity=Severity.INFO, expected_fix=None
-        ),
-        # One state row per user for ever: a warning, still no watermark fix.
-        Invalid(_PRELUDE + 'clicks.groupBy("user_id").count()\n', line=4, column=26, expected_fix=None),
         # Complete mode keeps every window by design, and the memory table's readers rely on it:
         # no watermark suggested (update mode would change what the table holds).
         Invalid(
@@ -244,24 +217,6 @@ class StatefulStreamWithoutWatermark(Rule):
             expected_fix=_PRELUDE
             + 'clicks.withWatermark("event_time", "10 minutes").dropDuplicates(["event_id", "event_time"])\n',
         ),
-        Invalid(
-            _PRELUDE
-            + 'views = spark.readStream.format("kafka").load().withWatermark("ts", "1 hour")\n'
-            + 'clicks.join(views, "ad_id")\n',
-            line=5,
-            column=7,
-            # Equality alone: a time range would change which on-time pairs match, so no fix.
-            expected_fix=None,
-        ),
-        # A broadcast hint does not make a stream static: both sides are still buffered.
-        Invalid(
-            _PRELUDE
-            + 'views = spark.readStream.format("kafka").load()\n'
-            + 'clicks.join(F.broadcast(views), "ad_id")\n',
-            line=5,
-            column=7,
-            expected_fix=None,
-        ),
         # The condition already bounds the two event times: each side gets the configured delay.
         Invalid(
             _PRELUDE
@@ -299,16 +254,6 @@ class StatefulStreamWithoutWatermark(Rule):
             + '    .join(views.withWatermark("view_time", "10 minutes"), soon_after)\n'
             + ")\n",
         ),
-        # Near miss: both streams are watermarked but matched on the id alone.
-        Invalid(
-            _PRELUDE
-            + 'shown = spark.readStream.format("kafka").load().withWatermark("shown_at", "1 hour")\n'
-            + 'taps = clicks.withWatermark("tapped_at", "1 hour")\n'
-            + "taps.join(shown, taps.ad == shown.shown_ad)\n",
-            line=6,
-            column=5,
-            expected_fix=None,
-        ),
         Invalid(
             _PRELUDE
             + "def track(key, pdfs, state):\n    yield from pdfs\n"
@@ -342,40 +287,78 @@ class StatefulStreamWithoutWatermark(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        graph = ctx.graph
-        for node in graph.nodes:
-            if node.spec is None or not node.spec.streaming_stateful or not node.streaming:
+        for problem in stream_state_problems(ctx):
+            if not problem.without_event_time:
+                yield self.finding(ctx, problem.span, problem.message, severity=problem.severity, fix=problem.fix)
+
+
+@dataclass(frozen=True)
+class StateProblem:
+    """Streaming state that nothing lets Spark drop. `without_event_time`: no event time is in the
+    state's key (or, for a join, in its condition), so no watermark could drop it either (SPX206's);
+    otherwise a watermark would (SPX204's)."""
+
+    span: Span
+    message: str
+    severity: Severity | None
+    fix: Fix | str | None
+    without_event_time: bool
+
+
+def stream_state_problems(ctx: RuleContext) -> Iterator[StateProblem]:
+    graph = ctx.graph
+    delay = ctx.settings.watermark_delay
+    for node in graph.nodes:
+        if node.spec is None or not node.spec.streaming_stateful or not node.streaming:
+            continue
+        inputs = streaming_inputs(graph, node)
+        if node.spec.data_args:
+            # A join keeps state only between two streams, and needs a pulse from each.
+            if len(inputs) < 2:
                 continue
-            inputs = streaming_inputs(graph, node)
-            if node.spec.data_args:
-                # A join keeps state only between two streams, and needs a pulse from each.
-                if len(inputs) < 2:
-                    continue
-                bounded = _join_time_range(graph, node)
-                if not all(i.has_watermark_upstream for i in inputs):
-                    fix = _join_fix(graph, node, bounded, ctx.settings.watermark_delay)
-                    yield self.finding(ctx, node.span, _join_message(node), fix=fix)
-                elif bounded is False:
-                    yield self.finding(ctx, node.span, _UNBOUNDED_JOIN.format(method=node.method), fix=_EQUALITY_JOIN)
-                continue
-            grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
-            if _processor_expires_state(graph, node):
-                continue
-            if node.has_watermark_upstream:
-                if _complete_mode(graph, node) and _state_key_space(graph, node, grouping).kind != LABEL:
-                    message = _COMPLETE_WITH_WATERMARK.format(method=node.method)
-                    yield self.finding(ctx, node.span, message, fix=_watermarked_complete_fix(graph, node))
-                continue
-            space = _state_key_space(graph, node, grouping)
-            if space.kind == LABEL:
-                continue  # one state row per label value: bounded, and no watermark could help
-            complete = _complete_mode(graph, node)
-            if complete and not space.grows and not _keeps_every_row(node):
-                continue  # complete mode says the result table is small; nothing says otherwise
-            severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
-            delay = ctx.settings.watermark_delay
-            fix = _complete_console_fix(graph, node, delay) if complete else _fix(graph, node, delay)
-            yield self.finding(ctx, node.span, _message(node, space, complete), severity=severity, fix=fix)
+            bounded = _join_time_range(graph, node)
+            watermarked = all(i.has_watermark_upstream for i in inputs)
+            if bounded is False:
+                yield StateProblem(node.span, _unbounded_join_message(node, watermarked), None, _EQUALITY_JOIN, True)
+            elif not watermarked:
+                yield StateProblem(node.span, _join_message(node), None, _join_fix(graph, node, bounded, delay), False)
+            continue
+        grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
+        if _processor_expires_state(graph, node):
+            continue
+        space = _state_key_space(graph, node, grouping)
+        # A deduplication or a state function can be bounded by a watermark whatever its key
+        # (`dropDuplicatesWithinWatermark`, an event-time timeout); an aggregation only through one.
+        by_watermark = (
+            space.window
+            or space.kind == EVENT_TIME
+            or node.method in _DEDUPLICATIONS
+            or node.spec.function_role in ("stateful-group", "stateful-processor")
+        )
+        if space.kind == LABEL:
+            continue  # one state row per label value: bounded, and no watermark could help
+        complete = _complete_mode(graph, node)
+        if node.has_watermark_upstream and by_watermark:
+            if complete:
+                message = _COMPLETE_WITH_WATERMARK.format(method=node.method)
+                yield StateProblem(node.span, message, None, _watermarked_complete_fix(graph, node), False)
+            continue
+        if complete and not space.grows and not _keeps_every_row(node):
+            continue  # complete mode says the result table is small; nothing says otherwise
+        severity = Severity.WARNING if space.grows or _keeps_every_row(node) else Severity.INFO
+        if not by_watermark:
+            # A watermark upstream changes nothing here: none of the key is event time.
+            yield StateProblem(node.span, _keyless_message(node, space, complete), severity, _KEYLESS, True)
+            continue
+        fix = _complete_console_fix(graph, node, delay) if complete else _fix(graph, node, delay)
+        yield StateProblem(node.span, _message(node, space, complete), severity, fix, False)
+
+
+_DEDUPLICATIONS = ("dropDuplicates", "drop_duplicates", "distinct", "dropDuplicatesWithinWatermark")
+_KEYLESS = (
+    "no event time is in the state's key: a watermark would drop none of it, and a window, a TTL or "
+    "update mode would change the answer, a choice only the author can make"
+)
 
 
 def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | None) -> KeySpace:
@@ -406,7 +389,7 @@ def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | N
 def _keeps_every_row(node: StageNode) -> bool:
     """`dropDuplicates()`/`distinct()` on a stream: the key is the whole row."""
     no_subset = node.call is not None and not node.call.args
-    return node.method in ("dropDuplicates", "drop_duplicates", "distinct") and no_subset
+    return node.method in _DEDUPLICATIONS and no_subset
 
 
 _COMPLETE_WITH_WATERMARK = (
@@ -464,8 +447,6 @@ _EQUALITY_JOIN = (
 
 def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | str:
     """Watermarks for the sides that lack one, when the condition already bounds the event times."""
-    if bounded is False:
-        return _EQUALITY_JOIN
     condition = _join_condition(graph, node)
     if bounded is None or condition is None or len(node.inputs) != 2:
         return (
@@ -475,12 +456,17 @@ def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: s
     return join_watermark_fix(graph, node, condition, delay)
 
 
-_UNBOUNDED_JOIN = (
-    "streaming `{method}` of two watermarked streams on an equality alone: with no event-time range "
-    "in the condition nothing says when a buffered row can no longer match, so Spark keeps both "
-    "sides' rows for the life of the query. Add a time-range condition "
-    "(`right.ts BETWEEN left.ts AND left.ts + INTERVAL 1 HOUR`) or join on an event-time window"
-)
+def _unbounded_join_message(node: StageNode, watermarked: bool) -> str:
+    head = f"streaming `{node.method}` of two {'watermarked ' if watermarked else ''}streams on an equality alone"
+    watermarks = "" if watermarked else ", with `withWatermark` on both streams"
+    return (
+        f"{head}: with no event-time range in the condition nothing says when a buffered row can no "
+        "longer match, so Spark keeps both sides' rows for the life of the query, watermark or not. "
+        "Add a time-range condition (`right.ts BETWEEN left.ts AND left.ts + INTERVAL 1 HOUR`) or join "
+        f"on an event-time window{watermarks}"
+    )
+
+
 # A condition that bounds how far apart matching rows' times may be.
 _RANGE_TEXT = re.compile(r"<|>|\bbetween\b|\binterval\b|\bwindow\b", re.IGNORECASE)
 
@@ -490,7 +476,21 @@ def _join_time_range(graph: StageGraph, node: StageNode) -> bool | None:
     equalities only, True for a comparison, `between`, an interval or a window, None when the
     condition is built elsewhere (a helper, a parameter, a name bound more than once)."""
     condition = _join_condition(graph, node)
-    return None if condition is None else _bounds_time(condition)
+    if condition is None:
+        return None
+    bounded = _bounds_time(condition)
+    if bounded is True:
+        return True
+    # A part held in a name, `(orders.id == payments.id) & within_a_day`: read where it is bound.
+    parts = [
+        _held_by(graph, operand, node.call)
+        for operation in m.findall(condition, m.BinaryOperation())
+        for operand in (operation.left, operation.right)
+        if isinstance(operand, cst.Name)
+    ]
+    if None in parts:
+        return None
+    return True if any(_bounds_time(part) for part in parts) else bounded
 
 
 def _join_condition(graph: StageGraph, node: StageNode) -> cst.BaseExpression | None:
@@ -593,6 +593,7 @@ def _join_message(node: StageNode) -> str:
 
 
 def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
+    """SPX204's: state a watermark would let Spark drop."""
     head = f"streaming `{node.method}` keeps state across micro-batches with no `withWatermark` upstream"
     if _keeps_every_row(node):
         why = ": it remembers every row it has ever seen, so its state grows with the stream"
@@ -603,17 +604,8 @@ def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
         )
     elif space.kind == EVENT_TIME:
         why = f": it keeps one state row per `{space.column}` value, a time that keeps advancing, so state grows without bound"
-    elif space.kind == ENTITY:
-        why = (
-            f": it keeps one state row per `{space.column}` value for the life of the query, and that key "
-            "space keeps growing"
-        )
     else:
-        column = f"`{space.column}`" if space.column else "key"
-        why = (
-            f": it keeps one state row per {column} value for the life of the query; that is fine if "
-            f"{column} has few values, and grows without bound if not"
-        )
+        why = f": it keeps one state row per {_key_text(space)} value for the life of the query{_growth(space)}"
     if complete:
         return (
             head
@@ -632,10 +624,43 @@ def _message(node: StageNode, space: KeySpace, complete: bool) -> str:
     if space.kind == EVENT_TIME:
         column = f'"{space.column}"' if space.column != "the event time" else "event_time"
         return head + why + f". Add `withWatermark({column}, delay)` upstream"
+    if node.method in _DEDUPLICATIONS:
+        return (
+            head + why + ". Add `withWatermark(event_time, delay)` upstream and use "
+            "`dropDuplicatesWithinWatermark`: a key is then forgotten once the watermark passes its event "
+            "time plus the delay"
+        )
     return (
-        head + why + ". A watermark alone would not help (no event-time column is in the key): add an "
-        "event-time `window(...)` to the key with a watermark, or expire keys yourself (`transformWithState` with a TTL)"
+        head + why + ". Add `withWatermark(event_time, delay)` upstream and an event-time timeout, or "
+        "remove a key's state when it is done (`state.remove()`)"
     )
+
+
+def _keyless_message(node: StageNode, space: KeySpace, complete: bool) -> str:
+    """SPX206's: state keyed by no event time, which no watermark can drop."""
+    head = (
+        f"streaming `{node.method}` keeps one state row per {_key_text(space)} value for the life of the "
+        f"query{_growth(space)}. No event time is in the key, so no watermark can drop any of it"
+    )
+    if complete:
+        return (
+            head + "; complete output mode keeps every group by design: if the state must stay bounded, "
+            "group by an event-time `window(...)` too, with a watermark and update mode"
+        )
+    return (
+        head + ": add an event-time `window(...)` to the key with a watermark, or expire keys yourself "
+        "(`transformWithState` with a TTL)"
+    )
+
+
+def _key_text(space: KeySpace) -> str:
+    return f"`{space.column}`" if space.column else "key"
+
+
+def _growth(space: KeySpace) -> str:
+    if space.kind == ENTITY:
+        return ", and that key space keeps growing"
+    return f"; that is fine if {_key_text(space)} has few values, and grows without bound if not"
 
 
 def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
@@ -667,7 +692,7 @@ def _no_event_time(node: StageNode, grouping: StageNode) -> str:
             "a whole-row deduplication whose rows have no single timestamp column named like an event time "
             "in a schema of this file to put a watermark on"
         )
-    if node.method in ("dropDuplicates", "drop_duplicates"):
+    if node.method in _DEDUPLICATIONS:
         return (
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
@@ -675,10 +700,7 @@ def _no_event_time(node: StageNode, grouping: StageNode) -> str:
             "(a string time needs parsing, in a format only the author knows), nor does the chain stamp "
             "their arrival (`withColumn(name, current_timestamp())`)"
         )
-    return (
-        f"no column named like an event time in the state's key ({keys or 'its grouping'}): a watermark "
-        "drops none of this state, and adding a window would change the answer"
-    )
+    return f"the state's key ({keys or 'its grouping'}) has no plain event-time column to put a watermark on"
 
 
 # Stages that may sit between the aggregation and a console sink switched to update mode: each is
