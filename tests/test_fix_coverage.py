@@ -487,7 +487,7 @@ def test_a_first_ignoring_nulls_over_its_own_descending_sort_becomes_max():
     assert (
         "people_df\\\n"
         "    .groupBy(trim(lower(col('firstName'))))\\\n"
-        "    .agg(F.max('weightInLbs').alias(\"first(weightInLbs)\"))\\\n"
+        "    .agg(F.max('weightInLbs').alias('first(weightInLbs)'))\\\n"
         "    .show(truncate=False)\n"
     ) in fixed
     # `max` stays Python's; the replaced `first` import goes, `col` stays.

@@ -114,6 +114,6 @@ def test_fix_at_the_end_of_a_1000_call_chain(sparkpar_cli, tmp_path):
     lines = source.splitlines()
     assert fixed[:1004] == lines[:1004] and fixed[-1] == lines[-1] == ")"
     assert fixed[1004:-1] == [
-        '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())',
-        "    .groupBy('k').agg(F.min(F.struct(\"_sparkpar_seq\", 'v')).getField(\"v\").alias('v'))",
+        "    .withColumn('_sparkpar_seq', F.monotonically_increasing_id())",
+        "    .groupBy('k').agg(F.min(F.struct('_sparkpar_seq', 'v')).getField('v').alias('v'))",
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparkpar_lint.fixes.quotes import InsertedString, literal
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 
 # Stands for "the module's name for pyspark.sql.functions" in built code; the engine
@@ -11,8 +12,9 @@ from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 FUNCTIONS_PLACEHOLDER = "__sparkpar_functions__"
 
 
-def string(text: str) -> cst.SimpleString:
-    return cst.SimpleString(repr(text).replace("'", '"') if '"' not in text else repr(text))
+def string(text: str) -> InsertedString:
+    """A literal for new code; the engine writes it in the module's quotes (fixes/quotes.py)."""
+    return InsertedString(literal(text, '"'))
 
 
 def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:

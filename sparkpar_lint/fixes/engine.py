@@ -20,6 +20,7 @@ from sparkpar_lint.fixes.chain import drop_call
 from sparkpar_lint.fixes.imports import finish_imports
 from sparkpar_lint.fixes.layout import merge_dropped, relayout, wrap_long_lines
 from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.fixes.quotes import ModuleQuotes
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 from sparkpar_lint.rules.spx901_unparsable_file import too_deep_finding, unparsable_finding
@@ -138,8 +139,9 @@ def _subtree_ids(node: cst.CSTNode) -> set[int]:
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
+    def __init__(self, replacements: dict[int, cst.CSTNode], quotes: ModuleQuotes) -> None:
         self.replacements = replacements
+        self.quotes = quotes
 
     def on_leave(self, original_node, updated_node):
         if isinstance(original_node, cst.Attribute) and self.replacements.get(id(original_node.value)) is drop_call:
@@ -151,18 +153,18 @@ class _Replace(cst.CSTTransformer):
         if replacement is None:
             return updated_node
         new = replacement(updated_node) if callable(replacement) else replacement
-        if not isinstance(new, cst.BaseExpression):
-            return new
-        new = relayout(updated_node, new)
-        if getattr(updated_node, "lpar", None) and not new.lpar:
-            # `(df.a()\n.b())` rewritten as a new chain: its line breaks need the parentheses.
-            new = new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
-        return new
+        if isinstance(new, cst.BaseExpression):
+            new = relayout(updated_node, new)
+            if getattr(updated_node, "lpar", None) and not new.lpar:
+                # `(df.a()\n.b())` rewritten as a new chain: its line breaks need the parentheses.
+                new = new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        # Last: a visit copies every node, and relayout finds the kept old code by identity.
+        return new.visit(self.quotes) if isinstance(new, cst.CSTNode) else new  # else a removal
 
 
 def _apply(module: cst.Module, fixes: list[Fix]) -> str:
     replacements = {id(original): new for fix in fixes for original, new in fix.replacements}
-    updated = module.visit(_Replace(replacements))
+    updated = module.visit(_Replace(replacements, ModuleQuotes(module)))
     imports = {pair for fix in fixes for pair in fix.imports}
     replaced = [original for fix in fixes for original, _ in fix.replacements]
     return wrap_long_lines(finish_imports(updated, imports, replaced).code, module.code)
