@@ -1,6 +1,7 @@
 """SPX101's fixes keep the names Spark gives unnamed aggregates: run on Spark, the fixed job's
 columns are the original's (`last(page)`, `first(ts)`, `collect_list(page)`), so later code that
-reads them by name, `show()` and written schemas see no change."""
+reads them by name, `show()` and written schemas see no change. The same for SQL text: the
+rewritten call is aliased (AS `first(Page)`) to the name Spark gave the original."""
 
 from __future__ import annotations
 
@@ -40,3 +41,37 @@ def test_the_fixed_aggregates_keep_the_original_column_names(cluster_spark):
     assert by_user["u1"]["last(page)"] == "cart" and by_user["u1"]["first(ts)"] == 1
     assert by_user["u1"]["collect_list(page)"] == ["home", "cart"]
     assert rewritten["overall"](events).first()["last(page)"] == "cart"
+
+
+SQL_JOB = """\
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.getOrCreate()
+
+
+def queries():
+    return [
+        spark.sql("SELECT user, FIRST(Page) FROM page_visits GROUP BY user"),
+        spark.sql("SELECT user, last(page) AS latest FROM page_visits GROUP BY user"),
+        spark.sql("SELECT user, array_agg(v.page) FROM page_visits AS v GROUP BY user"),
+        spark.sql("SELECT user, last(page) FROM (SELECT * FROM page_visits ORDER BY ts) GROUP BY user"),
+        spark.sql("SELECT user, collect_list(page), collect_list(ts) FROM page_visits GROUP BY user"),
+        spark.sql("SELECT user, first(`the page`) FROM page_visits GROUP BY user"),
+    ]
+"""
+
+
+def test_the_fixed_sql_aggregates_keep_the_original_column_names(cluster_spark):
+    outcome = fix_source("job.py", SQL_JOB, {"SPX101"}, unsafe=True)
+    assert len(outcome.applied) == 6 and "AS `first(Page)`" in outcome.fixed and " AS latest" in outcome.fixed
+    cluster_spark.createDataFrame(
+        [("u1", 1, "home", "h"), ("u1", 2, "cart", "c"), ("u2", 1, "home", "h")],
+        "user string, ts int, page string, `the page` string",
+    ).createOrReplaceTempView("page_visits")
+    original, rewritten = {}, {}
+    exec(compile(SQL_JOB, "original", "exec"), original)
+    exec(compile(outcome.fixed, "fixed", "exec"), rewritten)
+    before, after = original["queries"](), rewritten["queries"]()
+    assert [q.columns for q in after] == [q.columns for q in before]
+    assert after[0].columns == ["user", "first(Page)"] and after[2].columns == ["user", "collect_list(page)"]
+    assert {row["user"]: row["last(page)"] for row in after[3].collect()} == {"u1": "cart", "u2": "home"}

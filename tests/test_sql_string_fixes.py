@@ -104,3 +104,40 @@ def test_a_rewrite_between_escapes_keeps_them_as_written(sparkpar_cli, tmp_path)
     assert "not fixed" not in output
     assert 'a = spark.sql("SELECT user,\\r\\n\\tmax(struct(ts, page)).page AS page\\r\\nFROM (' in fixed
     assert "\\nmin(struct(ts, page)).page AS page FROM (SELECT * FROM {table} ORDER BY ts)" in fixed
+
+
+def test_an_unnamed_aggregate_keeps_the_name_spark_gave_it(sparkpar_cli, tmp_path):
+    # `SELECT user, first(page)` has a column `first(page)`: the rewritten call is aliased to it,
+    # in the name's own spelling (FIRST(Page) is `first(Page)`, array_agg is collect_list); an
+    # aliased one keeps its alias, and one inside a larger expression is rewritten as it was.
+    body = (
+        'a = spark.sql("SELECT user, FIRST(Page) FROM visits GROUP BY user")\n'
+        'a.write.parquet("a")\n'
+        'e = spark.sql("SELECT user, last(page) AS latest FROM visits GROUP BY user")\n'
+        'e.write.parquet("e")\n'
+        'f = spark.sql("SELECT user, array_agg(o.price) FROM orders AS o GROUP BY user")\n'
+        'f.write.parquet("f")\n'
+        f'b = spark.sql("SELECT user, last(page) {LOST_SORT.format(source="visits")}")\n'
+        'b.write.parquet("b")\n'
+        'c = spark.sql("SELECT user, collect_list(food), collect_list(price) FROM orders GROUP BY user")\n'
+        'c.write.parquet("c")\n'
+        'd = spark.sql("SELECT user, max(ts) - first(ts) FROM visits GROUP BY user")\n'
+        'd.write.parquet("d")\n'
+    )
+    fixed, output = _fix(sparkpar_cli, tmp_path, body, "--unsafe-fixes", "--select", "SPX101")
+    assert 'a = spark.sql("SELECT user, min(Page) AS `first(Page)` FROM visits GROUP BY user")\n' in fixed
+    assert 'e = spark.sql("SELECT user, max(page) AS latest FROM visits GROUP BY user")\n' in fixed
+    assert 'f = spark.sql("SELECT user, array_sort(array_agg(o.price)) AS `collect_list(price)` FROM orders' in fixed
+    assert 'b = spark.sql("SELECT user, max(struct(ts, page)).page AS `last(page)` FROM (SELECT' in fixed
+    assert (
+        "array_compact(array_sort(collect_list(struct(food, price))).food) AS `collect_list(food)`, "
+        "array_compact(array_sort(collect_list(struct(food, price))).price) AS `collect_list(price)` FROM orders"
+    ) in fixed
+    assert 'd = spark.sql("SELECT user, max(ts) - min(ts) FROM visits GROUP BY user")\n' in fixed
+
+
+def test_a_first_ignoring_nulls_is_left_as_written(sparkpar_cli, tmp_path):
+    # `min(page) IGNORE NULLS` does not run on Spark ("The function `min` does not support IGNORE NULLS").
+    body = 'a = spark.sql("SELECT user, first(page) IGNORE NULLS FROM visits GROUP BY user")\na.write.parquet("a")\n'
+    fixed, _ = _fix(sparkpar_cli, tmp_path, body, "--unsafe-fixes", "--select", "SPX101")
+    assert 'a = spark.sql("SELECT user, first(page) IGNORE NULLS FROM visits GROUP BY user")\n' in fixed

@@ -40,7 +40,7 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     """`last(v) AS x` after a lost `ORDER BY k` -> `max(struct(k, v)).v AS x` (safe).
 
     The struct compares the order columns first and the value last, so rows tied on the order
-    still give one answer; the alias keeps the output column's name.
+    still give one answer; the alias, or one added to an unnamed column, keeps the column's name.
     """
     from sqlglot import exp
 
@@ -53,8 +53,12 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
         else ""
     )
     value = func.this if isinstance(func, exp.Func) else None
-    if name not in _ORDERED_PICKS or not isinstance(func.parent, exp.Alias) or not isinstance(value, exp.Column):
+    if name not in _ORDERED_PICKS or not isinstance(value, exp.Column):
         return None
+    aliased = isinstance(func.parent, exp.Alias)
+    named = "" if aliased else _named_as_before(func, name, value)
+    if not (aliased or named):
+        return None  # inside a larger expression, whose column is named after all of it
     if any(key for key in func.args if key not in ("this",) and func.args[key] not in (None, False)):
         return None  # IGNORE NULLS and friends: keep the author's call
     ordered = sort_site.expression.expressions
@@ -65,7 +69,7 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     where = call_site.parsed.call_range(func)
     if where is None or value.name in [o.this.name for o in ordered]:
         return None
-    replacement = f"{_ORDERED_PICKS[name]}(struct({', '.join(keys)}, {column})).{_quoted(value.name)}"
+    replacement = f"{_ORDERED_PICKS[name]}(struct({', '.join(keys)}, {column})).{_quoted(value.name)}{named}"
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
     if not isinstance(literal, cst.CSTNode):
         return literal
@@ -73,6 +77,23 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
         f"SQL: `{name}` after a lost `ORDER BY` -> `{_ORDERED_PICKS[name]}` of a struct led by the order columns"
     )
     return Fix(SAFE, description, ((call_site.literal, literal),))
+
+
+# Spark (4) names an unnamed aggregate of a column after its function, lower case, and the column
+# as written, unqualified (`SELECT k, FIRST(t.V)` has a column `first(V)`); array_agg is
+# collect_list by another name.
+_SPARK_NAMES = {"array_agg": "collect_list"}
+
+
+def _named_as_before(func: exp.Expression, name: str, column: exp.Column) -> str:
+    """` AS `first(v)`` for an aggregate its SELECT lists unnamed: the rewritten call would name the
+    column after itself (`min(v)`), and later code reading `first(v)` would break. Empty where the
+    call has an alias, sits inside a larger expression or is not a column of a SELECT."""
+    from sqlglot import exp
+
+    if not isinstance(func.parent, exp.Select) or func.arg_key != "expressions":
+        return ""
+    return " AS `" + f"{_SPARK_NAMES.get(name, name)}({column.name})".replace("`", "``") + "`"
 
 
 def _quoted(name: str) -> str:
@@ -108,9 +129,11 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
     name = call_site.parsed.text[slice(*span)].lower()
     call_text = call_site.parsed.text[where[0] : where[1]]
     value = func.this if hasattr(func, "this") else None
-    if name in _ORDERED_PICKS:
-        from sqlglot import exp
+    from sqlglot import exp
 
+    if isinstance(func.parent, (exp.IgnoreNulls, exp.RespectNulls)):
+        return None  # `min(v) IGNORE NULLS` does not run: keep the author's call
+    if name in _ORDERED_PICKS:
         if not isinstance(value, exp.Column):
             return None
         replacement = f"{_ORDERED_PICKS[name]}({value.sql(dialect='spark')})"
@@ -118,6 +141,8 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
         replacement = f"array_sort({call_text})"
     else:
         return None
+    if isinstance(value, exp.Column):
+        replacement += _named_as_before(func, name, value)
     literal = _rewrite(call_site, [(where[0], where[1], replacement)])
     if not isinstance(literal, cst.CSTNode):
         return literal
@@ -159,7 +184,8 @@ def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> F
         if where is None:
             return None
         name = site.parsed.text[slice(*site.parsed.name_range(site.expression))]
-        edits.append((where[0], where[1], f"array_compact(array_sort({name}({row})).{_quoted(column.name)})"))
+        named = _named_as_before(site.expression, name.lower(), column)
+        edits.append((where[0], where[1], f"array_compact(array_sort({name}({row})).{_quoted(column.name)}){named}"))
     literal = _rewrite(call_site, edits)
     if not isinstance(literal, cst.CSTNode):
         return literal
