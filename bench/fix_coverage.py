@@ -1,6 +1,7 @@
 """Share of fixable findings that `sparkpar fix --unsafe-fixes` fixes, over a folder of Python
 files (the fixtures) or the Python files of the judged corpus, with the checks every fix owes:
-the fixed file parses, a second run changes nothing, no builtin becomes a Spark function.
+the fixed file parses, a second run changes nothing, no builtin becomes a Spark function, no line
+the fix adds is longer than the file's longest line or 100 characters.
 
 A finding counts as fixable when its rule offers a fix (`fix_safety`); it counts as fixed when
 the fixer applied a fix for it. Each finding left is listed with `--show-unfixed`'s reason.
@@ -60,6 +61,14 @@ def shadowed_builtins(original: str, fixed: str) -> list[str]:
     return sorted(n for n in imported(fixed) - imported(original) if n in dir(builtins))
 
 
+def lines_too_long(original: str, fixed: str) -> list[str]:
+    """Lines the fix added that are longer than the original's longest line or 100 characters,
+    whichever is larger (issue #14's limit)."""
+    old = original.splitlines()
+    limit = max(100, max(map(len, old), default=0))
+    return [line for line in set(fixed.splitlines()) - set(old) if len(line) > limit]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", type=Path, help="a folder of .py files (e.g. fixtures)")
@@ -77,7 +86,7 @@ def main() -> None:
     rules = {rule.id: rule for rule in all_rules()}
     offered, fixed, left = Counter(), Counter(), []
     by_truth: dict[str, Counter] = {}  # corpus: verdict -> fixed / offered
-    broken, not_idempotent, shadowed = [], [], []
+    broken, not_idempotent, shadowed, too_long = [], [], [], []
     for path in paths:
         try:
             source = path.read_text(encoding="utf-8")
@@ -108,6 +117,7 @@ def main() -> None:
         if fix_source(str(path), outcome.fixed, set(rules), unsafe=True).fixed != outcome.fixed:
             not_idempotent.append(str(path))
         shadowed += [f"{path}: {name}" for name in shadowed_builtins(source, outcome.fixed)]
+        too_long += [f"{path}: {line.strip()[:80]}" for line in lines_too_long(source, outcome.fixed)]
     total_fixed, total = sum(fixed.values()), sum(offered.values())
     print(f"files: {len(paths)}")
     for rule_id in sorted(offered):
@@ -122,6 +132,7 @@ def main() -> None:
         ("no longer parse", broken),
         ("not idempotent", not_idempotent),
         ("builtins shadowed", shadowed),
+        ("new lines longer than the file's longest line or 100 characters", too_long),
     ):
         print(f"{title}: {len(items)}")
         for item in items:

@@ -305,3 +305,55 @@ def test_a_line_continued_with_a_backslash_is_wrapped_with_backslashes():
         "        .count() \\\n",
     ).replace('"complete"', '"update"')
     check_fixed(code, outcome.fixed)
+
+
+def test_an_import_the_fix_lengthens_past_the_limit_takes_one_name_a_line_and_the_chain_is_wrapped_too():
+    # The import comes first in the file; a line nothing can break used to stop the wrapping, so
+    # the one-line chain further down stayed 180 characters long.
+    code = (
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import collect_list\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        'rows = spark.createDataFrame([("ann", "maths")], ["student", "subject"])\n'
+        'rows.groupBy("student").agg(collect_list("subject").alias("subjects")).show(truncate=False)\n'
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert fixed.startswith(
+        "from pyspark.sql import SparkSession\n"
+        "from pyspark.sql.functions import (\n"
+        "    array_compact,\n"
+        "    array_sort,\n"
+        "    monotonically_increasing_id,\n"
+        "    struct,\n"
+        "    collect_list,\n"
+        ")\n"
+    ), fixed
+    assert '(\n    rows.withColumn("_sparkpar_seq", monotonically_increasing_id())\n    .groupBy("student")\n' in fixed
+    check_fixed(code, fixed)
+
+
+def test_a_one_line_sql_string_the_fix_lengthens_is_split_after_its_line_breaks():
+    # A query kept on one line with `\r\n` escapes, already the file's longest line: the fix's
+    # `array_sort(...)` would take it further, so it becomes one literal per query line, which
+    # Python joins back into the same text.
+    code = (
+        "def statuses(spark):\n"
+        "    return spark.sql(\n"
+        '        "SELECT \\r\\n    order_ref, \\r\\n    CAST(collect_list(status) AS string) AS history'
+        '\\r\\nFROM \\r\\n    status_changes \\r\\nGROUP BY order_ref"\n'
+        "    )\n"
+    )
+    fixed = fix_source("job.py", code, {"SPX101"}, unsafe=True).fixed
+    assert fixed == (
+        "def statuses(spark):\n"
+        "    return spark.sql(\n"
+        '        "SELECT \\r\\n"\n'
+        '        "    order_ref, \\r\\n"\n'
+        '        "    CAST(array_sort(collect_list(status)) AS string) AS history\\r\\n"\n'
+        '        "FROM \\r\\n"\n'
+        '        "    status_changes \\r\\n"\n'
+        '        "GROUP BY order_ref"\n'
+        "    )\n"
+    ), fixed
+    check_fixed(code, fixed)
+    assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed

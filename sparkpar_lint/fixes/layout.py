@@ -139,15 +139,18 @@ def wrap_long_lines(code: str, original: str) -> str:
     before = original.splitlines()
     limit = max([100, *(len(line) for line in before)])
     known = set(before)
-    for _ in range(20):
+    # Lines nothing here can break; wrapping a later line leaves their numbers as they are.
+    kept: set[int] = set()
+    for _ in range(40):
         lines = code.splitlines()
-        long = [n for n, line in enumerate(lines, 1) if len(line) > limit and line not in known]
+        long = [n for n, line in enumerate(lines, 1) if len(line) > limit and line not in known and n not in kept]
         if not long:
             return code
         wrapped = _wrap_line(code, long[0], _indent(lines[long[0] - 1]))
         if wrapped is None:
-            return code
-        code = wrapped
+            kept.add(long[0])
+        else:
+            code = wrapped
     return code
 
 
@@ -157,7 +160,8 @@ def _indent(line: str) -> str:
 
 def _wrap_line(code: str, line: int, indent: str) -> str | None:
     """One step: the longest call chain on `line` one call per line (parenthesised), or else the
-    outermost call's arguments one per line, or else a dict's entries one per line."""
+    outermost call's arguments one per line, or else a dict's entries one per line, or else an
+    import's names one per line, or else a string that starts the line split after its `\\n`s."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
@@ -165,12 +169,20 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
     except cst.ParserSyntaxError:
         return None
     positions = wrapper.resolve(PositionProvider)
-    chains, calls, dicts = [], [], []
+    chains, calls, dicts, imports, strings = [], [], [], [], []
     # A chain passed as an argument is broken by its call's arguments, not by new parentheses.
     arguments = {id(link) for node in positions if isinstance(node, cst.Arg) for link in _links(node.value)}
     for node, where in positions.items():
         if isinstance(node, cst.Dict) and node.elements and where.start.line == where.end.line == line:
             dicts.append((where.start.column, node))
+        if isinstance(node, cst.ImportFrom) and where.start.line == line and not isinstance(node.names, cst.ImportStar):
+            imports.append(node)
+        if (
+            isinstance(node, cst.SimpleString)
+            and where.start.line == where.end.line == line
+            and where.start.column == len(indent)
+        ):
+            strings.append(node)
         if not isinstance(node, cst.Call):
             continue
         if where.start.line == where.end.line == line and _breaks(node) and id(node) not in arguments:
@@ -192,6 +204,11 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
         return wrapper.module.visit(_Explode(min(calls, key=lambda c: c[:2])[2], indent)).code
     if dicts:
         return wrapper.module.visit(_ExplodeDict(min(dicts, key=lambda c: c[0])[1], indent)).code
+    if imports and not imports[0].lpar:
+        return wrapper.module.visit(_ExplodeImport(imports[0], indent)).code
+    pieces = _string_lines(strings[0]) if strings else []
+    if len(pieces) > 1:
+        return wrapper.module.visit(_SplitString(strings[0], pieces, indent)).code
     return None
 
 
@@ -295,3 +312,65 @@ class _ExplodeDict(cst.CSTTransformer):
             elements=elements,
             rbrace=cst.RightCurlyBrace(whitespace_before=cst.SimpleWhitespace("")),
         )
+
+
+class _ExplodeImport(cst.CSTTransformer):
+    """`from m import a, b` → `from m import (\n    a,\n    b,\n)`."""
+
+    def __init__(self, target: cst.ImportFrom, indent: str) -> None:
+        self.target, self.indent = target, indent
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        if original_node is not self.target:
+            return updated_node
+        inner = self.indent + "    "
+        names = [name.with_changes(comma=cst.Comma(whitespace_after=_break(inner))) for name in updated_node.names]
+        names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=_break(self.indent)))
+        return updated_node.with_changes(
+            names=names,
+            lpar=cst.LeftParen(whitespace_after=_break(inner)),
+            rpar=cst.RightParen(),
+        )
+
+
+def _string_lines(string: cst.SimpleString) -> list[str]:
+    """A one-line string literal cut after each `\\n` escape it holds, each piece a literal of
+    its own (prefix and quotes repeated): adjacent literals concatenate to the same value. None
+    for a triple-quoted or byte string, or a string in no brackets (a break there would not parse)."""
+    prefix, body = string.prefix, string.raw_value
+    quote = string.quote
+    if len(quote) == 3 or "b" in prefix.lower():
+        return []
+    pieces, start, i = [], 0, 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            if body[i + 1] == "n" and i + 2 < len(body):
+                pieces.append(body[start : i + 2])
+                start = i + 2
+            i += 2
+            continue
+        i += 1
+    pieces.append(body[start:])
+    return [f"{prefix}{quote}{piece}{quote}" for piece in pieces if piece]
+
+
+class _SplitString(cst.CSTTransformer):
+    def __init__(self, target: cst.SimpleString, pieces: list[str], indent: str) -> None:
+        self.target, self.pieces, self.indent = target, pieces, indent
+        self.depth = 0  # brackets around the string: a break needs at least one
+
+    def visit_Call(self, node) -> None:
+        self.depth += 1
+
+    def leave_Call(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if original_node is not self.target or self.depth == 0:
+            return updated_node
+        parts = [cst.SimpleString(piece) for piece in self.pieces]
+        joined = parts[-1]
+        for part in reversed(parts[:-1]):
+            joined = cst.ConcatenatedString(left=part, right=joined, whitespace_between=_break(self.indent))
+        return joined
