@@ -429,10 +429,15 @@ def test_lists_in_a_query_with_escapes_are_fixed_between_them():
     fixed = outcome.fixed
     assert [f.rule_id for f in outcome.applied] == ["SPX101"]  # one fix sorts both lists together
     lists = "array_sort(collect_list(struct(stat, txt)))"
+    # The first literal would pass 100 characters: each query line becomes a literal of its own.
     assert (
-        f'        "SELECT \\r\\n    id, \\r\\n    CAST(array_compact({lists}.stat) AS string) AS s,\\r\\n"\n' in fixed
-    )
-    assert f'        "    CAST(array_compact({lists}.txt) AS string) AS t\\r\\nFROM in0 \\r\\nGROUP BY id"\n' in fixed
+        '        "SELECT \\r\\n"\n'
+        '        "    id, \\r\\n"\n'
+        f'        "    CAST(array_compact({lists}.stat) AS string) AS s,\\r\\n"\n'
+        f'        "    CAST(array_compact({lists}.txt) AS string) AS t\\r\\n"\n'
+        '        "FROM in0 \\r\\n"\n'
+        '        "GROUP BY id"\n'
+    ) in fixed
     assert [f for f in analyze("job.py", fixed) if f.rule_id == "SPX101"] == []
     assert fix_source("job.py", fixed, {"SPX101"}, unsafe=True).fixed == fixed
     # The query it spells is the one the fix writes where the SQL has no escapes (proved on Spark).

@@ -358,6 +358,7 @@ class _SplitString(cst.CSTTransformer):
     def __init__(self, target: cst.SimpleString, pieces: list[str], indent: str) -> None:
         self.target, self.pieces, self.indent = target, pieces, indent
         self.depth = 0  # brackets around the string: a break needs at least one
+        self.lefts: set[int] = set()  # literals on the left of `"a" "b"`, which must stay single
 
     def visit_Call(self, node) -> None:
         self.depth += 1
@@ -366,11 +367,23 @@ class _SplitString(cst.CSTTransformer):
         self.depth -= 1
         return updated_node
 
-    def leave_SimpleString(self, original_node, updated_node):
-        if original_node is not self.target or self.depth == 0:
-            return updated_node
+    def visit_ConcatenatedString(self, node) -> None:
+        self.lefts.add(id(node.left))
+
+    def _joined(self, right: cst.BaseString | None, between: Whitespace) -> cst.BaseString:
+        """The pieces, a line each, then `right` (what followed the string) after `between`."""
         parts = [cst.SimpleString(piece) for piece in self.pieces]
-        joined = parts[-1]
+        joined = parts[-1] if right is None else cst.ConcatenatedString(parts[-1], right, whitespace_between=between)
         for part in reversed(parts[:-1]):
             joined = cst.ConcatenatedString(left=part, right=joined, whitespace_between=_break(self.indent))
         return joined
+
+    def leave_ConcatenatedString(self, original_node, updated_node):
+        if original_node.left is not self.target or self.depth == 0:
+            return updated_node
+        return self._joined(updated_node.right, updated_node.whitespace_between)
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if original_node is not self.target or self.depth == 0 or id(original_node) in self.lefts:
+            return updated_node
+        return self._joined(None, cst.SimpleWhitespace(""))
