@@ -146,7 +146,10 @@ def wrap_long_lines(code: str, original: str) -> str:
         long = [n for n, line in enumerate(lines, 1) if len(line) > limit and line not in known and n not in kept]
         if not long:
             return code
-        wrapped = _wrap_line(code, long[0], _indent(lines[long[0] - 1]))
+        try:
+            wrapped = _wrap_line(code, long[0], _indent(lines[long[0] - 1]))
+        except cst.CSTValidationError:  # a node this breaking cannot build: the line stays as it is
+            wrapped = None
         if wrapped is None:
             kept.add(long[0])
         else:
