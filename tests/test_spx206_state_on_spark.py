@@ -24,25 +24,38 @@ def _write(folder: Path, number: int, rows: list[dict]) -> None:
     (folder / f"part-{number}.json").write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def _settled_state(spark, fixture: str, tmp_path: Path) -> list[int]:
-    """State rows after each batch: a day of orders, each paid an hour later, per batch."""
-    settled = runpy.run_path(str(FIXTURES / fixture))["settled"]
-    orders_in, payments_in = tmp_path / f"{fixture}-orders", tmp_path / f"{fixture}-payments"
-    orders_in.mkdir()
-    payments_in.mkdir()
-    query = settled(spark, str(orders_in), str(payments_in)).writeStream.format("noop").start()
+def _state_after_each_day(query, feed) -> list[int]:
+    """The state operators' rows after each of four days fed (`feed(day)` writes its files)."""
     counts = []
     try:
         for day in range(1, 5):
-            orders = [{"order_id": f"o{day}-{n}", "placed_at": f"2024-05-0{day} 0{n}:00:00"} for n in range(3)]
-            paid = [{"paid_order_id": f"o{day}-{n}", "paid_at": f"2024-05-0{day} 0{n + 1}:00:00"} for n in range(3)]
-            _write(orders_in, day, orders)
-            _write(payments_in, day, paid)
+            feed(day)
             query.processAllAvailable()
             counts.append(_state_rows(query))
     finally:
         query.stop()
     return counts
+
+
+def _settled_state(spark, fixture: str, tmp_path: Path) -> list[int]:
+    """Three orders a day, each paid an hour later."""
+    settled = runpy.run_path(str(FIXTURES / fixture))["settled"]
+    orders_in, payments_in = tmp_path / f"{fixture}-orders", tmp_path / f"{fixture}-payments"
+    orders_in.mkdir()
+    payments_in.mkdir()
+
+    def feed(day: int) -> None:
+        _write(
+            orders_in, day, [{"order_id": f"o{day}-{n}", "placed_at": f"2024-05-0{day} 0{n}:00:00"} for n in range(3)]
+        )
+        _write(
+            payments_in,
+            day,
+            [{"paid_order_id": f"o{day}-{n}", "paid_at": f"2024-05-0{day} 0{n + 1}:00:00"} for n in range(3)],
+        )
+
+    query = settled(spark, str(orders_in), str(payments_in)).writeStream.format("noop").start()
+    return _state_after_each_day(query, feed)
 
 
 def test_an_equality_join_keeps_every_row_of_both_sides_and_the_range_lets_them_go(cluster_spark, tmp_path):
@@ -55,22 +68,17 @@ def test_an_equality_join_keeps_every_row_of_both_sides_and_the_range_lets_them_
 
 
 def _card_state(spark, fixture: str, tmp_path: Path) -> list[int]:
+    """Three new cards a day, each paying once."""
     card_totals = runpy.run_path(str(FIXTURES / fixture))["card_totals"]
     payments_in = tmp_path / f"{fixture}-payments"
     payments_in.mkdir()
+
+    def feed(day: int) -> None:
+        rows = [{"card_id": f"c{day}-{n}", "amount": 10.0, "paid_at": f"2024-05-0{day} 1{n}:00:00"} for n in range(3)]
+        _write(payments_in, day, rows)
+
     query = card_totals(spark, str(payments_in)).writeStream.outputMode("update").format("noop").start()
-    counts = []
-    try:
-        for day in range(1, 5):
-            rows = [
-                {"card_id": f"c{day}-{n}", "amount": 10.0, "paid_at": f"2024-05-0{day} 1{n}:00:00"} for n in range(3)
-            ]
-            _write(payments_in, day, rows)
-            query.processAllAvailable()
-            counts.append(_state_rows(query))
-    finally:
-        query.stop()
-    return counts
+    return _state_after_each_day(query, feed)
 
 
 def test_a_total_per_card_keeps_every_card_and_a_daily_window_lets_old_days_go(cluster_spark, tmp_path):
