@@ -267,7 +267,7 @@ def test_an_id_over_a_few_literal_rows_is_numbered_by_their_content():
     outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
     fixed = outcome.fixed
     assert [f.rule_id for f in outcome.applied] == ["SPX105"]
-    assert "from pyspark.sql import Window, SparkSession\n" in fixed
+    assert "from pyspark.sql import SparkSession, Window\n" in fixed
     assert (
         "    customers  # the staged rows\n"
         "    .withColumn(\n"
@@ -303,7 +303,7 @@ def test_an_id_over_untyped_literal_rows_is_numbered_by_the_row_as_json():
         "                {\n"
         '                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
     ) in fixed
-    assert "from pyspark.sql import Window, functions as F, SparkSession\n" in fixed
+    assert "from pyspark.sql import SparkSession, Window, functions as F\n" in fixed
     assert [f for f in analyze("job.py", fixed) if f.rule_id in ("SPX105", "SPX401")] == []
 
 

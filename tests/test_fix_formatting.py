@@ -40,7 +40,7 @@ def landing_pages(events):
 """
 
 PARENTHESISED_FIXED = """\
-from pyspark.sql import functions as F, SparkSession
+from pyspark.sql import SparkSession, functions as F
 from pyspark.sql.functions import lit
 
 spark = SparkSession.builder.getOrCreate()
@@ -75,7 +75,7 @@ latest.write.parquet("out")
 
 BACKSLASHED_FIXED = """\
 import pyspark.sql.functions as sf
-from pyspark.sql import Window, SparkSession
+from pyspark.sql import SparkSession, Window
 
 spark = SparkSession.builder.getOrCreate()
 clicks = spark.read.parquet("clicks")
@@ -229,7 +229,7 @@ def test_names_imported_bare_when_they_shadow_nothing():
         '    return df.orderBy("ts").groupBy("user").agg(collect_list("page"))\n'
     )
     fixed = fix_source("job.py", code, {"SPX101"}).fixed
-    assert fixed.splitlines()[0] == "from pyspark.sql.functions import array_compact, array_sort, struct, collect_list"
+    assert fixed.splitlines()[0] == "from pyspark.sql.functions import array_compact, array_sort, collect_list, struct"
     assert 'array_sort(collect_list(struct("ts", "page"))).getField("page"),\n' in fixed
     assert ').alias("collect_list(page)"),\n' in fixed  # the column keeps the name Spark gave it
 
@@ -323,9 +323,9 @@ def test_an_import_the_fix_lengthens_past_the_limit_takes_one_name_a_line_and_th
         "from pyspark.sql.functions import (\n"
         "    array_compact,\n"
         "    array_sort,\n"
+        "    collect_list,\n"
         "    monotonically_increasing_id,\n"
         "    struct,\n"
-        "    collect_list,\n"
         ")\n"
     ), fixed
     assert '(\n    rows.withColumn("_sparkpar_seq", monotonically_increasing_id())\n    .groupBy("student")\n' in fixed

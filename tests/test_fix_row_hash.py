@@ -51,7 +51,7 @@ def test_a_one_line_random_split_becomes_one_filter_a_line():
         'train.write.parquet("train")\n'
     )
     assert _fixed(code) == (
-        "from pyspark.sql import functions as F, SparkSession\n"
+        "from pyspark.sql import SparkSession, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
         'df = spark.read.parquet("labelled")\n'
         "train, test = [\n"
@@ -83,7 +83,7 @@ def test_functions_imported_by_name_next_to_builtin_use_get_bare_names():
     )
     # `rand` goes with its last use; the long line breaks one call a line.
     assert _fixed(code) == (
-        "from pyspark.sql.functions import lit, pmod, xxhash64, col\n"
+        "from pyspark.sql.functions import col, lit, pmod, xxhash64\n"
         "def noisy(df):\n"
         "    top = max(df.columns)\n"
         "    return (\n"
@@ -102,7 +102,7 @@ def test_a_local_name_that_would_be_shadowed_sends_the_fix_through_an_alias():
         'spark.read.parquet("t").filter(rand() < pmod).write.parquet("s")\n'
     )
     assert _fixed(code) == (
-        "from pyspark.sql import functions as F, SparkSession\n"
+        "from pyspark.sql import SparkSession, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
         "pmod = 0.25  # the share of rows kept\n"
         'spark.read.parquet("t").filter((F.pmod(F.xxhash64("*"), 2**53) / 2**53) < pmod).write.parquet("s")\n'
@@ -132,7 +132,7 @@ def test_ids_of_rows_with_copies_number_the_copies_in_a_backslash_chain():
         'dim.write.parquet("dim")\n'
     )
     assert _fixed(code) == (
-        "from pyspark.sql import Window, SparkSession, functions as F\n"
+        "from pyspark.sql import SparkSession, Window, functions as F\n"
         "spark = SparkSession.builder.getOrCreate()\n"
         'dim = spark.read.parquet("c") \\\n'
         '    .filter(F.col("current")) \\\n'

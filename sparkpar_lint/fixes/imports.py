@@ -5,7 +5,8 @@ ruff's `get_or_import_symbol`, for pyspark.sql.functions: reuse the module's ali
 name shadows no builtin and no other binding (`min` would turn every later builtin `min()` into
 a Spark column function); otherwise add `from pyspark.sql import functions as F` under a free
 alias. Imports whose last use a fix replaced are removed with LibCST's RemoveImportsVisitor,
-which drops an import only when nothing else reads it.
+which drops an import only when nothing else reads it. A list either changed keeps its layout
+(import_lists.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from sparkpar_lint.fixes.edits import FUNCTIONS_PLACEHOLDER
+from sparkpar_lint.fixes.import_lists import as_written
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, dotted_name
 from sparkpar_lint.graph.user_functions import names_in
 
@@ -35,6 +37,7 @@ def finish_imports(
     if names:
         module, more = _resolve_functions(module, names)
         other |= more
+    written = module
     context = CodemodContext()
     for module_name, name, asname in sorted(other, key=lambda p: (p[0], p[1] or "", p[2] or "")):
         AddImportsVisitor.add_needed_import(context, module_name, name, asname)
@@ -46,7 +49,7 @@ def finish_imports(
         for module_name, name, asname in removable:
             RemoveImportsVisitor.remove_unused_import(context, module_name, name, asname)
         module = RemoveImportsVisitor(context).transform_module(module)
-    return module
+    return as_written(written, module) if other or removable else module
 
 
 def _placeholder_names(module: cst.Module) -> set[str]:

@@ -281,7 +281,7 @@ class OrderDependentAggregate(Rule):
             column=27,
             related_lines=(5,),
             expected_fix=(
-                "from pyspark.sql import functions as F, SparkSession\n"
+                "from pyspark.sql import SparkSession, functions as F\n"
                 "from pyspark.sql.functions import *\n"
                 "spark = SparkSession.builder.getOrCreate()\n"
                 'visits = spark.read.parquet("v")\n'
@@ -403,7 +403,7 @@ class OrderDependentAggregate(Rule):
             column=39,
             related_lines=(3, 4),
             expected_fix=(
-                "from pyspark.sql.functions import array_compact, array_sort, struct, collect_list\n"
+                "from pyspark.sql.functions import array_compact, array_sort, collect_list, struct\n"
                 "def pages(df):\n"
                 "    return (\n"
                 '        df.groupBy("user")\n'

@@ -143,7 +143,7 @@ class ArbitraryDuplicateKept(Rule):
             column=6,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import Window, functions as F, SparkSession\n"
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
                 "spark = SparkSession.builder.getOrCreate()\n"
                 'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
                 "(\n"
@@ -169,7 +169,7 @@ class ArbitraryDuplicateKept(Rule):
             column=5,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import Window, SparkSession, functions as F\n"
+                "from pyspark.sql import SparkSession, Window, functions as F\n"
                 "spark = SparkSession.builder.getOrCreate()\n"
                 'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
                 'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
@@ -194,7 +194,7 @@ class ArbitraryDuplicateKept(Rule):
             line=4,
             column=46,
             severity=Severity.WARNING,
-            expected_fix="from pyspark.sql import Window, functions as F, SparkSession\n"
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
             "spark = SparkSession.builder.getOrCreate()\n"
             'data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]\n'
             "(\n"
@@ -325,7 +325,7 @@ class ArbitraryDuplicateKept(Rule):
             severity=Severity.ERROR,
             # Bare function names are imported; Window joins the existing pyspark.sql import.
             expected_fix=(
-                "from pyspark.sql import Window, functions as F, DataFrame\n"
+                "from pyspark.sql import DataFrame, Window, functions as F\n"
                 "def first_click(df: DataFrame) -> DataFrame:\n"
                 '    ranked = df.sortWithinPartitions("ts")\n'
                 "    return (\n"

@@ -205,7 +205,7 @@ class PartitioningDependentValue(Rule):
             + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
             line=4,
             column=41,
-            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
             + "spark = SparkSession.builder.getOrCreate()\n"
             + 'events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")\n'
             + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
@@ -227,7 +227,7 @@ class PartitioningDependentValue(Rule):
             + 'dim = tiers.distinct().withColumn("tier_sk", F.monotonically_increasing_id())\n',
             line=4,
             column=45,
-            expected_fix="from pyspark.sql import Window, SparkSession, functions as F\n"
+            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
             + "spark = SparkSession.builder.getOrCreate()\n"
             + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
             + 'dim = tiers.distinct().withColumn("tier_sk", F.row_number().over(Window.orderBy("tier", "rank")))\n',
