@@ -72,3 +72,10 @@ def test_a_name_joins_a_one_line_parenthesised_list_after_a_space(sparkpar_cli, 
     assert _fixed(sparkpar_cli, tmp_path, imports).startswith(
         "from pyspark.sql import (SparkSession, Window, functions as F)\n"
     )
+
+
+def test_a_list_of_several_names_a_line_keeps_its_line_breaks(sparkpar_cli, tmp_path):
+    imports = "from pyspark.sql import SparkSession\nfrom pyspark.sql.functions import (\n    col, first,\n    lit\n)"
+    assert _fixed(sparkpar_cli, tmp_path, imports) == (
+        "from pyspark.sql import SparkSession, Window, functions as F\nfrom pyspark.sql.functions import (\n    col,\n    lit\n)"
+    )

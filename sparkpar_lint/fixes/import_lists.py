@@ -46,13 +46,24 @@ def _laid_out(old: cst.ImportFrom, new: cst.ImportFrom) -> cst.ImportFrom:
     kept = [p for p in before if p in now]
     added = [p for p in now if p not in before]
     order = sorted(kept + added, key=_sort_key) if before == sorted(before, key=_sort_key) else kept + added
-    separator = next((a.comma for a in old.names[:-1] if isinstance(a.comma, cst.Comma)), None)
-    if separator is None:  # one name: a parenthesised list broken after `(` breaks there again
+    # Between two names it had, the list keeps the separator before the later one (deleting `first`
+    # from `col, first,\n    lit` leaves `col,\n    lit`); a new name takes the list's last one.
+    place = {p: i for i, p in enumerate(before)}
+    separators = [a.comma for a in old.names[:-1] if isinstance(a.comma, cst.Comma)]
+    if not separators:  # one name: a parenthesised list broken after `(` breaks there again
         opening = old.lpar.whitespace_after if old.lpar is not None else None
         broken = opening if isinstance(opening, cst.ParenthesizedWhitespace) else None
-        separator = cst.Comma(whitespace_after=broken or cst.SimpleWhitespace(" "))
-    last = old.names[-1].comma
-    names = [now[p].with_changes(comma=separator if i < len(order) - 1 else last) for i, p in enumerate(order)]
+        separators = [cst.Comma(whitespace_after=broken or cst.SimpleWhitespace(" "))]
+
+    names = []
+    for p, following in zip(order, [*order[1:], None]):
+        if following is None:
+            comma = old.names[-1].comma
+        elif p in place and following in place:
+            comma = old.names[place[following] - 1].comma
+        else:
+            comma = separators[-1]
+        names.append(now[p].with_changes(comma=comma))
     return new.with_changes(names=names)
 
 
