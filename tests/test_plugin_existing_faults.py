@@ -51,10 +51,11 @@ def test_salt_from_the_row(spark):
 
 
 def sales_stream(spark, directory):
-    # 200 sales in 4 files; every 10th is a refund (a negative amount).
+    # 200 sales in 8 files; every 10th is a refund (a negative amount). Eight map tasks leave map
+    # output on both executors, so a kill in the aggregation's stage has some to make Spark redo.
     directory.mkdir()
-    for part in range(4):
-        rows = [{"shop": i % 5, "amount": -1 if i % 10 == 0 else i} for i in range(part * 50, part * 50 + 50)]
+    for part in range(8):
+        rows = [{"shop": i % 5, "amount": -1 if i % 10 == 0 else i} for i in range(part * 25, part * 25 + 25)]
         (directory / f"sales-{part}.json").write_text("\\n".join(json.dumps(r) for r in rows) + "\\n")
     return spark.readStream.schema("shop int, amount int").json(str(directory))
 
