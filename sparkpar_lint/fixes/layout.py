@@ -150,7 +150,7 @@ def wrap_long_lines(code: str, original: str) -> str:
             wrapped = _wrap_line(code, long[0], _indent(lines[long[0] - 1]))
         except cst.CSTValidationError:  # a node this breaking cannot build: the line stays as it is
             wrapped = None
-        if wrapped is None:
+        if wrapped is None or wrapped == code:  # e.g. a string outside brackets: no break parses there
             kept.add(long[0])
         else:
             code = wrapped
@@ -281,6 +281,16 @@ def _break(indent: str) -> cst.ParenthesizedWhitespace:
     )
 
 
+def _one_a_line(items, indent: str) -> list:
+    """Arguments, entries or names one a line, one step in from `indent`, each with a comma; the
+    last one's line break closes the brackets back at `indent`."""
+    last = len(items) - 1
+    return [
+        item.with_changes(comma=cst.Comma(whitespace_after=_break(indent + "    " if i < last else indent)))
+        for i, item in enumerate(items)
+    ]
+
+
 class _Explode(cst.CSTTransformer):
     def __init__(self, target: cst.Call, indent: str) -> None:
         self.target, self.indent = target, indent
@@ -288,14 +298,8 @@ class _Explode(cst.CSTTransformer):
     def leave_Call(self, original_node, updated_node):
         if original_node is not self.target:
             return updated_node
-        inner = self.indent + "    "
-        args = [
-            a.with_changes(
-                comma=cst.Comma(whitespace_after=_break(inner if i < len(updated_node.args) - 1 else self.indent))
-            )
-            for i, a in enumerate(updated_node.args)
-        ]
-        return updated_node.with_changes(whitespace_before_args=_break(inner), args=args)
+        args = _one_a_line(updated_node.args, self.indent)
+        return updated_node.with_changes(whitespace_before_args=_break(self.indent + "    "), args=args)
 
 
 class _ExplodeDict(cst.CSTTransformer):
@@ -305,14 +309,9 @@ class _ExplodeDict(cst.CSTTransformer):
     def leave_Dict(self, original_node, updated_node):
         if original_node is not self.target:
             return updated_node
-        inner, last = self.indent + "    ", len(updated_node.elements) - 1
-        elements = [
-            e.with_changes(comma=cst.Comma(whitespace_after=_break(inner if i < last else self.indent)))
-            for i, e in enumerate(updated_node.elements)
-        ]
         return updated_node.with_changes(
-            lbrace=cst.LeftCurlyBrace(whitespace_after=_break(inner)),
-            elements=elements,
+            lbrace=cst.LeftCurlyBrace(whitespace_after=_break(self.indent + "    ")),
+            elements=_one_a_line(updated_node.elements, self.indent),
             rbrace=cst.RightCurlyBrace(whitespace_before=cst.SimpleWhitespace("")),
         )
 
@@ -326,20 +325,17 @@ class _ExplodeImport(cst.CSTTransformer):
     def leave_ImportFrom(self, original_node, updated_node):
         if original_node is not self.target:
             return updated_node
-        inner = self.indent + "    "
-        names = [name.with_changes(comma=cst.Comma(whitespace_after=_break(inner))) for name in updated_node.names]
-        names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=_break(self.indent)))
         return updated_node.with_changes(
-            names=names,
-            lpar=cst.LeftParen(whitespace_after=_break(inner)),
+            names=_one_a_line(updated_node.names, self.indent),
+            lpar=cst.LeftParen(whitespace_after=_break(self.indent + "    ")),
             rpar=cst.RightParen(),
         )
 
 
 def _string_lines(string: cst.SimpleString) -> list[str]:
     """A one-line string literal cut after each `\\n` escape it holds, each piece a literal of
-    its own (prefix and quotes repeated): adjacent literals concatenate to the same value. None
-    for a triple-quoted or byte string, or a string in no brackets (a break there would not parse)."""
+    its own (prefix and quotes repeated): adjacent literals concatenate to the same value. Empty
+    for a triple-quoted or byte string; `_SplitString` leaves one in no brackets as it is."""
     prefix, body = string.prefix, string.raw_value
     quote = string.quote
     if len(quote) == 3 or "b" in prefix.lower():
