@@ -66,7 +66,7 @@ def test_pre_commit_hook_declaration():
 def test_readme_gives_the_two_newcomer_commands_exactly():
     readme = (REPO / "README.md").read_text()
     assert "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/" in readme
-    assert "python -m venv .venv && . .venv/bin/activate && pip install '.[test]' && pytest" in readme
+    assert "python -m venv .venv-test && . .venv-test/bin/activate && pip install '.[test]' && pytest -n 2" in readme
     for section in (
         "## CLI",
         "## Output formats",
