@@ -28,6 +28,8 @@ import inspect
 import random
 import re
 import shlex
+import time
+from dataclasses import dataclass
 
 import pytest
 
@@ -38,6 +40,17 @@ DEFAULT_FAULT_RUNS = 4
 OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs", "only", "budget")
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
+TALLY_KEY = pytest.StashKey["Tally"]()
+
+
+@dataclass
+class Tally:
+    """What the audit of existing tests did, for the summary line CI budgets by."""
+
+    tests: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    failed: int = 0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -273,6 +286,18 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
 
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line on what the audit of existing tests cost, printed with -q too: CI budgets by it."""
+    tally = config.stash.get(TALLY_KEY, None)
+    if tally is None:
+        return
+    terminalreporter.write_line(
+        f"sparkpar: audited {tally.tests} existing Spark test{'s' * (tally.tests != 1)} with {tally.runs} "
+        f"perturbed run{'s' * (tally.runs != 1)} in {tally.seconds:.1f} s (seed {config.stash[SEED_KEY]}): "
+        f"{tally.failed} order-dependent or not retry-safe"
+    )
+
+
 def replay_command(config: pytest.Config, nodeid: str) -> str:
     args = ["pytest", nodeid, "--sparkpar-determinism", f"--sparkpar-seed={config.stash[SEED_KEY]}"]
     if runs(config) != DEFAULT_RUNS:
@@ -346,6 +371,10 @@ def pytest_runtest_call(item: pytest.Item):
     result = yield
     if not audit:
         return result
+    from pytest_sparkpar.existing import failed_as_recorded
+
+    if failed_as_recorded(item):  # a unittest.TestCase that failed as written: nothing to audit
+        return result
     spark = session_of(item) or touched_session(before)
     if spark is None:
         return result
@@ -358,11 +387,14 @@ def pytest_runtest_call(item: pytest.Item):
     count = (marker.kwargs.get("runs") if marker else None) or runs(item.config)
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
     own = {key: conf_get(spark, key) for key in VARIED}
+    tally = item.config.stash.setdefault(TALLY_KEY, Tally())
+    started = time.monotonic()
     try:
         rerun_result = rerun(
             item, spark, seed, count, budget(item.config), fault_runs(item.config) if faultable(spark) else 0
         )
     except NotRepeatable as why:
+        tally.seconds += time.monotonic() - started
         item.warn(
             pytest.PytestWarning(
                 f"sparkpar: not audited for order dependence: the test fails when run "
@@ -370,6 +402,10 @@ def pytest_runtest_call(item: pytest.Item):
             )
         )
         return result
+    tally.tests += 1
+    tally.runs += rerun_result.ran + rerun_result.fault_ran
+    tally.seconds += time.monotonic() - started
+    tally.failed += rerun_result.found is not None
     if rerun_result.found is None and rerun_result.ran < count:
         item.warn(
             pytest.PytestWarning(
