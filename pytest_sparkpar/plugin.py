@@ -203,7 +203,10 @@ def pytest_configure(config: pytest.Config) -> None:
         option = "--sparkpar-" + given[0].replace("_", "-")
         raise pytest.UsageError(extras.message(option, absent))
     if fault_runs(config):
+        from pytest_sparkpar import session
         from pytest_sparkpar.faults import supported
+
+        session.RETRY_FAILED_TASKS = True
 
         if not supported(master(config)):
             raise pytest.UsageError(

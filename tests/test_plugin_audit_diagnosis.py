@@ -115,3 +115,34 @@ def test_summary_line_with_quiet_output(audited):
     tests, runs, failed = map(int, line.groups())
     # The broken test is not audited; each of the other two stops at its first failing run.
     assert (tests, failed) == (2, 2) and 2 <= runs <= 2 * RUNS, line.group(0)
+
+
+EXPECTS_FAILURE = """
+from pathlib import Path
+
+import pytest
+
+ATTEMPTS = Path(__file__).with_name("attempts.log")
+
+
+def fail(row):
+    with ATTEMPTS.open("a") as log:
+        log.write("attempt\\n")
+    raise ValueError("bad row")
+
+
+def test_bad_rows_fail_the_job(spark):
+    with pytest.raises(Exception, match="bad row"):
+        spark.range(1).rdd.map(fail).count()
+"""
+
+
+def test_a_job_expected_to_fail_is_not_retried_on_a_cluster_master(tmp_path):
+    # local-cluster tries a failing task spark.task.maxFailures (4) times by default; the plugin's
+    # session tries it once, as local[N] does, so each run of the test costs one attempt.
+    (tmp_path / "test_expects_failure.py").write_text(EXPECTS_FAILURE)
+    result = run_pytest(tmp_path, "--sparkpar-determinism", "--sparkpar-seed=3", "--sparkpar-runs=2")
+    assert outcomes(result.stdout) == {"test_bad_rows_fail_the_job": "PASSED"}, result.stdout[-3000:]
+    assert "local-cluster" in result.stdout, result.stdout[:2000]
+    # the run as written and its two perturbed runs
+    assert (tmp_path / "attempts.log").read_text().split() == ["attempt"] * 3
