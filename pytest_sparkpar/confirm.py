@@ -2,14 +2,17 @@
 own tests.
 
 At collection the test modules and the project modules they import are linted. While each test
-runs as written, a line tracer notes which findings it executes (any line of the statement that
-holds the finding). Only tests that reach a finding are re-run under perturbations
+runs as written, a line tracer notes which findings it executes: any line of the statement that
+holds the finding or one of its related locations (the call that hands a pandas function to
+Spark runs on the driver; the function's body runs in Python workers, out of the tracer's sight). Only tests that reach a finding are re-run under perturbations
 (pytest_sparkpar.existing); the others run once. Each finding then gets a verdict, written to
 the verdicts file that `sparkpar lint --verdicts` reads:
 
-- confirmed: a test that reached it, and no other finding, failed under a perturbation with the
-  job's rows changed (not merely reordered: that is the test's own order dependence);
-- implicated: such a test failed, but it reached other findings too;
+- confirmed: a test that reached it failed under a perturbation with the job's rows changed (not
+  merely reordered: that is the test's own order dependence), and every finding the test reached
+  is of one chain (a finding's related locations hold another's: SPX107's discarded sort is
+  SPX101's lost order);
+- implicated: such a test failed, but it reached findings of separate chains;
 - not-reproduced: tests reached it and every targeted run gave the answer as written;
 - unreached: no test executes it.
 """
@@ -42,6 +45,7 @@ class Target:
     path: str  # relative to the rootdir, as the verdicts file keys it
     line: int
     message: str
+    chain: frozenset[int] = frozenset()  # lines of the finding and its related locations in its file
     tests: list[str] = field(default_factory=list)
     runs: int = 0
     perturbations: set[str] = field(default_factory=set)
@@ -96,17 +100,38 @@ class Targets:
             for name in {os.path.abspath(result.path), str(Path(result.path).resolve())}:
                 lines[name] = by_line  # a code object names its file as imported, links and all
             for finding, key in zip(findings, keys):
-                target = Target(
-                    key, finding.rule_id, verdicts.relative(finding.path, root), finding.span.line, finding.message
-                )
+                spans = [finding.span, *(r.span for r in finding.related if r.path is None and r.cell is None)]
+                chain = frozenset(span.line for span in spans)
+                relative_path = verdicts.relative(finding.path, root)
+                target = Target(key, finding.rule_id, relative_path, finding.span.line, finding.message, chain)
                 targets.append(target)
-                first, last = _enclosing(statements, finding.span.line, finding.span.end_line)
-                for line in range(first, last + 1):
+                reached_from = {
+                    line
+                    for span in spans
+                    for first, last in [_enclosing(statements, span.line, span.end_line)]
+                    for line in range(first, last + 1)
+                }
+                for line in reached_from:
                     by_line.setdefault(line, []).append(target)
         return cls(targets, lines)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         return {target.key: target.entry() for target in self.targets}
+
+
+def one_chain(targets: list[Target]) -> bool:
+    """Whether the findings are linked, each to the next, by shared lines of their chains."""
+    if not targets:
+        return False
+    joined, rest = set(targets[0].chain), list(targets[1:])
+    while rest:
+        linked = [t for t in rest if t.path == targets[0].path and t.chain & joined]
+        if not linked:
+            return False
+        for target in linked:
+            joined |= target.chain
+            rest.remove(target)
+    return True
 
 
 def _statements(source: str) -> list[tuple[int, int]]:

@@ -133,6 +133,10 @@ class NotRepeatable(Exception):
     """The test fails when merely run again as written (state left by the first run, e.g. a
     file written with mode "error"), so a failure under a perturbation proves nothing."""
 
+    def __init__(self, message: str, collected: list[list[Any]]):
+        super().__init__(message)
+        self.collected = collected  # what each DataFrame.collect() returned in that run
+
 
 @dataclass
 class Finding:
@@ -145,6 +149,9 @@ class Finding:
     fault: str | None = None
     collected: list[list[Any]] = field(default_factory=list)  # what each DataFrame.collect() returned
     rows: tuple[str, int] | None = None  # row_capture.compare against a run as written
+    # Run again with no perturbation at all, the test failed too, its rows changed: the job gives
+    # other answers on the same settings (shuffle blocks arrive in another order on a cluster).
+    unperturbed: bool = False
 
 
 @dataclass
@@ -233,23 +240,41 @@ def _repeatable(item) -> list[list[Any]]:
         with fresh_tmp_paths(item), row_capture.recording() as rows:
             run_body(item)
     except Exception as error:  # noqa: BLE001
-        raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+        first = str(error).splitlines()[0] if str(error) else ""
+        raise NotRepeatable(f"{type(error).__name__}: {first}", rows.results) from None
     return rows.results
 
 
-def _diagnosed(item, found: Finding) -> Finding:
-    """`found`, with its collects compared to a run as written (which must pass: NotRepeatable)."""
+def _diagnosed(item, found: Finding, as_written: list[list[Any]] | None) -> Finding:
+    """`found`, with its collects compared to a run as written. That run must pass, or fail with
+    other rows than the first run as written returned (`as_written`): the job itself is
+    nondeterministic, which is the finding too. Any other failure raises NotRepeatable."""
     from pytest_sparkpar import row_capture
 
-    found.rows = row_capture.compare(_repeatable(item), found.collected)
+    try:
+        found.rows = row_capture.compare(_repeatable(item), found.collected)
+    except NotRepeatable as why:
+        changed = row_capture.compare(as_written or [], why.collected)
+        if changed is None or changed[0] != row_capture.CHANGED:
+            raise
+        found.rows, found.unperturbed = changed, True
     return found
 
 
-def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_runs: int = 0) -> Audit:
+def rerun(
+    item,
+    spark,
+    seed: int,
+    runs: int,
+    budget: float | None = None,
+    fault_runs: int = 0,
+    as_written: list[list[Any]] | None = None,
+) -> Audit:
     """Run the test body again (same fixture values, fresh temporary directories) under each
     perturbation until one raises, then, with `fault_runs`, that many times more with an executor
     killed mid-stage; with `budget` seconds, no new run starts once they are spent. Raises
-    NotRepeatable when the body fails unperturbed too."""
+    NotRepeatable when the body fails unperturbed too, unless its rows changed from `as_written`
+    (what each DataFrame.collect() returned in the first run as written)."""
     from pytest_sparkpar import builder
 
     builder.new_test()
@@ -261,7 +286,7 @@ def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_
         audit.ran += 1
         found = _attempt(item, spark, perturbation)
         if found is not None:
-            audit.found = _diagnosed(item, found)
+            audit.found = _diagnosed(item, found, as_written)
             return audit
     rng = random.Random(seed)
     for perturbation in fault_perturbations(seed, fault_runs):
@@ -273,7 +298,7 @@ def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_
             continue
         if found.fault is not None and _attempt(item, spark, perturbation) is not None:
             found.fault = None  # it fails under these settings with no executor lost too
-        audit.found = _diagnosed(item, found) if found.fault is None else found
+        audit.found = _diagnosed(item, found, as_written) if found.fault is None else found
         return audit
     return audit
 
@@ -401,7 +426,7 @@ def report(
         + "\n\n"
         + section("failing perturbation", "\n".join(described))
         + "\n"
-        + (section("diagnosis", diagnosis) + "\n" if (diagnosis := explain(found.rows)) else "")
+        + (section("diagnosis", diagnosis) + "\n" if (diagnosis := explain(found.rows, found.unperturbed)) else "")
         + section("assertion diff / error under the perturbation", detail)
         + "\n"
         + section("reproduce", f"seed: {seed}\n{replay}")

@@ -29,6 +29,7 @@ import random
 import re
 import shlex
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,14 +321,14 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 def _conclude(item: pytest.Item, reached: list, audit, faulted: bool) -> None:
     """What one targeted audit says of the findings its test reached (pytest_sparkpar.confirm)."""
-    from pytest_sparkpar.confirm import FAULT_PERTURBATION, PLAIN_PERTURBATIONS
+    from pytest_sparkpar.confirm import FAULT_PERTURBATION, PLAIN_PERTURBATIONS, one_chain
     from pytest_sparkpar.row_capture import REORDERED
     from sparkpar_lint import verdicts
 
     found = audit.found
     # Rows only reordered: the test compares an order the job never promised; the finding is not shown.
     shown = found is not None and not (found.rows and found.rows[0] == REORDERED)
-    verdict = (verdicts.CONFIRMED if len(reached) == 1 else verdicts.IMPLICATED) if shown else verdicts.NOT_REPRODUCED
+    verdict = (verdicts.CONFIRMED if one_chain(reached) else verdicts.IMPLICATED) if shown else verdicts.NOT_REPRODUCED
     seed = item.config.stash[SEED_KEY]
     for target in reached:
         target.tests.append(item.nodeid)
@@ -450,21 +451,21 @@ def pytest_runtest_call(item: pytest.Item):
     pytest_sparkpar.existing); a changed outcome fails it."""
     audit = determinism(item.config) and "sparkpar" not in getattr(item, "fixturenames", ())
     targets = item.config.stash.get(TARGETS_KEY, None) if audit else None
-    if audit:
-        from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
+    if not audit:
+        return (yield)
+    from pytest_sparkpar import row_capture
+    from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
 
-        before = jobs_so_far()
+    before = jobs_so_far()
+    tracing = nullcontext(None)
     if targets is not None:
         from pytest_sparkpar.confirm import reach
 
-        with reach(targets) as reached:
-            result = yield
-        if not reached.found():
-            return result  # --sparkpar-confirm: a test that reaches no finding runs once
-    else:
+        tracing = reach(targets)
+    with row_capture.recording() as as_written, tracing as reached:
         result = yield
-    if not audit:
-        return result
+    if reached is not None and not reached.found():
+        return result  # --sparkpar-confirm: a test that reaches no finding runs once
     from pytest_sparkpar.existing import failed_as_recorded
 
     if failed_as_recorded(item):  # a unittest.TestCase that failed as written: nothing to audit
@@ -484,9 +485,8 @@ def pytest_runtest_call(item: pytest.Item):
     tally = item.config.stash.setdefault(TALLY_KEY, Tally())
     started = time.monotonic()
     try:
-        rerun_result = rerun(
-            item, spark, seed, count, budget(item.config), fault_runs(item.config) if faultable(spark) else 0
-        )
+        faults = fault_runs(item.config) if faultable(spark) else 0
+        rerun_result = rerun(item, spark, seed, count, budget(item.config), faults, as_written.results)
     except NotRepeatable as why:
         tally.seconds += time.monotonic() - started
         item.warn(

@@ -11,26 +11,34 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-# The classes that define `collect` in the PySpark versions the plugin runs on; only those a test
-# already imported are patched, so a test without Spark never imports pyspark here.
-_DATAFRAMES = ("pyspark.sql.classic.dataframe", "pyspark.sql.connect.dataframe", "pyspark.sql.dataframe")
+# The classes that define `collect` in the PySpark versions the plugin runs on (DataFrames, and
+# RDDs, which 4.x keeps in pyspark.core); only those a test already imported are patched, so a
+# test without Spark never imports pyspark here.
+_COLLECTING = (
+    ("pyspark.sql.classic.dataframe", "DataFrame"),
+    ("pyspark.sql.connect.dataframe", "DataFrame"),
+    ("pyspark.sql.dataframe", "DataFrame"),
+    ("pyspark.core.rdd", "RDD"),
+    ("pyspark.rdd", "RDD"),
+)
 
 REORDERED = "reordered"
 CHANGED = "changed"
 
 
 class recording:
-    """Within the block, every `DataFrame.collect()` appends the rows it returned to `results`."""
+    """Within the block, every `DataFrame.collect()` and `RDD.collect()` appends the rows it returned
+    to `results`."""
 
     def __init__(self) -> None:
         self.results: list[list[Any]] = []
         self._patched: list[tuple[Any, Any]] = []
 
     def __enter__(self) -> recording:
-        for name in _DATAFRAMES:
-            cls: Any = getattr(sys.modules.get(name), "DataFrame", None)
+        for module, name in _COLLECTING:
+            cls: Any = getattr(sys.modules.get(module), name, None)
             original = None if cls is None else cls.__dict__.get("collect")
-            if cls is None or original is None:
+            if cls is None or original is None or any(cls is done for done, _ in self._patched):
                 continue
             cls.collect = self._recorded(original)
             self._patched.append((cls, original))
@@ -66,11 +74,17 @@ def compare(as_written: list[list[Any]], perturbed: list[list[Any]]) -> tuple[st
     return None if reordered is None else (REORDERED, reordered)
 
 
-def explain(verdict: tuple[str, int] | None) -> str | None:
-    """The diagnosis line a report gives for `compare`'s verdict."""
+def explain(verdict: tuple[str, int] | None, unperturbed: bool = False) -> str | None:
+    """The diagnosis line a report gives for `compare`'s verdict (`unperturbed`: against the first
+    run as written, by a run with no perturbation)."""
     if verdict is None:
         return None
     kind, index = verdict
+    if unperturbed:
+        return (
+            f"the job is nondeterministic: run again with no perturbation at all, the test failed too, and "
+            f"collect() #{index} returned rows the first run as written did not return."
+        )
     if kind == REORDERED:
         return (
             f"the test, not the job, depends on row order: every collect() returned the rows of the run as "
