@@ -27,7 +27,8 @@ from __future__ import annotations
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_sparkpar.interleaving import MAX_INPUT_PARTITIONS, SHUFFLE_PARTITIONS
 
@@ -132,6 +133,10 @@ class NotRepeatable(Exception):
     """The test fails when merely run again as written (state left by the first run, e.g. a
     file written with mode "error"), so a failure under a perturbation proves nothing."""
 
+    def __init__(self, message: str, collected: list[list[Any]]):
+        super().__init__(message)
+        self.collected = collected  # what each DataFrame.collect() returned in that run
+
 
 @dataclass
 class Finding:
@@ -142,6 +147,11 @@ class Finding:
     error: BaseException
     splits: list[str]
     fault: str | None = None
+    collected: list[list[Any]] = field(default_factory=list)  # what each DataFrame.collect() returned
+    rows: tuple[str, int] | None = None  # row_capture.compare against a run as written
+    # Run again with no perturbation at all, the test failed too, its rows changed: the job gives
+    # other answers on the same settings (shuffle blocks arrive in another order on a cluster).
+    unperturbed: bool = False
 
 
 @dataclass
@@ -149,6 +159,7 @@ class Audit:
     """What `rerun` did: the perturbed runs made, and the first one that failed."""
 
     ran: int = 0
+    fault_ran: int = 0
     found: Finding | None = None
 
 
@@ -173,16 +184,37 @@ class fresh_tmp_paths:
         return False
 
 
+def failed_as_recorded(item) -> bool:
+    """Whether the test body failed without raising: pytest runs a `unittest.TestCase` with the item
+    as its result object, which records the failure on the item for the report instead."""
+    return bool(getattr(item, "_excinfo", None))
+
+
+def run_body(item) -> None:
+    """Run the test body once and raise what it failed with, as pytest would report it: a
+    `unittest.TestCase`'s recorded failure is taken off the item (the run as written keeps its own)
+    and raised."""
+    recorded = getattr(item, "_excinfo", None)
+    before = len(recorded) if recorded else 0
+    item.runtest()
+    recorded = getattr(item, "_excinfo", None)
+    if recorded and len(recorded) > before:
+        failures = recorded[before:]
+        del recorded[before:]
+        raise failures[0].value
+
+
 def _attempt(item, spark, perturbation: Perturbation, killer_seed: int | None = None) -> Finding | None:
     """One run of the test body under `perturbation` (and with an executor killed mid-stage when
     `killer_seed` is given); the Finding when it raises."""
-    from pytest_sparkpar import builder, faults, streams
+    from pytest_sparkpar import builder, faults, row_capture, streams
 
     with (
         fresh_tmp_paths(item),
         applied(spark, perturbation.confs),
         builder.pinned(perturbation.confs),
         streams.splitting(perturbation.split) as split,
+        row_capture.recording() as rows,
     ):
         killer = None
         if killer_seed is not None:
@@ -190,29 +222,59 @@ def _attempt(item, spark, perturbation: Perturbation, killer_seed: int | None = 
             killer = faults.ExecutorKiller(spark, random.Random(killer_seed))
             killer.start()
         try:
-            item.runtest()
+            run_body(item)
         except Exception as error:  # noqa: BLE001 - any changed outcome is the finding
             fault = killer.stop() if killer is not None else None
-            return Finding(perturbation, error, split.applied, fault.describe() if fault else None)
+            return Finding(perturbation, error, split.applied, fault.describe() if fault else None, rows.results)
         if killer is not None:
             killer.stop()
     return None
 
 
-def _repeatable(item) -> None:
-    """Raise NotRepeatable when the test fails run again with its own settings."""
+def _repeatable(item) -> list[list[Any]]:
+    """What each DataFrame.collect() returned when the test ran again with its own settings; raise
+    NotRepeatable when it fails so."""
+    from pytest_sparkpar import row_capture
+
     try:
-        with fresh_tmp_paths(item):
-            item.runtest()
+        with fresh_tmp_paths(item), row_capture.recording() as rows:
+            run_body(item)
     except Exception as error:  # noqa: BLE001
-        raise NotRepeatable(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+        first = str(error).splitlines()[0] if str(error) else ""
+        raise NotRepeatable(f"{type(error).__name__}: {first}", rows.results) from None
+    return rows.results
 
 
-def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_runs: int = 0) -> Audit:
+def _diagnosed(item, found: Finding, as_written: list[list[Any]] | None) -> Finding:
+    """`found`, with its collects compared to a run as written. That run must pass, or fail with
+    other rows than the first run as written returned (`as_written`): the job itself is
+    nondeterministic, which is the finding too. Any other failure raises NotRepeatable."""
+    from pytest_sparkpar import row_capture
+
+    try:
+        found.rows = row_capture.compare(_repeatable(item), found.collected)
+    except NotRepeatable as why:
+        changed = row_capture.compare(as_written or [], why.collected)
+        if changed is None or changed[0] != row_capture.CHANGED:
+            raise
+        found.rows, found.unperturbed = changed, True
+    return found
+
+
+def rerun(
+    item,
+    spark,
+    seed: int,
+    runs: int,
+    budget: float | None = None,
+    fault_runs: int = 0,
+    as_written: list[list[Any]] | None = None,
+) -> Audit:
     """Run the test body again (same fixture values, fresh temporary directories) under each
     perturbation until one raises, then, with `fault_runs`, that many times more with an executor
     killed mid-stage; with `budget` seconds, no new run starts once they are spent. Raises
-    NotRepeatable when the body fails unperturbed too."""
+    NotRepeatable when the body fails unperturbed too, unless its rows changed from `as_written`
+    (what each DataFrame.collect() returned in the first run as written)."""
     from pytest_sparkpar import builder
 
     builder.new_test()
@@ -224,21 +286,19 @@ def rerun(item, spark, seed: int, runs: int, budget: float | None = None, fault_
         audit.ran += 1
         found = _attempt(item, spark, perturbation)
         if found is not None:
-            _repeatable(item)
-            audit.found = found
+            audit.found = _diagnosed(item, found, as_written)
             return audit
     rng = random.Random(seed)
     for perturbation in fault_perturbations(seed, fault_runs):
         if deadline is not None and time.monotonic() >= deadline:
             return audit
+        audit.fault_ran += 1
         found = _attempt(item, spark, perturbation, killer_seed=rng.getrandbits(32))
         if found is None:
             continue
         if found.fault is not None and _attempt(item, spark, perturbation) is not None:
             found.fault = None  # it fails under these settings with no executor lost too
-        if found.fault is None:
-            _repeatable(item)
-        audit.found = found
+        audit.found = _diagnosed(item, found, as_written) if found.fault is None else found
         return audit
     return audit
 
@@ -323,6 +383,7 @@ def report(
     master: str,
 ) -> str:
     from pytest_sparkpar.report import lint_findings, section
+    from pytest_sparkpar.row_capture import REORDERED, explain
 
     perturbation, error = found.perturbation, found.error
     # A Spark error carries the JVM's stack: its frames say nothing about the test.
@@ -350,8 +411,9 @@ def report(
         )
     else:
         what = "partitions, splits into micro-batches" if found.splits else "partitions"
+        where = ", in the test rather than the job" if found.rows and found.rows[0] == REORDERED else ""
         headline = (
-            f"sparkpar: {nodeid} is order-dependent: it passes as written but fails when Spark "
+            f"sparkpar: {nodeid} is order-dependent{where}: it passes as written but fails when Spark "
             f"{what} or schedules the same work differently (perturbation {perturbation.index + 1} of {runs})."
         )
     described = [perturbation.describe(), *(f"micro-batches: {split}" for split in found.splits)]
@@ -364,6 +426,7 @@ def report(
         + "\n\n"
         + section("failing perturbation", "\n".join(described))
         + "\n"
+        + (section("diagnosis", diagnosis) + "\n" if (diagnosis := explain(found.rows, found.unperturbed)) else "")
         + section("assertion diff / error under the perturbation", detail)
         + "\n"
         + section("reproduce", f"seed: {seed}\n{replay}")

@@ -28,6 +28,10 @@ import inspect
 import random
 import re
 import shlex
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -35,9 +39,24 @@ from pytest_sparkpar import extras
 
 DEFAULT_RUNS = 20
 DEFAULT_FAULT_RUNS = 4
-OPTIONS = ("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs", "only", "budget")
+OPTIONS = (
+    *("determinism", "runs", "seed", "shrink_seconds", "master", "faults", "fault_runs", "only", "budget"),
+    *("confirm", "verdicts"),
+)
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
+TALLY_KEY = pytest.StashKey["Tally"]()
+TARGETS_KEY = pytest.StashKey["Targets"]()
+
+
+@dataclass
+class Tally:
+    """What the audit of existing tests did, for the summary line CI budgets by."""
+
+    tests: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    failed: int = 0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,6 +112,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"runs with an executor killed, per check and per existing test (default {DEFAULT_FAULT_RUNS})",
     )
     group.addoption(
+        "--sparkpar-confirm",
+        action="store_true",
+        default=None,
+        help="directed audit: lint the modules the tests import, re-run under perturbations only the "
+        "tests that execute a finding's line, and write a verdict for every finding (implies "
+        "--sparkpar-determinism)",
+    )
+    group.addoption(
+        "--sparkpar-verdicts",
+        default=None,
+        metavar="PATH",
+        help="where --sparkpar-confirm writes its verdicts (default .sparkpar/verdicts.json under the rootdir)",
+    )
+    group.addoption(
         "--sparkpar-only",
         action="store_true",
         default=None,
@@ -120,6 +153,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "sparkpar_faults", "kill executors mid-stage in extra runs (like --sparkpar-faults)", type="bool", default=False
     )
     parser.addini("sparkpar_only", "run only the tests that use Spark", type="bool", default=False)
+    parser.addini("sparkpar_confirm", "directed audit (like --sparkpar-confirm)", type="bool", default=False)
+    parser.addini("sparkpar_verdicts", "verdicts file of --sparkpar-confirm", default="")
     parser.addini(
         "sparkpar_budget", "seconds of perturbed runs per existing test and per check (default: none)", default=""
     )
@@ -141,7 +176,15 @@ def _option(config: pytest.Config, name: str):
 
 
 def determinism(config: pytest.Config) -> bool:
-    return bool(_option(config, "determinism")) or fault_runs(config) > 0
+    return bool(_option(config, "determinism")) or fault_runs(config) > 0 or confirming(config)
+
+
+def confirming(config: pytest.Config) -> bool:
+    return bool(_option(config, "confirm"))
+
+
+def verdicts_path(config: pytest.Config) -> Path:
+    return config.rootpath / (_option(config, "verdicts") or ".sparkpar/verdicts.json")
 
 
 def fault_runs(config: pytest.Config) -> int:
@@ -190,7 +233,10 @@ def pytest_configure(config: pytest.Config) -> None:
         option = "--sparkpar-" + given[0].replace("_", "-")
         raise pytest.UsageError(extras.message(option, absent))
     if fault_runs(config):
+        from pytest_sparkpar import session
         from pytest_sparkpar.faults import supported
+
+        session.RETRY_FAILED_TASKS = True
 
         if not supported(master(config)):
             raise pytest.UsageError(
@@ -273,6 +319,71 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"sparkpar: determinism {mode}, seed {config.stash[SEED_KEY]}, master {master(config)}"
 
 
+def _conclude(item: pytest.Item, reached: list, audit, faulted: bool) -> None:
+    """What one targeted audit says of the findings its test reached (pytest_sparkpar.confirm)."""
+    from pytest_sparkpar.confirm import FAULT_PERTURBATION, PLAIN_PERTURBATIONS, one_chain
+    from pytest_sparkpar.row_capture import REORDERED
+    from sparkpar_lint import verdicts
+
+    found = audit.found
+    # Rows only reordered: the test compares an order the job never promised; the finding is not shown.
+    shown = found is not None and not (found.rows and found.rows[0] == REORDERED)
+    verdict = (verdicts.CONFIRMED if one_chain(reached) else verdicts.IMPLICATED) if shown else verdicts.NOT_REPRODUCED
+    seed = item.config.stash[SEED_KEY]
+    for target in reached:
+        target.tests.append(item.nodeid)
+        target.runs += audit.ran + audit.fault_ran
+        target.perturbations.update(PLAIN_PERTURBATIONS)
+        if faulted and audit.fault_ran:
+            target.perturbations.add(FAULT_PERTURBATION)
+        target.conclude(verdict, seed if shown else None, replay_command(item.config, item.nodeid) if shown else None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """--sparkpar-confirm: lint the test modules and the project modules they import, once."""
+    config = session.config
+    if not confirming(config) or extras.missing(extras.SPARK):
+        return
+    from pytest_sparkpar import report
+    from pytest_sparkpar.confirm import Targets
+    from pytest_sparkpar.existing import project_sources
+
+    paths = {path for item in session.items for path in project_sources(item)}
+    config.stash[TARGETS_KEY] = Targets.lint(paths, config.rootpath, report.LINT_FILE_TIMEOUT)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    targets = session.config.stash.get(TARGETS_KEY, None)
+    if targets is not None and not hasattr(session.config, "workerinput"):
+        from sparkpar_lint import verdicts
+
+        verdicts.dump(verdicts_path(session.config), targets.entries())
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line on what the audit of existing tests cost, printed with -q too: CI budgets by it."""
+    targets = config.stash.get(TARGETS_KEY, None)
+    if targets is not None:
+        from collections import Counter
+
+        counts = Counter(target.entry()["verdict"] for target in targets.targets)
+        shown = ", ".join(
+            f"{counts[kind]} {kind}" for kind in ("confirmed", "implicated", "not-reproduced", "unreached")
+        )
+        terminalreporter.write_line(
+            f"sparkpar: {len(targets.targets)} lint finding{'s' * (len(targets.targets) != 1)} in the tested "
+            f"modules: {shown}; verdicts in {verdicts_path(config)}"
+        )
+    tally = config.stash.get(TALLY_KEY, None)
+    if tally is None:
+        return
+    terminalreporter.write_line(
+        f"sparkpar: audited {tally.tests} existing Spark test{'s' * (tally.tests != 1)} with {tally.runs} "
+        f"perturbed run{'s' * (tally.runs != 1)} in {tally.seconds:.1f} s (seed {config.stash[SEED_KEY]}): "
+        f"{tally.failed} order-dependent or not retry-safe"
+    )
+
+
 def replay_command(config: pytest.Config, nodeid: str) -> str:
     args = ["pytest", nodeid, "--sparkpar-determinism", f"--sparkpar-seed={config.stash[SEED_KEY]}"]
     if runs(config) != DEFAULT_RUNS:
@@ -339,12 +450,25 @@ def pytest_runtest_call(item: pytest.Item):
     under perturbed executions (see
     pytest_sparkpar.existing); a changed outcome fails it."""
     audit = determinism(item.config) and "sparkpar" not in getattr(item, "fixturenames", ())
-    if audit:
-        from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
-
-        before = jobs_so_far()
-    result = yield
+    targets = item.config.stash.get(TARGETS_KEY, None) if audit else None
     if not audit:
+        return (yield)
+    from pytest_sparkpar import row_capture
+    from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
+
+    before = jobs_so_far()
+    tracing = nullcontext(None)
+    if targets is not None:
+        from pytest_sparkpar.confirm import reach
+
+        tracing = reach(targets)
+    with row_capture.recording() as as_written, tracing as reached:
+        result = yield
+    if reached is not None and not reached.found():
+        return result  # --sparkpar-confirm: a test that reaches no finding runs once
+    from pytest_sparkpar.existing import failed_as_recorded
+
+    if failed_as_recorded(item):  # a unittest.TestCase that failed as written: nothing to audit
         return result
     spark = session_of(item) or touched_session(before)
     if spark is None:
@@ -358,11 +482,13 @@ def pytest_runtest_call(item: pytest.Item):
     count = (marker.kwargs.get("runs") if marker else None) or runs(item.config)
     seed = derive_seed(item.config.stash[SEED_KEY], item.nodeid, 0)
     own = {key: conf_get(spark, key) for key in VARIED}
+    tally = item.config.stash.setdefault(TALLY_KEY, Tally())
+    started = time.monotonic()
     try:
-        rerun_result = rerun(
-            item, spark, seed, count, budget(item.config), fault_runs(item.config) if faultable(spark) else 0
-        )
+        faults = fault_runs(item.config) if faultable(spark) else 0
+        rerun_result = rerun(item, spark, seed, count, budget(item.config), faults, as_written.results)
     except NotRepeatable as why:
+        tally.seconds += time.monotonic() - started
         item.warn(
             pytest.PytestWarning(
                 f"sparkpar: not audited for order dependence: the test fails when run "
@@ -370,6 +496,12 @@ def pytest_runtest_call(item: pytest.Item):
             )
         )
         return result
+    tally.tests += 1
+    tally.runs += rerun_result.ran + rerun_result.fault_ran
+    if targets is not None:
+        _conclude(item, reached.found(), rerun_result, faultable(spark))
+    tally.seconds += time.monotonic() - started
+    tally.failed += rerun_result.found is not None
     if rerun_result.found is None and rerun_result.ran < count:
         item.warn(
             pytest.PytestWarning(

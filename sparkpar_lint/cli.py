@@ -74,18 +74,42 @@ def main() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 @file_timeout_option
-def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+@click.option(
+    "--verdicts",
+    "verdicts_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Verdicts file from `pytest --sparkpar-confirm`: say on each finding what the tests showed.",
+)
+def lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout, verdicts_path
+):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout)
+        _lint(
+            paths,
+            fmt,
+            select,
+            ignore,
+            exclude,
+            config_path,
+            no_cache,
+            cache_dir,
+            jobs,
+            exit_zero,
+            file_timeout,
+            verdicts_path,
+        )
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
 
 
-def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def _lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout, verdicts_path
+):
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
+    from sparkpar_lint.verdicts import VerdictsError, apply, load
 
     rule_ids = [rule.id for rule in _rule_classes()]
     config = _load_config(config_path, rule_ids)
@@ -108,9 +132,15 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
         click.echo(f"sparkpar: warning: {visible(message)}", err=True)
     for message in outcome.all_errors:
         click.echo(f"sparkpar: error: {visible(message)}", err=True)
+    findings = outcome.findings
+    if verdicts_path or config.verdicts:
+        try:
+            findings = apply(findings, outcome.sources, load(verdicts_path or config.verdicts), config.root)
+        except VerdictsError as error:
+            _fail(str(error))
     render = renderer(fmt)
     text = render(
-        outcome.findings,
+        findings,
         sources=outcome.sources,
         suppressed=outcome.suppressed,
         files_checked=outcome.files_checked,

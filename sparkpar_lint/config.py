@@ -31,6 +31,8 @@ class Config:
     unique_columns: tuple[str, ...] = ()
     # How late an event may arrive, for the SPX204 fix's `withWatermark` (a Spark interval).
     watermark_delay: str = "10 minutes"
+    # The verdicts file `pytest --sparkpar-confirm` wrote (sparkpar_lint.verdicts), relative to `root`.
+    verdicts: Path | None = None
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -41,6 +43,7 @@ class Config:
 KNOWN_KEYS = {
     *("select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"),
     "watermark-delay",
+    "verdicts",
 }
 # `column` or `table.column`: names without spaces, at most one dot (a table qualifies its column).
 _UNIQUE_COLUMN = re.compile(r"[^\s.]+(\.[^\s.]+)?\Z")
@@ -111,6 +114,9 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
     delay = table.get("watermark-delay", Config.watermark_delay)
     if not isinstance(delay, str) or not _DELAY.match(delay):
         raise fail("watermark-delay", f'expected a delay such as "10 minutes" or "1 hour", got {_shown(delay)}')
+    verdicts = table.get("verdicts")
+    if verdicts is not None and (not isinstance(verdicts, str) or not verdicts.strip()):
+        raise fail("verdicts", f"expected the path of a verdicts file, got {_shown(verdicts)}")
     return Config(
         select=select,
         ignore=ignore,
@@ -120,6 +126,7 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
         severity=severity,
         unique_columns=unique_columns,
         watermark_delay=delay,
+        verdicts=path.parent / verdicts if verdicts else None,
         source=path,
         root=path.parent.resolve(),
     )

@@ -52,6 +52,8 @@ class Finding:
     cell: int | None = None
     # Why the rule offers no fix for this finding, when it can say (`sparkpar fix --show-unfixed`).
     no_fix_reason: str | None = field(default=None, compare=False, repr=False)
+    # What the team's tests said of it (sparkpar_lint.verdicts); put on after the cache, never cached.
+    verdict: str | None = field(default=None, compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.span, self.rule_id)
@@ -82,6 +84,8 @@ class Finding:
         }
         if self.cell is not None:
             data["cell"] = self.cell
+        if self.verdict is not None:
+            data["verdict"] = self.verdict
         return data
 
     @classmethod

@@ -7,25 +7,20 @@ findings silenced by a `noqa` comment are listed with an in-source `suppressions
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import PurePath
 from urllib.parse import quote
 
+from sparkpar_lint.fingerprints import FINGERPRINT, finding_fingerprints
 from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
 from sparkpar_lint.model import Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
-from sparkpar_lint.sources.notebook import cell_key
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-
-
-FINGERPRINT = "sparkparFindingHash/v1"
 
 
 def render(
@@ -41,7 +36,7 @@ def render(
     index = {rule.id: i for i, rule in enumerate(rules)}
     sources = sources or {}
     fixes = _fixes(findings, sources, settings)
-    fingerprints = _fingerprints([*findings, *suppressed], sources)
+    fingerprints = finding_fingerprints([*findings, *suppressed], sources)
     results = []
     for finding in findings:
         result = _result(finding, index)
@@ -153,32 +148,6 @@ def _fix(path: str, fix: FindingFix, source: str) -> dict:
         ],
         "properties": {"safety": fix.safety},
     }
-
-
-def _fingerprints(findings: Sequence[Finding], sources: Mapping[str, str]) -> dict[int, str]:
-    """A hash of the rule, the path and the flagged code (whitespace-insensitive) plus its
-    occurrence number among identical ones: edits elsewhere in the file, which move line
-    numbers, leave it unchanged."""
-    seen: Counter = Counter()
-    fingerprints = {}
-    for finding in sorted(findings, key=Finding.sort_key):
-        code = _span_text(sources.get(cell_key(finding.path, finding.cell)), finding.span) or finding.message
-        identity = (finding.rule_id, finding.path, str(finding.cell or ""), " ".join(code.split()))
-        seen[identity] += 1
-        text = "\0".join((*identity, str(seen[identity])))
-        fingerprints[id(finding)] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return fingerprints
-
-
-def _span_text(source: str | None, span: Span) -> str | None:
-    if source is None:
-        return None
-    text = lines(source)[span.line - 1 : span.end_line]
-    if not text:
-        return None
-    if len(text) == 1:
-        return text[0][span.column : span.end_column]
-    return "".join([text[0][span.column :], *text[1:-1], text[-1][: span.end_column]])
 
 
 def _location(path: str, span: Span, cell: int | None = None) -> dict:

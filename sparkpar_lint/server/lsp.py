@@ -33,6 +33,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
+from sparkpar_lint import verdicts
 from sparkpar_lint.cache import CACHE_DIR_NAME, Cache
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config, matches
 from sparkpar_lint.fixes.engine import fix_source
@@ -180,7 +181,17 @@ class SparkparServer(LanguageServer):
             cache.directory if cache is not None else None,
         )
         outcome = await asyncio.get_running_loop().run_in_executor(None, self.worker.run, job, self.file_timeout)
-        return FileResult(path, error=f"{path}: {outcome}") if isinstance(outcome, Failure) else outcome
+        if isinstance(outcome, Failure):
+            return FileResult(path, error=f"{path}: {outcome}")
+        if config.verdicts is not None and not path.endswith(".ipynb"):
+            try:
+                known = verdicts.load(config.verdicts)
+            except verdicts.VerdictsError as error:
+                self.report(str(error))
+            else:
+                sources = {path: data.decode("utf-8", "surrogateescape")}
+                outcome.findings = verdicts.apply(outcome.findings, sources, known, config.root)
+        return outcome
 
     def _publish_cells(self, notebook: lsp.NotebookDocument, result: FileResult | None) -> None:
         """Each code cell's findings on that cell (an empty list clears what it had)."""

@@ -1,0 +1,153 @@
+"""Directed audit, end to end: `pytest --sparkpar-confirm` re-runs only the tests that execute a
+lint finding, writes a verdict for every finding, and `sparkpar lint --verdicts` shows them (real
+pytest in a subprocess, real Spark on the plugin's local-cluster, the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_plugin import outcomes, run_pytest
+
+pytestmark = pytest.mark.spark
+
+RUNS = 4
+
+JOBS = """
+from pyspark.sql import functions as F
+
+
+def numbered(readings):
+    return readings.withColumn("row_id", F.monotonically_increasing_id())
+
+
+def latest_reading(readings):
+    return readings.orderBy("ts").groupBy("sensor").agg(F.last("value").alias("value"))
+
+
+def total_per_sensor(readings):
+    return readings.groupBy("sensor").agg(F.sum("value").alias("total"))
+
+
+def first_seen_page(visits):
+    return visits.orderBy("ts").groupBy("user").agg(F.first("page").alias("page"))
+"""
+
+# Each test compares with what its first run as written saw, so it passes as written.
+TESTS = """
+import json
+from pathlib import Path
+
+from jobs.daily import latest_reading, numbered, total_per_sensor
+
+HERE = Path(__file__).parent
+
+
+def first_seen(name, value):
+    path = HERE / f"{name}.json"
+    if not path.exists():
+        path.write_text(json.dumps(value))
+    return json.loads(path.read_text())
+
+
+def log(name):
+    with (HERE / "calls.log").open("a") as calls:
+        calls.write(name + "\\n")
+
+
+def test_row_ids(spark):
+    readings = spark.createDataFrame([(i % 4, i, float(i)) for i in range(40)], "sensor int, ts int, value double")
+    ids = sorted(r.row_id for r in numbered(readings).collect())
+    assert ids == first_seen("ids", ids)
+
+
+def test_latest_with_one_reading_per_sensor(spark):
+    log("latest")
+    readings = spark.createDataFrame([(s, 10, float(s)) for s in range(4)], "sensor int, ts int, value double")
+    assert sorted(tuple(r) for r in latest_reading(readings).collect()) == [(s, float(s)) for s in range(4)]
+
+
+def test_totals(spark):
+    log("totals")
+    readings = spark.createDataFrame([(i % 4, i, 1.0) for i in range(40)], "sensor int, ts int, value double")
+    assert sorted(tuple(r) for r in total_per_sensor(readings).collect()) == [(s, 10.0) for s in range(4)]
+"""
+
+
+@pytest.fixture(scope="module")
+def confirmed(tmp_path_factory):
+    project = tmp_path_factory.mktemp("confirm")
+    (project / "jobs").mkdir()
+    (project / "jobs" / "__init__.py").write_text("")
+    (project / "jobs" / "daily.py").write_text(JOBS)
+    (project / "tests").mkdir()
+    (project / "tests" / "test_daily.py").write_text(TESTS)
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    result = run_pytest(project, "-q", "--sparkpar-confirm", "--sparkpar-seed=7", f"--sparkpar-runs={RUNS}")
+    return project, result
+
+
+def _verdicts(project: Path) -> dict[tuple[str, int], str]:
+    data = json.loads((project / ".sparkpar" / "verdicts.json").read_text())
+    return {(entry["rule"], entry["line"]): entry["verdict"] for entry in data["verdicts"].values()}
+
+
+def test_every_finding_gets_a_verdict(confirmed):
+    project, result = confirmed
+    assert outcomes(result.stdout) == {
+        "test_row_ids": "FAILED",
+        "test_latest_with_one_reading_per_sensor": "PASSED",
+        "test_totals": "PASSED",
+    }, result.stdout[-4000:]
+    assert _verdicts(project) == {
+        ("SPX105", 6): "confirmed",  # the only finding its test reaches; the ids changed
+        ("SPX107", 10): "not-reproduced",  # one reading per sensor: no order to lose
+        ("SPX101", 10): "not-reproduced",
+        ("SPX107", 18): "unreached",  # no test calls first_seen_page
+        ("SPX101", 18): "unreached",
+    }
+    assert re.search(
+        r"^sparkpar: 5 lint findings in the tested modules: 1 confirmed, 0 implicated, 2 not-reproduced, "
+        r"2 unreached; verdicts in .*verdicts\.json$",
+        result.stdout,
+        re.M,
+    ), result.stdout[-2000:]
+
+
+def test_only_tests_that_reach_a_finding_are_rerun(confirmed):
+    project, _ = confirmed
+    calls = (project / "tests" / "calls.log").read_text().split()
+    assert calls.count("totals") == 1  # reaches no finding: run once, unperturbed
+    assert calls.count("latest") == 1 + RUNS  # as written, then each targeted run
+
+
+def test_lint_reads_the_verdicts(confirmed):
+    project, _ = confirmed
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "sparkpar"),
+            "lint",
+            "--no-cache",
+            "--format",
+            "json",
+            "--verdicts",
+            ".sparkpar/verdicts.json",
+            "jobs/",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    findings = {(f["rule"], f["line"]): f for f in json.loads(done.stdout)}
+    assert {key: f["verdict"] for key, f in findings.items()} == _verdicts(project)
+    confirmed_message = findings[("SPX105", 6)]["message"]
+    assert "confirmed by test `tests/test_daily.py::test_row_ids` with seed 7" in confirmed_message, confirmed_message
+    assert "--sparkpar-seed=7" in confirmed_message
+    assert "not reproduced: 4 targeted runs" in findings[("SPX101", 10)]["message"]
+    assert "no test executes this line" in findings[("SPX101", 18)]["message"]
