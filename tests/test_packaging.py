@@ -57,10 +57,15 @@ def test_wheel_ships_every_package_of_the_tree(wheel):
 
 
 def test_pre_commit_hook_declaration():
-    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "sparkpar" and hook["entry"] == "sparkpar lint"
-    assert hook["language"] == "python" and hook["types"] == ["python"]
-    assert hook["require_serial"] is False
+    lint, fix = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert (lint["id"], lint["entry"]) == ("sparkpar", "sparkpar lint")
+    assert (fix["id"], fix["entry"]) == ("sparkpar-fix", "sparkpar fix")
+    for hook in (lint, fix):
+        # Notebooks and .sql files are not `python` to pre-commit's file identification.
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter", "sql"]
+        assert "types" not in hook
+        # One run over all files: sparkpar parallelises itself and shares its cache and summaries.
+        assert hook["require_serial"] is True
 
 
 def test_readme_gives_the_two_newcomer_commands_exactly():
