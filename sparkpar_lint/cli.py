@@ -73,18 +73,62 @@ def main() -> None:
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option(
+    "--include-suppressed",
+    is_flag=True,
+    help="SARIF: also list findings a comment silenced, marked as suppressed (code scanning shows them as open).",
+)
 @file_timeout_option
-def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def lint(
+    paths,
+    fmt,
+    select,
+    ignore,
+    exclude,
+    config_path,
+    no_cache,
+    cache_dir,
+    jobs,
+    exit_zero,
+    include_suppressed,
+    file_timeout,
+):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout)
+        _lint(
+            paths,
+            fmt,
+            select,
+            ignore,
+            exclude,
+            config_path,
+            no_cache,
+            cache_dir,
+            jobs,
+            exit_zero,
+            include_suppressed,
+            file_timeout,
+        )
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
 
 
-def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def _lint(
+    paths,
+    fmt,
+    select,
+    ignore,
+    exclude,
+    config_path,
+    no_cache,
+    cache_dir,
+    jobs,
+    exit_zero,
+    include_suppressed,
+    file_timeout,
+):
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
 
     rule_ids = [rule.id for rule in _rule_classes()]
@@ -112,7 +156,7 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
     text = render(
         outcome.findings,
         sources=outcome.sources,
-        suppressed=outcome.suppressed,
+        suppressed=outcome.suppressed if include_suppressed else (),
         files_checked=outcome.files_checked,
         color=progress,
         settings=analysis_settings(config, None if no_cache else cache_dir),
