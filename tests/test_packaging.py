@@ -46,6 +46,12 @@ def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
     assert "sparkpar = pytest_sparkpar.plugin" in text
 
 
+def test_wheel_metadata_lists_the_pytest_framework(wheel):
+    # PyPI's "Framework :: Pytest" listing is how pytest users find plugins.
+    metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    assert "Classifier: Framework :: Pytest" in wheel.read(metadata).decode().splitlines()
+
+
 def test_wheel_ships_every_package_of_the_tree(wheel):
     # setuptools is given an explicit package list: a new subpackage missing from it would work
     # in an editable install and vanish from the wheel.
