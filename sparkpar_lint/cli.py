@@ -74,6 +74,11 @@ def main() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 @click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Check only files changed since git REF's merge base, and the files depending on them.",
+)
+@click.option(
     "--include-suppressed",
     is_flag=True,
     help="SARIF: also list findings a comment silenced, marked as suppressed (code scanning shows them as open).",
@@ -90,6 +95,7 @@ def lint(
     cache_dir,
     jobs,
     exit_zero,
+    changed_since,
     include_suppressed,
     file_timeout,
 ):
@@ -106,6 +112,7 @@ def lint(
             cache_dir,
             jobs,
             exit_zero,
+            changed_since,
             include_suppressed,
             file_timeout,
         )
@@ -126,6 +133,7 @@ def _lint(
     cache_dir,
     jobs,
     exit_zero,
+    changed_since,
     include_suppressed,
     file_timeout,
 ):
@@ -135,6 +143,8 @@ def _lint(
     config = _load_config(config_path, rule_ids)
     check_selection(select, ignore, rule_ids)
     config = _with_cli_excludes(config, exclude)
+    if changed_since is not None:
+        paths = _changed_paths(paths, config, changed_since)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
     progress = fmt == "rich" and _interactive()
@@ -166,6 +176,19 @@ def _lint(
     if exit_zero and status is ExitStatus.FINDINGS:
         status = ExitStatus.CLEAN
     sys.exit(status)
+
+
+def _changed_paths(paths, config, ref: str) -> list[str]:
+    """The files under PATHS that `--changed-since REF` keeps; missing PATHS stay, to be reported."""
+    from sparkpar_lint.changed import ChangedSinceError, affected, changed_files
+    from sparkpar_lint.discovery import discover
+
+    try:
+        changed = changed_files(ref)
+    except ChangedSinceError as error:
+        _fail(str(error))
+    found = discover(paths, config.exclude, config.root, config.include)
+    return affected(found.files, changed) + [path for path in paths if not os.path.lexists(path)]
 
 
 @main.command()
