@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 from sparkpar_lint.discovery import NotASourceFile, read_source_bytes
 from sparkpar_lint.project.locate import imported_modules
-from sparkpar_lint.sources.run_magic import run_targets
 
 _GIT_TIMEOUT = 60
 
@@ -62,7 +61,7 @@ def _dependencies(path: str) -> list[str]:
         data = read_source_bytes(path)
     except (OSError, NotASourceFile):
         return []
-    return [*imported_modules(path, data), *run_targets(path, data)]
+    return imported_modules(path, data)  # `%run` targets included
 
 
 def _git(cwd: str, *args: str) -> str:
