@@ -45,6 +45,7 @@ OPTIONS = (
 )
 SEED_KEY = pytest.StashKey[int]()
 SESSION_KEY = pytest.StashKey[dict]()
+WORKER_SEED = "sparkpar_seed"  # the key of the seed in an xdist worker's workerinput
 TALLY_KEY = pytest.StashKey["Tally"]()
 TARGETS_KEY = pytest.StashKey["Targets"]()
 
@@ -215,7 +216,13 @@ def pytest_configure(config: pytest.Config) -> None:
         "--sparkpar-runs for this test (select them with -m sparkpar)",
     )
     seed = _option(config, "seed")
-    config.stash[SEED_KEY] = int(seed) if seed not in (None, "") else random.Random().getrandbits(32)
+    # An xdist worker takes the controller's seed (pytest_configure_node), so the seed in the
+    # header and in every replay command is the one each worker used, as pytest-randomly does.
+    shared = getattr(config, "workerinput", {}).get(WORKER_SEED)
+    if shared is not None:
+        config.stash[SEED_KEY] = shared
+    else:
+        config.stash[SEED_KEY] = int(seed) if seed not in (None, "") else random.Random().getrandbits(32)
     config.stash[SESSION_KEY] = {}
     from pytest_sparkpar import report
 
@@ -243,6 +250,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--sparkpar-faults kills executor processes of a local-cluster master on this "
                 f"machine (Linux); the master is {master(config)}"
             )
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, absent without it
+def pytest_configure_node(node) -> None:
+    node.workerinput[WORKER_SEED] = node.config.stash[SEED_KEY]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -73,6 +73,16 @@ def main() -> None:
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Check only files changed since git REF's merge base, and the files depending on them.",
+)
+@click.option(
+    "--include-suppressed",
+    is_flag=True,
+    help="SARIF: also list findings a comment silenced, marked as suppressed (code scanning shows them as open).",
+)
 @file_timeout_option
 @click.option(
     "--verdicts",
@@ -81,7 +91,20 @@ def main() -> None:
     help="Verdicts file from `pytest --sparkpar-confirm`: say on each finding what the tests showed.",
 )
 def lint(
-    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout, verdicts_path
+    paths,
+    fmt,
+    select,
+    ignore,
+    exclude,
+    config_path,
+    no_cache,
+    cache_dir,
+    jobs,
+    exit_zero,
+    changed_since,
+    include_suppressed,
+    file_timeout,
+    verdicts_path,
 ):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
@@ -96,6 +119,8 @@ def lint(
             cache_dir,
             jobs,
             exit_zero,
+            changed_since,
+            include_suppressed,
             file_timeout,
             verdicts_path,
         )
@@ -106,7 +131,20 @@ def lint(
 
 
 def _lint(
-    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout, verdicts_path
+    paths,
+    fmt,
+    select,
+    ignore,
+    exclude,
+    config_path,
+    no_cache,
+    cache_dir,
+    jobs,
+    exit_zero,
+    changed_since,
+    include_suppressed,
+    file_timeout,
+    verdicts_path,
 ):
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
     from sparkpar_lint.verdicts import VerdictsError, apply, load
@@ -115,6 +153,8 @@ def _lint(
     config = _load_config(config_path, rule_ids)
     check_selection(select, ignore, rule_ids)
     config = _with_cli_excludes(config, exclude)
+    if changed_since is not None:
+        paths = _changed_paths(paths, config, changed_since)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
     progress = fmt == "rich" and _interactive()
@@ -142,7 +182,7 @@ def _lint(
     text = render(
         findings,
         sources=outcome.sources,
-        suppressed=outcome.suppressed,
+        suppressed=outcome.suppressed if include_suppressed else (),
         files_checked=outcome.files_checked,
         color=progress,
         settings=analysis_settings(config, None if no_cache else cache_dir),
@@ -152,6 +192,19 @@ def _lint(
     if exit_zero and status is ExitStatus.FINDINGS:
         status = ExitStatus.CLEAN
     sys.exit(status)
+
+
+def _changed_paths(paths, config, ref: str) -> list[str]:
+    """The files under PATHS that `--changed-since REF` keeps; missing PATHS stay, to be reported."""
+    from sparkpar_lint.changed import ChangedSinceError, affected, changed_files
+    from sparkpar_lint.discovery import discover
+
+    try:
+        changed = changed_files(ref)
+    except ChangedSinceError as error:
+        _fail(str(error))
+    found = discover(paths, config.exclude, config.root, config.include)
+    return affected(found.files, changed) + [path for path in paths if not os.path.lexists(path)]
 
 
 @main.command()

@@ -1,5 +1,8 @@
 """`# noqa: SPX101` and `# sparkpar: ignore[SPX101]` comments on a finding's start line.
 
+Text after ` -- ` in such a comment is the reason (`# sparkpar: ignore[SPX101] -- one row per key`);
+SARIF carries it as the suppression's justification.
+
 Comments are found with `tokenize`, so text like "# noqa" inside a string literal never counts.
 """
 
@@ -18,6 +21,7 @@ UNSUPPRESSIBLE = frozenset({"SPX901"})
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*sparkpar:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
+_REASON = re.compile(r"\s--\s+(?P<reason>\S.*?)\s*$")
 
 
 def suppressed_codes(source: str) -> dict[int, frozenset[str]]:
@@ -29,6 +33,19 @@ def suppressed_codes(source: str) -> dict[int, frozenset[str]]:
             previous = by_line.get(line, frozenset())
             by_line[line] = ALL if ALL in (codes, previous) else previous | codes
     return by_line
+
+
+def suppression_reason(source: str, line: int) -> str | None:
+    """The reason after ` -- ` in the suppressing comment on `line`, or None."""
+    for number, comment in _comments(source):
+        if number > line:
+            return None
+        directive = _IGNORE.search(comment) or _NOQA.search(comment)
+        if number == line and directive:
+            reason = _REASON.search(comment, directive.end())
+            if reason:
+                return reason["reason"]
+    return None
 
 
 def apply_suppressions(findings: list[Finding], source: str) -> list[Finding]:

@@ -46,6 +46,12 @@ def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
     assert "sparkpar = pytest_sparkpar.plugin" in text
 
 
+def test_wheel_metadata_lists_the_pytest_framework(wheel):
+    # PyPI's "Framework :: Pytest" listing is how pytest users find plugins.
+    metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    assert "Classifier: Framework :: Pytest" in wheel.read(metadata).decode().splitlines()
+
+
 def test_wheel_ships_every_package_of_the_tree(wheel):
     # setuptools is given an explicit package list: a new subpackage missing from it would work
     # in an editable install and vanish from the wheel.
@@ -57,10 +63,15 @@ def test_wheel_ships_every_package_of_the_tree(wheel):
 
 
 def test_pre_commit_hook_declaration():
-    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "sparkpar" and hook["entry"] == "sparkpar lint"
-    assert hook["language"] == "python" and hook["types"] == ["python"]
-    assert hook["require_serial"] is False
+    lint, fix = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert (lint["id"], lint["entry"]) == ("sparkpar", "sparkpar lint")
+    assert (fix["id"], fix["entry"]) == ("sparkpar-fix", "sparkpar fix")
+    for hook in (lint, fix):
+        # Notebooks and .sql files are not `python` to pre-commit's file identification.
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter", "sql"]
+        assert "types" not in hook
+        # One run over all files: sparkpar parallelises itself and shares its cache and summaries.
+        assert hook["require_serial"] is True
 
 
 def test_readme_gives_the_two_newcomer_commands_exactly():

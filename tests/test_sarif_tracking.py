@@ -1,5 +1,5 @@
-"""SARIF from a real `sparkpar lint` run: fixes that really fix, noqa as suppressions, and
-fingerprints that survive unrelated edits — all valid against the SARIF schema subset."""
+"""SARIF from a real `sparkpar lint` run: fixes that really fix, noqa as suppressions (on request),
+and fingerprints that survive unrelated edits — all valid against the full SARIF 2.1.0 schema."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ def quiet(df):
 
 
 def _sarif(sparkpar_cli, *paths: str) -> dict:
-    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", *paths)
+    result = sparkpar_cli(
+        "lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "--include-suppressed", *paths
+    )
     log = json.loads(result.output)
     jsonschema.validate(log, SARIF_SCHEMA)
     return log["runs"][0]
@@ -96,7 +98,9 @@ def test_identical_findings_get_distinct_fingerprints(sparkpar_cli, tmp_path):
 )
 def test_schema_rejects_malformed_fix_suppression_and_fingerprint(sparkpar_cli, tmp_path, damage):
     (tmp_path / "job.py").write_text(JOB)
-    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "job.py")
+    result = sparkpar_cli(
+        "lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "--include-suppressed", "job.py"
+    )
     log = json.loads(result.output)
     damage(log["runs"][0]["results"][1])
     with pytest.raises(jsonschema.ValidationError):
@@ -105,10 +109,47 @@ def test_schema_rejects_malformed_fix_suppression_and_fingerprint(sparkpar_cli, 
 
 def test_suppressed_findings_are_cached_too(sparkpar_cli, tmp_path):
     (tmp_path / "job.py").write_text(JOB)
-    first = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "job.py").output
+    first = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "--include-suppressed", "job.py").output
     assert any(Path(tmp_path, ".sparkpar_cache").glob("*.json"))
-    second = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "job.py").output
+    second = sparkpar_cli("lint", "--select", "SPX101", "--format", "sarif", "--include-suppressed", "job.py").output
     assert json.loads(second)["runs"][0]["results"] == json.loads(first)["runs"][0]["results"]
+
+
+def test_suppressed_findings_are_left_out_unless_asked_for(sparkpar_cli, tmp_path):
+    # Code scanning shows a result with `suppressions` as an open alert: by default they are not sent.
+    (tmp_path / "job.py").write_text(JOB)
+    result = sparkpar_cli("lint", "--no-cache", "--select", "SPX101", "--format", "sarif", "job.py")
+    log = json.loads(result.output)
+    jsonschema.validate(log, SARIF_SCHEMA)
+    (reported,) = log["runs"][0]["results"]
+    assert reported["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+
+
+def test_the_comments_reason_is_the_suppressions_justification(sparkpar_cli, tmp_path):
+    reasons = JOB.replace("# noqa: SPX101", "# sparkpar: ignore[SPX101] -- one row per key: upstream deduplicates") + (
+        '\n\ndef bare(df):\n    return df.groupBy("k").agg(F.first("v"))  # noqa: SPX101 --   \n'
+    )
+    (tmp_path / "job.py").write_text(reasons)
+    _, justified, bare = _sarif(sparkpar_cli, "job.py")["results"]
+    assert justified["suppressions"] == [
+        {"kind": "inSource", "justification": "one row per key: upstream deduplicates"}
+    ]
+    assert bare["suppressions"] == [{"kind": "inSource"}]  # ` -- ` with no text is no reason
+
+
+def test_the_run_is_one_code_scanning_analysis_of_its_own(sparkpar_cli, tmp_path):
+    (tmp_path / "job.py").write_text(JOB)
+    assert _sarif(sparkpar_cli, "job.py")["automationDetails"] == {"id": "sparkpar/lint/"}
+
+
+def test_every_fix_over_the_fixtures_is_valid_sarif(sparkpar_cli):
+    # The fixtures draw fixes of every kind; the full schema rejects a fix that changes nothing
+    # (`artifactChanges` and `replacements` need at least one entry; finding_fixes drops those).
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    result = sparkpar_cli("lint", "--no-cache", "--format", "sarif", str(fixtures))
+    log = json.loads(result.output)
+    jsonschema.validate(log, SARIF_SCHEMA)
+    assert sum("fixes" in r for r in log["runs"][0]["results"]) > 20
 
 
 def test_the_sarif_fix_uses_the_projects_settings(sparkpar_cli, tmp_path):

@@ -33,6 +33,11 @@ from sparkpar_lint.selection import check_selection, comma_list
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable), as for `lint`.")
 @click.option("--show-unfixed", is_flag=True, help="Print one line per finding left unfixed, saying why.")
 @click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Fix only files changed since git REF's merge base, and the files depending on them, as for `lint`.",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -49,6 +54,7 @@ def fix(
     summary_path,
     exclude,
     show_unfixed,
+    changed_since,
     config_path,
     file_timeout,
 ):
@@ -71,6 +77,13 @@ def fix(
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
         fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
     found = discover(paths, config.exclude, config.root, config.include)
+    if changed_since is not None:
+        from sparkpar_lint.changed import ChangedSinceError, affected, changed_files
+
+        try:
+            found.files = affected(found.files, changed_files(changed_since))
+        except ChangedSinceError as error:
+            fail(str(error))
     roots = checked_roots(paths)
     errors = list(found.errors)
     warnings = list(found.warnings)

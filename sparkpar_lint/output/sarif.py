@@ -1,8 +1,10 @@
 """SARIF 2.1.0 for code-scanning services, with each rule's doc page as its help text.
 
 Each result carries a `partialFingerprints` entry that survives edits elsewhere in the file (so
-code scanning tracks a finding across commits), the fix `sparkpar fix` would make as `fixes`, and
-findings silenced by a `noqa` comment are listed with an in-source `suppressions` entry.
+code scanning tracks a finding across commits), and the fix `sparkpar fix` would make as `fixes`.
+Findings silenced by a comment are left out unless the caller passes them (`--include-suppressed`):
+code scanning shows a result with a `suppressions` entry as an open alert. When passed, each has an
+in-source `suppressions` entry whose justification is the comment's reason.
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
 from sparkpar_lint.model import Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
+from sparkpar_lint.sources.notebook import cell_key
+from sparkpar_lint.suppressions import suppression_reason
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+# Code scanning keeps one analysis per category (the id up to its last `/`): the linter's results
+# stay apart from any other upload, such as the pytest plugin's.
+AUTOMATION_ID = "sparkpar/lint/"
 
 
 def render(
@@ -48,7 +57,7 @@ def render(
     for finding in suppressed:
         result = _result(finding, index)
         result["partialFingerprints"] = {FINGERPRINT: fingerprints[id(finding)]}
-        result["suppressions"] = [{"kind": "inSource"}]
+        result["suppressions"] = [_suppression(finding, sources)]
         results.append(result)
     log = {
         "$schema": SCHEMA,
@@ -62,6 +71,7 @@ def render(
                         "rules": [_descriptor(rule) for rule in rules],
                     }
                 },
+                "automationDetails": {"id": AUTOMATION_ID},
                 # LibCST counts columns in code points, and so does every region here.
                 "columnKind": "unicodeCodePoints",
                 "results": results,
@@ -69,6 +79,15 @@ def render(
         ],
     }
     return json.dumps(log, indent=2) + "\n"
+
+
+def _suppression(finding: Finding, sources: Mapping[str, str]) -> dict:
+    suppression = {"kind": "inSource"}
+    source = sources.get(cell_key(finding.path, finding.cell))
+    reason = suppression_reason(source, finding.span.line) if source is not None else None
+    if reason:
+        suppression["justification"] = reason
+    return suppression
 
 
 def _descriptor(rule) -> dict:

@@ -164,6 +164,10 @@ def imported_modules(importer: str, data: bytes) -> list[str]:
         found = module_file(importer, name) if name else None
         if found is not None and found not in files and found != os.path.realpath(importer):
             files.append(found)
+    # A notebook's `%run ./other` reads the other notebook's functions as a star import does.
+    from sparkpar_lint.sources.run_magic import run_targets
+
+    files += [target for target in run_targets(importer, data) if target not in files]
     return files
 
 

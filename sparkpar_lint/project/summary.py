@@ -485,10 +485,9 @@ def _compute(path: str, data: bytes, project: ProjectIndex | None = None) -> Mod
     """Parse and build the module's graph once; a module that cannot be read gives no summary."""
     from sparkpar_lint.graph.builder import build_graph
     from sparkpar_lint.parsing import parse_module, with_deep_stack
-    from sparkpar_lint.runner import decode
 
     def work() -> ModuleSummary:
-        module = parse_module(decode(data))
+        module = parse_module(_python_text(path, data))
         return summarize(build_graph(module, path, project), module)
 
     try:
@@ -497,6 +496,15 @@ def _compute(path: str, data: bytes, project: ProjectIndex | None = None) -> Mod
         raise
     except Exception:  # a broken helper module must not stop the importer's analysis
         return None
+
+
+def _python_text(path: str, data: bytes) -> str:
+    """A module's text; a notebook's (the target of a `%run`) with its magics masked."""
+    from sparkpar_lint.runner import decode
+    from sparkpar_lint.sources import is_notebook
+    from sparkpar_lint.sources.notebook import read_notebook
+
+    return read_notebook(path, data).virtual.text if is_notebook(path, data) else decode(data)
 
 
 _DEF = r"^[ \t]*(?:async[ \t]+)?def[ \t]+({name})\b"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sparkpar_lint.model import Span
 from sparkpar_lint.sources.cells import (
     DISPLAY,
+    MASK,
     Cell,
     close_sql,
     closer,
@@ -24,6 +25,7 @@ from sparkpar_lint.sources.cells import (
     mask_magics,
     unmask,
 )
+from sparkpar_lint.sources.run_magic import run_as_import
 
 CELL_MARKER = "#sparkpar-cell:"
 SQL_OPENER = 'spark.sql(r"""--sparkpar-sql:'
@@ -139,8 +141,8 @@ def restore_lines(lines: list[str], *, databricks: bool) -> list[str]:
 
 
 def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> list[str]:
-    if cell.kind == "other":
-        return list(cell.lines)
+    if cell.kind == "other":  # Jupyter leaves these out; an export's `# MAGIC %run` may import
+        return [_run_line(line) if databricks else line for line in cell.lines]
     if cell.kind == "sql":
         return _wrap_sql(cell, databricks) or mask_all(cell.lines)
     # Plain Python first (a continuation line may start with `%`), then with magics masked, then
@@ -154,9 +156,15 @@ def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> li
             continue
         except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
             return mask_all(cell.lines)
-        return candidate
+        return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in candidate]
     virtual.broken.append((cell, errors[1]))  # the error with magics masked, as IPython sees it
     return mask_all(cell.lines)
+
+
+def _run_line(line: str) -> str:
+    """An export's comment line, or the import its `# MAGIC %run ./x` stands for (masked after it)."""
+    imported = run_as_import(MASK + line, line)
+    return imported if imported != MASK + line else line
 
 
 def _wrap_sql(cell: Cell, databricks: bool) -> list[str] | None:
