@@ -1,6 +1,7 @@
 """How does sparkpar do on code nobody here wrote? Recall and precision on the judged corpus.
 
-    python bench/realworld.py SNAPSHOT_DIR [--fix] [--json] [--cases FILE] [--snapshots FILE]
+    python bench/realworld.py SNAPSHOT_DIR [--split dev|test|all] [--fix] [--json]
+                              [--cases FILE] [--snapshots FILE]
 
 SNAPSHOT_DIR holds one extracted snapshot per repository of the manifest, as
 SNAPSHOT_DIR/<owner>+<name>/ (see the README's development section for how to rebuild it). The
@@ -10,11 +11,19 @@ every file the manifest names; its findings are matched to the cases (same file,
 first line within the case's lines, the same notebook cell when both carry one, and the rule the
 case names or expects).
 
+Each repository falls in a fixed split: `test` when the SHA-256 of its name is divisible by 3,
+else `dev` (about a third in `test`). Rules are designed from `dev` cases only; `test` cases are
+scored, never read while designing. The per-rule table and the case listings cover `--split`
+(default `dev`); a summary always gives all, dev, test and each batch of `snapshots.json`.
+
 Printed per rule and overall:
 - real problems (TP and FN cases, by `expected_rule`), how many sparkpar reports now, recall;
 - judged cases reported now: true (TP/FN cases), false (FP cases), debatable, and
-  precision = true / (true + false), debatable kept apart;
-then the misses, the false positives still reported, and the findings no case judges.
+  precision = true / (true + false), and beside it with debatable counted as false;
+then the misses, the false positives still reported, and the findings no case judges; then the
+summary per split and batch, per confidence level when the findings carry one, and per repository
+(findings, judged false, debatable), flagging a repository with more than 10 findings of which most
+are false or debatable.
 `--fix` also runs `sparkpar fix --unsafe-fixes` on a copy of those files and reports files that no
 longer parse, fixes that are not idempotent, findings left by rule and fixable findings left.
 Figures only: nothing here asserts anything.
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import shutil
@@ -37,6 +47,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REAL = ("TP", "FN")
 BATCH = 400  # files per sparkpar run: keeps command lines well under the OS limit
+SPLITS = ("dev", "test")
+CONFIDENCES = ("high", "medium", "low")  # best first
+CROWDED = 10  # more findings than this in one repository, most of them false: a user gives up
+
+
+def split(repo: str) -> str:
+    """The fixed split of REPO: never changes, so a test case is never seen while designing."""
+    return "test" if int(hashlib.sha256(repo.encode("utf-8")).hexdigest(), 16) % 3 == 0 else "dev"
 
 
 @dataclass
@@ -171,10 +189,14 @@ def score(cases: list[dict], findings: list[dict]) -> dict:
             "false": c["false"],
             "debatable": c["debatable"],
             "precision": ratio(c["true"], c["true"] + c["false"]),
+            "precision_debatable_false": ratio(c["true"], c["true"] + c["false"] + c["debatable"]),
             "unjudged": c["unjudged"],
         }
     unjudged = [f for f in findings if id(f) not in judged_ids]
     return {"rules": figures, "misses": misses, "false_positives": false_positives, "unjudged": unjudged}
+
+
+ROW = "{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>11}{:>10}"
 
 
 def where(item: dict) -> str:
@@ -193,11 +215,11 @@ def print_report(cases: list[dict], measured: Measured, result: dict) -> None:
     for repo in measured.missing:
         print(f"snapshot missing (its cases count as not found): {repo}")
     print()
-    header = ("rule", "real", "found", "recall", "true", "false", "debatable", "precision", "unjudged")
-    print("{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>10}".format(*header))
+    header = ("rule", "real", "found", "recall", "true", "false", "debatable", "precision", "deb=false", "unjudged")
+    print(ROW.format(*header))
     for rule, f in result["rules"].items():
         print(
-            "{:<8}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>10}".format(
+            ROW.format(
                 rule,
                 f["real"],
                 f["found"],
@@ -206,13 +228,14 @@ def print_report(cases: list[dict], measured: Measured, result: dict) -> None:
                 f["false"],
                 f["debatable"],
                 percent(f["precision"]),
+                percent(f["precision_debatable_false"]),
                 f["unjudged"],
             )
         )
     print(
         "\nreal = TP+FN cases expecting that rule; found = reported now; true/false/debatable ="
-        " judged cases reported now\nby that rule; precision = true / (true + false);"
-        " unjudged = findings now that no case judges."
+        " judged cases reported now\nby that rule; precision = true / (true + false); deb=false ="
+        " true / (true + false + debatable);\nunjudged = findings now that no case judges."
     )
     print(f"\nMisses: real problems not reported now ({len(result['misses'])})")
     for case in result["misses"]:
@@ -230,6 +253,117 @@ def print_report(cases: list[dict], measured: Measured, result: dict) -> None:
         print(f"\nErrors and warnings from sparkpar ({len(measured.errors)})")
         for line in measured.errors:
             print(f"  {line}")
+
+
+# --- summary: splits, batches, confidence, repositories ------------------------------------------
+
+
+def overall(cases: list[dict], findings: list[dict]) -> dict:
+    """The ALL row of `score` for CASES, from the findings in their repositories."""
+    repos = {c["repo"] for c in cases}
+    none = {"real": 0, "found": 0, "recall": None, "true": 0, "false": 0, "debatable": 0}
+    none |= {"precision": None, "precision_debatable_false": None}
+    return {
+        **none,
+        **score(cases, [f for f in findings if f["repo"] in repos])["rules"].get("ALL", {}),
+        "cases": len(cases),
+    }
+
+
+def at_least(finding: dict, level: str) -> bool:
+    """FINDING's confidence is LEVEL or better (a finding without one counts as the lowest)."""
+    rank = CONFIDENCES.index(finding["confidence"]) if finding.get("confidence") in CONFIDENCES else len(CONFIDENCES)
+    return rank <= CONFIDENCES.index(level)
+
+
+def per_repo(cases: list[dict], findings: list[dict]) -> dict[str, Counter]:
+    """Findings now per repository, and how many of them a FP or debatable case judges."""
+    rows: dict[str, Counter] = {c["repo"]: Counter() for c in cases}
+    for finding in findings:
+        verdicts = {c["verdict"] for c in cases if matches(c, finding)}
+        row = rows.setdefault(finding["repo"], Counter())
+        row["findings"] += 1
+        if verdicts & set(REAL) or "TP" in verdicts:
+            row["true"] += 1
+        elif "FP" in verdicts:
+            row["false"] += 1
+        elif verdicts:
+            row["debatable"] += 1
+    return rows
+
+
+def crowded(row: Counter) -> bool:
+    return row["findings"] > CROWDED and 2 * (row["false"] + row["debatable"]) > row["findings"]
+
+
+def summary(cases: list[dict], findings: list[dict], batches: dict[str, str]) -> dict:
+    """Figures for all cases, each split, each batch, each confidence level; findings per repo."""
+    groups: dict[str, list[dict]] = {"all": cases}
+    for name in SPLITS:
+        groups[name] = [c for c in cases if split(c["repo"]) == name]
+    for batch in sorted(set(batches.values())):
+        members = [c for c in cases if batches.get(c["repo"]) == batch]
+        groups[f"batch {batch}"] = members
+        for name in SPLITS:
+            groups[f"batch {batch} {name}"] = [c for c in members if split(c["repo"]) == name]
+    repos = per_repo(cases, findings)
+    figures = {}
+    for name, members in groups.items():
+        names = {c["repo"] for c in members}
+        counts = [repos[r]["findings"] for r in names]
+        figures[name] = {
+            **overall(members, findings),
+            "repos": len(names),
+            "max_findings_per_repo": max(counts, default=0),
+            "crowded_repos": sorted(r for r in names if crowded(repos[r])),
+        }
+    confidence = {}
+    if any("confidence" in f for f in findings):
+        for level in CONFIDENCES:
+            confidence[level] = overall(cases, [f for f in findings if f.get("confidence") == level])
+        for level in CONFIDENCES[:2]:
+            for name in ("all", *SPLITS):
+                confidence[f">= {level} {name}"] = overall(groups[name], [f for f in findings if at_least(f, level)])
+    return {"groups": figures, "confidence": confidence, "repos": {r: dict(c) for r, c in sorted(repos.items())}}
+
+
+SUMMARY_ROW = "{:<26}{:>6}{:>6}{:>6}{:>7}{:>8}{:>6}{:>7}{:>11}{:>11}{:>11}{:>10}"
+
+
+def print_summary(result: dict) -> None:
+    header = ("cases", "repos", "real", "found", "recall", "true", "false", "debatable", "precision", "deb=false")
+    print("\n--- all, dev, test and per batch (every case, whatever --split) ---")
+    print(SUMMARY_ROW.format("", *header, "max/repo"))
+    for name, f in result["groups"].items():
+        print(SUMMARY_ROW.format(name, *summary_cells(f), f["max_findings_per_repo"]))
+    print("max/repo = most findings now in one repository's judged files.")
+    if result["confidence"]:
+        print("\n--- per confidence of the findings (a case counts under each level that reports it) ---")
+        print(SUMMARY_ROW.format("confidence", *header, ""))
+        for name, f in result["confidence"].items():
+            print(SUMMARY_ROW.format(name, *summary_cells(f), ""))
+    print(f"\n--- per repository: findings now, judged true / false / debatable ({len(result['repos'])}) ---")
+    for repo, row in sorted(result["repos"].items(), key=lambda item: (-item[1].get("findings", 0), item[0])):
+        flag = "  <- more than 10, most false or debatable" if crowded(Counter(row)) else ""
+        print(
+            f"  {row.get('findings', 0):>4} {row.get('true', 0):>4} {row.get('false', 0):>4}"
+            f" {row.get('debatable', 0):>4}  [{split(repo)}] {repo}{flag}"
+        )
+
+
+def summary_cells(f: dict) -> list:
+    return [
+        f["cases"],
+        f.get("repos", ""),
+        f["real"],
+        f["found"],
+        percent(f["recall"]),
+        f["true"],
+        f["false"],
+        f["debatable"],
+        percent(f["precision"]),
+        percent(f["precision_debatable_false"]),
+    ]
 
 
 # --- --fix ---------------------------------------------------------------------------------------
@@ -368,24 +502,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshots", type=Path, default=HERE / "realworld" / "snapshots.json")
     parser.add_argument("--fix", action="store_true", help="also measure sparkpar fix on a copy")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--split",
+        choices=("dev", "test", "all"),
+        default="dev",
+        help="cases the per-rule table and the listings cover (default dev: test cases are never read)",
+    )
+    parser.add_argument("--batch", help="only the cases of this batch of snapshots.json (e.g. fresh-1)")
     args = parser.parse_args(argv)
     if not args.snapshots_dir.is_dir():
         parser.error(f"{args.snapshots_dir}: not a directory")
     cases = load_list(args.cases)
-    commits = {s["repo"]: s["commit"] for s in load_list(args.snapshots)}
+    snapshots = load_list(args.snapshots)
+    commits = {s["repo"]: s["commit"] for s in snapshots}
+    batches = {s["repo"]: s.get("batch", "corpus") for s in snapshots}
     unknown = sorted({c["repo"] for c in cases} - set(commits))
     by_repo = files_by_repo(cases)
+    chosen = [
+        c for c in cases if args.split in ("all", split(c["repo"])) and args.batch in (None, batches.get(c["repo"]))
+    ]
     with tempfile.TemporaryDirectory(prefix="realworld-config-") as tmp:
         config = Path(tmp) / "sparkpar.toml"  # empty: defaults, whatever the snapshots carry
         config.write_text("", encoding="utf-8")
         measured = lint(args.snapshots_dir, by_repo, config)
-        result = score(cases, measured.findings)
+        overview = summary(cases, measured.findings, batches)
+        shown = {c["repo"] for c in chosen}
+        measured_chosen = Measured(
+            findings=[f for f in measured.findings if f["repo"] in shown],
+            errors=measured.errors,
+            missing=[r for r in measured.missing if r in shown],
+        )
+        result = score(chosen, measured_chosen.findings)
         fixed = fix_report(args.snapshots_dir, by_repo, config, measured) if args.fix else None
     if args.json:
         out = {
             **result,
-            "cases": len(cases),
-            "repos": len(by_repo),
+            "split": args.split,
+            "batch": args.batch,
+            "summary": overview,
+            "cases": len(chosen),
+            "repos": len(shown),
             "errors": measured.errors,
             "missing_snapshots": measured.missing,
             "repos_without_commit": unknown,
@@ -394,7 +550,9 @@ def main(argv: list[str] | None = None) -> int:
             out["fix"] = fixed
         print(json.dumps(out, indent=2, default=dict))
         return 0
-    print_report(cases, measured, result)
+    print(f"split: {args.split}" + (f"  batch: {args.batch}" if args.batch else ""))
+    print_report(chosen, measured_chosen, result)
+    print_summary(overview)
     if unknown:
         print(f"\nrepos with cases but not in the snapshot list: {', '.join(unknown)}")
     if fixed is not None:

@@ -80,6 +80,8 @@ def run_script(corpus: dict, *extra: str) -> str:
             str(corpus["cases"]),
             "--snapshots",
             str(corpus["snapshots"]),
+            "--split",
+            "all",
             *extra,
         ],
         capture_output=True,
@@ -115,6 +117,34 @@ def test_json_figures_and_unjudged_findings(corpus):
     judged_lines = {6, 10, 14}
     assert all(f["line"] not in judged_lines or f["rule"] not in {"SPX101", "SPX102"} for f in figures["unjudged"])
     assert figures["missing_snapshots"] == [] and figures["repos_without_commit"] == []
+
+
+def test_splits_batches_and_repositories_summarised(corpus):
+    realworld = load_script()
+    # The fixed hash: this repository falls in test, so the default dev listing leaves it out.
+    assert realworld.split("someone/sensors") == "test"
+    figures = json.loads(run_script(corpus, "--json"))["summary"]
+    groups = figures["groups"]
+    assert groups["all"]["precision"] == 0.5 and groups["all"]["precision_debatable_false"] == 1 / 3
+    assert groups["test"]["cases"] == 4 and groups["dev"]["cases"] == 0
+    assert groups["batch corpus"]["max_findings_per_repo"] == groups["all"]["max_findings_per_repo"]
+    row = figures["repos"]["someone/sensors"]
+    assert (row["true"], row["false"], row["debatable"]) == (1, 1, 1)
+    assert figures["confidence"] == {}  # no finding carries a confidence: no such table
+
+
+def test_confidence_levels_scored_when_findings_carry_them():
+    realworld = load_script()
+    cases = [{**c, "repo": "a/b"} for c in CASES]
+    findings = [
+        {"repo": "a/b", "path": "jobs/daily.py", "line": 6, "rule": "SPX101", "confidence": "high"},
+        {"repo": "a/b", "path": "jobs/daily.py", "line": 10, "rule": "SPX102", "confidence": "low"},
+        {"repo": "a/b", "path": "jobs/daily.py", "line": 14, "rule": "SPX102", "confidence": "medium"},
+    ]
+    levels = realworld.summary(cases, findings, {"a/b": "fresh-1"})["confidence"]
+    assert levels[">= high all"]["precision"] == 1.0 and levels[">= high all"]["recall"] == 0.5
+    assert levels[">= medium all"]["precision_debatable_false"] == 0.5
+    assert levels["low"]["false"] == 1 and levels["low"]["true"] == 0
 
 
 def test_a_missing_snapshot_counts_its_problems_as_not_found(corpus, tmp_path):
