@@ -27,6 +27,10 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 EXECUTOR_MAIN = b"org.apache.spark.executor.CoarseGrainedExecutorBackend"
 POLL_SECONDS = 0.005
@@ -93,12 +97,12 @@ def _value(arguments: list[bytes], option: bytes) -> bytes:
     return following[0] if following else b""
 
 
-def driver_port(spark) -> str:
+def driver_port(spark: SparkSession) -> str:
     """The port the driver's RPC endpoint listens on: each executor's --driver-url names it."""
-    return spark.sparkContext.getConf().get("spark.driver.port")
+    return str(spark.sparkContext.getConf().get("spark.driver.port"))
 
 
-def wait_for_executors(spark, count: int, timeout: float = RESTART_TIMEOUT) -> None:
+def wait_for_executors(spark: SparkSession, count: int, timeout: float = RESTART_TIMEOUT) -> None:
     """Until `count` executors are registered (the one killed last time has been replaced)."""
     context = spark.sparkContext
     deadline = time.monotonic() + timeout
@@ -115,7 +119,7 @@ def wait_for_executors(spark, count: int, timeout: float = RESTART_TIMEOUT) -> N
 class ExecutorKiller(threading.Thread):
     """Kills one executor holding map output that a running stage reads, once, until stopped."""
 
-    def __init__(self, spark, rng: random.Random):
+    def __init__(self, spark: SparkSession, rng: random.Random):
         super().__init__(name="sparkpar-faults", daemon=True)
         self.tracker = spark.sparkContext.statusTracker()
         self.store = spark.sparkContext._jsc.sc().statusStore()
