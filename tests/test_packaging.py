@@ -86,4 +86,13 @@ def test_readme_gives_the_two_newcomer_commands_exactly():
 def test_ci_script_installs_like_the_readme_and_runs_pytest():
     script = (REPO / ".ci" / "run").read_text()
     assert "set -euo pipefail" in script
-    assert "pip install --quiet '.[test]'" in script and "\npytest" in script
+    # The checks CONTRIBUTING asks of every change come first, in this order, then the tests.
+    steps = [
+        "\npython -m pip install --quiet '.[dev]'",
+        "\nruff check .",
+        "\nruff format --check .",
+        "\nmypy",
+        "\npytest -n 2",
+    ]
+    positions = [script.find(step) for step in steps]
+    assert -1 not in positions and positions == sorted(positions), dict(zip(steps, positions))
