@@ -1,19 +1,17 @@
 """`--sparkpar-faults`: an executor JVM of the local-cluster is killed while a job runs.
 
 A background thread watches the jobs through Spark's status tracker. In each job of two or more
-stages it aims at one stage whose map output a later stage reads (any but the job's last, at
-random). Once a random number of that stage's tasks has finished (at least one, not all) it sends
-SIGKILL to an executor process that ran one of them (Spark's status store says which). Their map
-output is gone and a later stage needs it, so Spark runs those tasks again, and the map tasks of
-the stage before whose output the executor held: side effects of a map task (an accumulator)
-happen twice, and rows drawn at random come out differently while reducers that finished have
-read the first ones. A stage of one task, or one whose tasks all ended within a poll, passes the
-aim to the stage that reads it; if that is the job's last, the kill goes to an executor holding
-map output it reads, while a task of it still has to read it. A kill at any executor of any
-stage could land where nothing is recomputed: that made the outcome of a fault run a matter of
-chance. A job whose map side is not repeatable (a nondeterministic UDF key, an order-sensitive
-step after an unordered shuffle read) gives a different answer; Spark's own safeguards
-(indeterminate stages are retried whole, or the job aborts) show up as a failure too.
+stages it picks one stage that reads shuffle output (any but the job's first, at random), and
+once a random number of that stage's tasks has finished (at least one, not all; or as soon as all
+its remaining tasks are running, since waiting for one to finish could then miss the stage) it
+sends SIGKILL to an executor process that holds map output the stage reads: one that ran tasks of
+the job's stage before it (Spark's status store says which). Spark then re-runs the tasks that were on it
+and, because those map outputs are gone, the map tasks that made them: the retried tasks
+recompute rows that the first attempt already sent to reducers which finished. A kill aimed at
+any executor could land on one that holds nothing the stage reads (under load one executor may
+run a whole small stage), and then nothing is recomputed. A job whose map side is not repeatable (a nondeterministic UDF key, an
+order-sensitive step after an unordered shuffle read) gives a different answer; Spark's own
+safeguards (indeterminate stages are retried whole, or the job aborts) show up as a failure too.
 
 The local-cluster's Worker starts a replacement executor; the next fault run waits for it, so
 each fault run costs one executor JVM start (about 5-20 s on a busy machine).
@@ -142,14 +140,13 @@ class ExecutorKiller(threading.Thread):
         return self.fault
 
     def _aim(self, job: int) -> tuple[int, list[int]] | None:
-        """The stage of `job` to kill in: one whose map output a later stage reads (any but the
-        job's last, which writes none; a job of one stage has none at all). Killing an executor
-        that finished some of its tasks loses their output, so Spark runs them again: their side
-        effects repeat, and rows they draw at random change under a reader that has read the first
-        ones (Spark 4.3 aborts the stage when it sees the rerun's output differ)."""
+        """The stage of `job` to kill in: one that reads shuffle output, so that its finished tasks
+        have consumed map outputs the retries will make again. A job's first stage reads only the
+        job's source; a job of one stage has no map output at all. Every stage after the first is
+        as likely, so later stages are reached as often as earlier ones."""
         info = self.tracker.getJobInfo(job)
         stages = sorted(info.stageIds) if info is not None else []
-        return (self.rng.choice(stages[:-1]), stages) if len(stages) > 1 else None
+        return (self.rng.choice(stages[1:]), stages) if len(stages) > 1 else None
 
     def run(self) -> None:
         try:
@@ -164,46 +161,23 @@ class ExecutorKiller(threading.Thread):
                 if job not in self.aimed:
                     self.aimed[job] = self._aim(job)
                 aim = self.aimed[job]
-                if aim is None:
+                if aim is None or aim[0] not in active:
                     continue
                 stage, stages = aim
-                if stage not in active:
-                    if stage in self.decided and stage != stages[-1]:
-                        # It ended before the kill (its last tasks ran side by side and ended within a
-                        # poll): the stage that reads its output is next.
-                        self.aimed[job] = (stages[stages.index(stage) + 1], stages)
-                    continue
                 info = self.tracker.getStageInfo(stage)
                 if info is None:
                     continue
                 if stage not in self.decided:
-                    if info.numTasks < 2 and stage != stages[-1]:
-                        # One task leaves no finished output to lose while its stage runs: aim at the
-                        # stage after it, which reads that output.
-                        self.aimed[job] = (stages[stages.index(stage) + 1], stages)
-                        continue
                     self.decided[stage] = self.rng.randint(1, max(1, info.numTasks - 1))
                 target = self.decided[stage]
                 finished, tasks = info.numCompletedTasks, info.numTasks
-                if stage != stages[-1]:
-                    if target <= finished < tasks and self._kill_map_side(
-                        stage, info.currentAttemptId, finished, tasks
-                    ):
-                        return
-                    continue
-                # The job's last stage (aimed at when the stage before had one task). Tasks all running
-                # at once may end a few milliseconds apart: the kill goes in while they run.
+                # Tasks all running at once (two tasks on two executors) may end a few milliseconds
+                # apart: the kill goes in while they run, and the one on the killed executor re-reads.
                 all_running = finished + info.numActiveTasks >= tasks
                 if finished < tasks and (finished >= target or all_running):
-                    earlier = [s for s in stages if s < stage]
-                    if self._kill(stage, info.currentAttemptId, earlier, finished, tasks):
-                        return
+                    self._kill(stage, [s for s in stages if s < stage], finished, tasks)
+                    return
             self.done.wait(POLL_SECONDS)
-
-    def _executors(self, stage: int, attempt: int, status: str) -> list[str]:
-        """The executor id of each task of `stage` in `status` (Spark's status store)."""
-        tasks = self.store.taskList(stage, attempt, 1 << 30)
-        return [task.executorId() for task in (tasks.apply(i) for i in range(tasks.size())) if task.status() == status]
 
     def _holders(self, earlier: list[int]) -> set[str]:
         """Executor ids that ran finished tasks of the nearest earlier stage of the job that ran
@@ -211,40 +185,30 @@ class ExecutorKiller(threading.Thread):
         output the stage after it reads."""
         for stage in reversed(earlier):
             info = self.tracker.getStageInfo(stage)
-            holders = set(self._executors(stage, info.currentAttemptId, "SUCCESS")) if info is not None else set()
+            if info is None:
+                continue
+            tasks = self.store.taskList(stage, info.currentAttemptId, 1 << 30)
+            holders = set()
+            for task in (tasks.apply(i) for i in range(tasks.size())):
+                if task.status() == "SUCCESS":
+                    holders.add(task.executorId())
             if holders:
                 return holders
         return set()
 
-    def _kill_map_side(self, stage: int, attempt: int, finished: int, tasks: int) -> bool:
-        """Kill an executor that finished tasks of `stage`: Spark runs those tasks again."""
-        return self._kill_one(set(self._executors(stage, attempt, "SUCCESS")), stage, finished, tasks)
-
-    def _kill(self, stage: int, attempt: int, earlier: list[int], finished: int, tasks: int) -> bool:
-        """Kill an executor whose loss makes Spark redo map output the stage reads; False (no kill
-        yet) when none would. The stage's tasks that have not started will read the lost output;
-        when every remaining task runs already, only a task that ran on the killed executor reads
-        again, so the executor must hold map output and run one of them."""
-        holders = self._holders(earlier)
-        running = self._executors(stage, attempt, "RUNNING")
-        chosen = holders if finished + len(running) < tasks else holders & set(running)
-        if holders and not chosen:
-            return False
-        return self._kill_one(chosen, stage, finished, tasks, anyone=not holders)
-
-    def _kill_one(self, chosen: set[str], stage: int, finished: int, tasks: int, anyone: bool = False) -> bool:
-        """SIGKILL one of the `chosen` executors (`anyone`: any executor of the application)."""
+    def _kill(self, stage: int, earlier: list[int], finished: int, tasks: int) -> None:
         processes = executor_processes(self.app_id, self.driver_port)
-        pids = sorted(pid for executor, pid in processes.items() if executor in chosen or anyone)
+        holders = self._holders(earlier)
+        # When the status store knows no holder, any executor: it may still run a task of the stage.
+        pids = sorted(pid for executor, pid in processes.items() if executor in holders) or sorted(processes.values())
         if not pids:
-            return False
+            return
         pid = self.rng.choice(pids)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            return False
+            return
         self.fault = Fault(stage, finished, tasks, pid)
-        return True
 
 
 def error_summary(error: BaseException) -> str:

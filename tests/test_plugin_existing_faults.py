@@ -16,10 +16,9 @@ from test_plugin import CONFTEST, outcomes, run_pytest
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SEED = 5
-# Every fault run that kills makes Spark redo map output a later stage reads (the injector kills an
-# executor that wrote some of it, see pytest_sparkpar.faults), so the bad jobs fail within the
-# first runs and the twins must survive all of them. 16 runs at random places left the
-# accumulator's double count uncaught now and then.
+# Every fault run makes Spark redo map output a later stage reads (the injector kills an executor
+# holding it, in a stage that reads it), so the bad jobs fail in the first fault run; the twins
+# pass all of them.
 FAULT_RUNS = 4
 
 ORDINARY_TESTS = """
