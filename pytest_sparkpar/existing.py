@@ -106,7 +106,8 @@ class applied:
     """Set a perturbation's confs on the session, and put the previous values back after."""
 
     def __init__(self, spark, confs: dict[str, str]):
-        self.spark, self.confs, self.before = spark, confs, {}
+        self.spark, self.confs = spark, confs
+        self.before: dict[str, str | None] = {}
 
     def __enter__(self):
         for key, value in self.confs.items():

@@ -55,7 +55,7 @@ def bag() -> Bag:
 
 
 def per_key(key: str | list[str], by: str | list[str] | None = None) -> PerKey:
-    return PerKey(_names(key), _names(by))
+    return PerKey((key,) if isinstance(key, str) else tuple(key), _names(by))
 
 
 def sequence() -> Sequence:

@@ -154,7 +154,7 @@ def failure_report(job, mismatch, output: OrderType, tolerance, settings, origin
         ),
         section("reproduce", f"seed: {settings.seed}\n{settings.replay}"),
     ]
-    cause = likely_cause(job)
-    if cause:
-        parts.append(section("likely cause (sparkpar lint)", cause))
+    findings = likely_cause(job)
+    if findings:
+        parts.append(section("likely cause (sparkpar lint)", findings))
     return "\n".join(parts)

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +114,7 @@ def _is_connect(spark) -> bool:
 
 def call_job(job: Callable, frames: dict[str, Any]):
     __tracebackhide__ = True
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(job).parameters
     except (TypeError, ValueError):

@@ -1,8 +1,10 @@
-"""Shared test fixtures. Spark starts once per test session, only for tests that ask for it."""
+"""Shared test fixtures. Spark starts once per test process (once per pytest-xdist worker), only
+for tests that ask for it."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -15,20 +17,48 @@ CLUSTER_MASTER = "local-cluster[2,1,1024]"
 def cluster_spark():
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", __import__("sys").executable)
-    spark = (
-        SparkSession.builder.master(CLUSTER_MASTER)
-        .appName("sparkpar-fixtures")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.executor.memory", "700m")
-        .config("spark.driver.memory", "1g")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
+    from pytest_sparkpar import class_archive, session
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # The plugin's start-up tuning, for the same reasons (pytest_sparkpar.session): the class-data
+    # archive and the quick JIT cut each JVM's CPU, no locality wait keeps both one-core executors
+    # busy, and the worker daemon's Python workers start without pandas' garbage.
+    java_confs, archive_to_build = class_archive.java_options(CLUSTER_MASTER)
+    confs = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.executor.memory": "700m",
+        "spark.driver.memory": "1g",
+        "spark.python.worker.reuse": "true",
+        "spark.locality.wait": "0",
+        **session.local_confs(CLUSTER_MASTER),
+        **{key: f"{java_confs.get(key, '')} {session.QUICK_JIT}".lstrip() for key in session.JAVA_OPTION_KEYS},
+    }
+    builder = SparkSession.builder.master(CLUSTER_MASTER).appName("sparkpar-fixtures")
+    for key, value in confs.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    if archive_to_build is not None:
+        class_archive.build_at_exit(spark, archive_to_build)
     yield spark
     spark.stop()
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that share a fixture their module defines with a wider scope than one test (a pytest
+    run in a subprocess, a server) go to one pytest-xdist worker (`--dist loadgroup`), so the
+    fixture is built once, not once on each worker that gets one of them."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        shared = any(
+            definition.scope != "function" and definition.baseid == module
+            for definitions in item._fixtureinfo.name2fixturedefs.values()
+            for definition in definitions
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(module))
 
 
 @pytest.fixture

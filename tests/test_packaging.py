@@ -77,7 +77,7 @@ def test_pre_commit_hook_declaration():
 def test_readme_gives_the_two_newcomer_commands_exactly():
     readme = (REPO / "README.md").read_text()
     assert "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/" in readme
-    assert "python -m venv .venv-test && . .venv-test/bin/activate && pip install '.[test]' && pytest -n 2" in readme
+    assert "python -m venv .venv-test && . .venv-test/bin/activate && pip install '.[dev]' && pytest -n 2" in readme
     for section in (
         "## CLI",
         "## Output formats",
@@ -97,4 +97,13 @@ def test_readme_gives_the_two_newcomer_commands_exactly():
 def test_ci_script_installs_like_the_readme_and_runs_pytest():
     script = (REPO / ".ci" / "run").read_text()
     assert "set -euo pipefail" in script
-    assert "pip install --quiet '.[test]'" in script and "\npytest" in script
+    # The checks CONTRIBUTING asks of every change come first, in this order, then the tests.
+    steps = [
+        "\npython -m pip install --quiet '.[dev]'",
+        "\nruff check .",
+        "\nruff format --check .",
+        "\nmypy",
+        "\npytest -n 2",
+    ]
+    positions = [script.find(step) for step in steps]
+    assert -1 not in positions and positions == sorted(positions), dict(zip(steps, positions))
