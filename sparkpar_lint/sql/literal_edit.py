@@ -93,7 +93,8 @@ def _closes_early(segment: _Segment, body: str) -> bool:
     take its last character."""
     # An escape is skipped whole (in a raw string too, a quote after a backslash does not close
     # it); a regular expression, since the body may be a whole generated query.
-    if _up_to_quote(segment.quote).match(body):
+    # A whole generated query or .sql file is the body, once per finding: the cheap test first.
+    if segment.quote in body and _up_to_quote(segment.quote).match(body):
         return True
     return segment.last and body.endswith(segment.quote[0]) and not body.endswith("\\" + segment.quote[0])
 

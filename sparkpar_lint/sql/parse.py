@@ -68,7 +68,8 @@ class ParsedSql:
         if name is None:
             return None
         depth = 0
-        for token in self.tokens[self._first_token_from(name[0]) :]:
+        for index in range(self._first_token_from(name[0]), len(self.tokens)):
+            token = self.tokens[index]
             if token.token_type == TokenType.L_PAREN:
                 depth += 1
             elif token.token_type == TokenType.R_PAREN:
