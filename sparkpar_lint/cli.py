@@ -37,7 +37,11 @@ def _rule_classes():
 
 def _interactive() -> bool:
     """A person at a terminal, not a CI log: colours and progress bars are welcome."""
-    return sys.stdout.isatty() and not os.environ.get("CI") and "NO_COLOR" not in os.environ
+    return sys.stdout.isatty() and _interactive_session()
+
+
+def _interactive_session() -> bool:
+    return not os.environ.get("CI") and "NO_COLOR" not in os.environ
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -157,7 +161,9 @@ def _lint(
         paths = _changed_paths(paths, config, changed_since)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
-    progress = fmt == "rich" and _interactive()
+    # The bar is drawn on stderr, so it is wanted where stderr is a terminal, whatever stdout is
+    # (`sparkpar lint . > report.txt` on a long run); machine formats are read by programs.
+    progress = fmt in ("rich", "concise") and sys.stderr.isatty() and _interactive_session()
     with _progress_bar(progress) as on_progress:
         outcome = run(
             paths,
@@ -184,7 +190,7 @@ def _lint(
         sources=outcome.sources,
         suppressed=outcome.suppressed if include_suppressed else (),
         files_checked=outcome.files_checked,
-        color=progress,
+        color=fmt == "rich" and _interactive(),
         settings=analysis_settings(config, None if no_cache else cache_dir),
     )
     click.echo(text, nl=False, color=progress)

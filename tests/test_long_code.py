@@ -117,3 +117,31 @@ def test_fix_at_the_end_of_a_1000_call_chain(sparkpar_cli, tmp_path):
         "    .withColumn('_sparkpar_seq', F.monotonically_increasing_id())",
         "    .groupBy('k').agg(F.min(F.struct('_sparkpar_seq', 'v')).getField('v').alias('v'))",
     ]
+
+
+def test_3000_aggregates_of_one_sorted_frame_are_all_reported(sparkpar_cli, tmp_path):
+    # Each finding's fix used to walk the whole module: 1,000 such lines took minutes, 3,000
+    # ran past the file budget and were reported "not checked".
+    lines = "".join(f"o{i} = df.orderBy('ts').groupBy('k').agg(F.first('v'))\n" for i in range(3000))
+    (tmp_path / "fan.py").write_text(HEADER + lines)
+    result = sparkpar_cli("lint", "fan.py", "--format", "json", "--select", "SPX101", "--no-cache")
+    assert result.stderr == ""
+    assert [f["line"] for f in json.loads(result.stdout)] == list(range(4, 3004))
+
+
+def test_a_query_of_1000_union_alls_is_reported_at_every_select(sparkpar_cli, tmp_path):
+    # Each finding's fix used to decode and scan the whole query again.
+    query = " UNION ALL ".join(f"SELECT k, first(v) AS v FROM t{i} GROUP BY k" for i in range(1000))
+    (tmp_path / "union.py").write_text(HEADER + f'out = spark.sql("{query}")\n')
+    result = sparkpar_cli("lint", "union.py", "--format", "json", "--select", "SPX101", "--no-cache")
+    assert result.stderr == ""
+    findings = json.loads(result.stdout)
+    assert len(findings) == 1000 and {f["line"] for f in findings} == {4}
+
+
+def test_a_sql_file_of_3000_statements_is_reported_at_every_one(sparkpar_cli, tmp_path):
+    statement = "CREATE OR REPLACE TEMP VIEW v{i} AS SELECT k, first(v) AS f FROM t GROUP BY k;\n"
+    (tmp_path / "views.sql").write_text("".join(statement.format(i=i) for i in range(3000)))
+    result = sparkpar_cli("lint", "views.sql", "--format", "json", "--select", "SPX101", "--no-cache")
+    assert result.stderr == ""
+    assert [f["line"] for f in json.loads(result.stdout)] == list(range(1, 3001))

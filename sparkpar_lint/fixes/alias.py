@@ -13,7 +13,11 @@ A self-assignment (`df = df.orderBy("ts")` becomes `df = df`) just goes, under t
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
+
+from sparkpar_lint.graph.positions import walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -51,7 +55,17 @@ def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.Base
 
 def _alias_statement(module: cst.Module, value: cst.Call):
     """(function, its body's statements, index) of `name = value` directly in a function's body."""
-    for function in _functions(module):
+    return _alias_statements(module).get(id(value))
+
+
+@lru_cache(maxsize=1)
+def _alias_statements(module: cst.Module) -> dict[int, tuple]:
+    """id(value) -> (function, body, index) for every `name = value` directly in a function's
+    body, from one walk: a rule asks once per finding, and a walk each time made a module with a
+    sorted aggregate on every line quadratic. Kept for the last module only (rules ask about one
+    module at a time, and the fixer's next pass parses a new one)."""
+    found: dict[int, tuple] = {}
+    for function in (node for node in walk(module) if isinstance(node, cst.FunctionDef)):
         body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
         for index, statement in enumerate(body):
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
@@ -59,19 +73,12 @@ def _alias_statement(module: cst.Module, value: cst.Call):
             assign = statement.body[0]
             if (
                 isinstance(assign, cst.Assign)
-                and assign.value is value
+                and isinstance(assign.value, cst.Call)
                 and len(assign.targets) == 1
                 and isinstance(assign.targets[0].target, cst.Name)
             ):
-                return function, body, index
-    return None
-
-
-def _functions(node: cst.CSTNode):
-    for child in node.children:
-        if isinstance(child, cst.FunctionDef):
-            yield child
-        yield from _functions(child)
+                found.setdefault(id(assign.value), (function, body, index))
+    return found
 
 
 def _names(node: cst.CSTNode):

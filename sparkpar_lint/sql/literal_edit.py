@@ -11,7 +11,9 @@ kept byte for byte; an edit that would touch or copy one is refused with the rea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -89,15 +91,18 @@ def _unquotable(segment: _Segment, replacement: str) -> str | None:
 def _closes_early(segment: _Segment, body: str) -> bool:
     """The new body holds its closing quote (unescaped), or ends where a triple quote would
     take its last character."""
-    index = 0
-    while index < len(body):
-        if body[index] == "\\":
-            index += 2  # an escape (in a raw string too, a quote after a backslash does not close it)
-            continue
-        if body.startswith(segment.quote, index):
-            return True
-        index += 1
+    # An escape is skipped whole (in a raw string too, a quote after a backslash does not close
+    # it); a regular expression, since the body may be a whole generated query.
+    # A whole generated query or .sql file is the body, once per finding: the cheap test first.
+    if segment.quote in body and _up_to_quote(segment.quote).match(body):
+        return True
     return segment.last and body.endswith(segment.quote[0]) and not body.endswith("\\" + segment.quote[0])
+
+
+@lru_cache(maxsize=4)
+def _up_to_quote(quote: str) -> re.Pattern[str]:
+    quoted = re.escape(quote)
+    return re.compile(rf"(?:\\[\s\S]|(?!{quoted})[^\\])*{quoted}")
 
 
 def _with_body(segment: _Segment, body: str) -> cst.CSTNode:
@@ -125,9 +130,11 @@ def _text(segment: _Segment) -> str:
     return decoded[0] if decoded is not None else ""
 
 
+@lru_cache(maxsize=64)
 def _decoded(body: str, raw: bool, braces: bool) -> tuple[str, tuple[int, ...]] | None:
     """The text `body` spells, and for each offset in it the source offset it decodes from (-1
-    between two characters of one escape, such as an unknown `\\d` kept as two)."""
+    between two characters of one escape, such as an unknown `\\d` kept as two). Kept for a few
+    bodies: each finding in one long query maps its fix back through the same literal."""
     decoded = decode_body(body, list(range(len(body) + 1)), raw, braces)
     if decoded is None:
         return None

@@ -7,9 +7,11 @@ depth), after that query's own `SELECT`.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import sqlglot
 from sqlglot import exp
@@ -66,9 +68,8 @@ class ParsedSql:
         if name is None:
             return None
         depth = 0
-        for token in self.tokens:
-            if token.start < name[0]:
-                continue
+        for index in range(self._first_token_from(name[0]), len(self.tokens)):
+            token = self.tokens[index]
             if token.token_type == TokenType.L_PAREN:
                 depth += 1
             elif token.token_type == TokenType.R_PAREN:
@@ -77,14 +78,23 @@ class ParsedSql:
                     return name[0], token.end + 1
         return name
 
+    @cached_property
+    def _token_starts(self) -> list[int]:
+        return [token.start for token in self.tokens]
+
+    def _first_token_from(self, offset: int) -> int:
+        """Index of the first token starting at or after `offset` (a bisection: a query of
+        thousands of UNION ALLs asks once per finding, and a scan each time was quadratic)."""
+        return bisect.bisect_left(self._token_starts, offset)
+
     def select_token(self, query: exp.Expression) -> int | None:
         if isinstance(query, exp.SetOperation):
             return self.select_token(query.expression)
         anchor = _first_own_name(query)
         if anchor is None:
             return None
-        at = next((i for i, t in enumerate(self.tokens) if t.start >= anchor), None)
-        if at is None:
+        at = self._first_token_from(anchor)
+        if at == len(self.tokens):
             return None
         depth = self.depths[at]
         for index in range(at, -1, -1):
