@@ -14,6 +14,7 @@ import click
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.confidence_filter import hidden_note, min_confidence_option, split_by_confidence
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
@@ -73,18 +74,36 @@ def main() -> None:
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@min_confidence_option
 @file_timeout_option
-def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, min_confidence, file_timeout
+):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout)
+        _lint(
+            paths,
+            fmt,
+            select,
+            ignore,
+            exclude,
+            config_path,
+            no_cache,
+            cache_dir,
+            jobs,
+            exit_zero,
+            min_confidence,
+            file_timeout,
+        )
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
 
 
-def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def _lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, min_confidence, file_timeout
+):
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
 
     rule_ids = [rule.id for rule in _rule_classes()]
@@ -108,17 +127,25 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
         click.echo(f"sparkpar: warning: {visible(message)}", err=True)
     for message in outcome.all_errors:
         click.echo(f"sparkpar: error: {visible(message)}", err=True)
+    threshold = min_confidence or config.min_confidence
+    shown, hidden = split_by_confidence(outcome.findings, threshold)
+    if hidden and fmt != "rich":
+        click.echo(f"sparkpar: note: {hidden_note(hidden, threshold)}", err=True)
     render = renderer(fmt)
     text = render(
-        outcome.findings,
+        shown,
         sources=outcome.sources,
         suppressed=outcome.suppressed,
         files_checked=outcome.files_checked,
         color=progress,
         settings=analysis_settings(config, None if no_cache else cache_dir),
+        hidden=hidden,
+        min_confidence=threshold,
     )
     click.echo(text, nl=False, color=progress)
     status = outcome.exit_status
+    if status is ExitStatus.FINDINGS and not shown:
+        status = ExitStatus.CLEAN
     if exit_zero and status is ExitStatus.FINDINGS:
         status = ExitStatus.CLEAN
     sys.exit(status)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from sparkpar_lint.model import Severity
+from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, Severity
 
 
 class ConfigError(Exception):
@@ -31,6 +31,8 @@ class Config:
     unique_columns: tuple[str, ...] = ()
     # How late an event may arrive, for the SPX204 fix's `withWatermark` (a Spark interval).
     watermark_delay: str = "10 minutes"
+    # Findings below this confidence are counted, not shown (docs/confidence.md).
+    min_confidence: Confidence = DEFAULT_MIN_CONFIDENCE
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -41,6 +43,7 @@ class Config:
 KNOWN_KEYS = {
     *("select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"),
     "watermark-delay",
+    "min-confidence",
 }
 # `column` or `table.column`: names without spaces, at most one dot (a table qualifies its column).
 _UNIQUE_COLUMN = re.compile(r"[^\s.]+(\.[^\s.]+)?\Z")
@@ -111,7 +114,13 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
     delay = table.get("watermark-delay", Config.watermark_delay)
     if not isinstance(delay, str) or not _DELAY.match(delay):
         raise fail("watermark-delay", f'expected a delay such as "10 minutes" or "1 hour", got {_shown(delay)}')
+    level = table.get("min-confidence", Config.min_confidence.value)
+    try:
+        min_confidence = Confidence.parse(level) if isinstance(level, str) else Confidence.parse(_shown(level))
+    except ValueError as error:
+        raise fail("min-confidence", str(error)) from None
     return Config(
+        min_confidence=min_confidence,
         select=select,
         ignore=ignore,
         per_file_ignores=per_file_ignores,

@@ -15,14 +15,18 @@ from importlib import metadata
 from pathlib import PurePath
 from urllib.parse import quote
 
+from sparkpar_lint.confidence import rule_confidence
 from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.model import Confidence, Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.sources.notebook import cell_key
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# Code scanning sorts by `precision` and SARIF's `rank` (0-100); both follow the finding's confidence.
+PRECISION = {Confidence.HIGH: "high", Confidence.MEDIUM: "medium", Confidence.LOW: "low"}
+RANK = {Confidence.HIGH: 90.0, Confidence.MEDIUM: 60.0, Confidence.LOW: 30.0}
 
 
 FINGERPRINT = "sparkparFindingHash/v1"
@@ -83,7 +87,7 @@ def _descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": doc_summary(rule.id) or rule.summary},
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-        "properties": {"fix_safety": rule.fix_safety},
+        "properties": {"fix_safety": rule.fix_safety, "precision": PRECISION[rule_confidence(rule.id)]},
     }
     try:
         doc = load_doc(rule.id)
@@ -99,6 +103,12 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
         "level": _LEVEL[finding.severity],
         "message": {"text": finding.message},
         "locations": [_location(finding.path, finding.span, finding.cell)],
+        "rank": RANK[finding.confidence],
+        "properties": {
+            "precision": PRECISION[finding.confidence],
+            "confidence": finding.confidence.value,
+            "links": finding.links.to_dict(),
+        },
     }
     if finding.rule_id in index:
         result["ruleIndex"] = index[finding.rule_id]
