@@ -22,7 +22,7 @@ min_confidence_option = click.option(
     "--min-confidence",
     callback=_parse,
     metavar="[high|medium|low]",
-    help="Show findings of at least this confidence (default: [tool.sparkpar] min-confidence, else medium).",
+    help="Show findings of at least this confidence (default: [tool.sparkpar] min-confidence, else low).",
 )
 
 

@@ -95,9 +95,11 @@ def _jobs(tmp_path):
     (tmp_path / "ids.py").write_text(IDS_WRITTEN)
 
 
-def test_json_carries_confidence_and_links_and_hides_low_by_default(sparkpar_cli, tmp_path):
+def test_json_carries_confidence_and_links_and_min_confidence_hides_with_a_note(sparkpar_cli, tmp_path):
     _jobs(tmp_path)
-    shown = sparkpar_cli("lint", ".", "--format", "json", "--no-cache", "--select", "SPX101,SPX105")
+    shown = sparkpar_cli(
+        "lint", ".", "--format", "json", "--no-cache", "--min-confidence", "medium", "--select", "SPX101,SPX105"
+    )
     assert shown.exit_code == 1, shown.output
     findings = json.loads(shown.stdout)
     assert sorted((f["path"], f["confidence"]) for f in findings) == [("ids.py", "high"), ("written.py", "medium")]
@@ -118,7 +120,7 @@ def test_json_carries_confidence_and_links_and_hides_low_by_default(sparkpar_cli
 
 def test_only_hidden_findings_exit_clean_and_rich_says_how_many(sparkpar_cli, tmp_path):
     (tmp_path / "handed_on.py").write_text(FIRST_HANDED_ON)
-    result = sparkpar_cli("lint", "handed_on.py", "--no-cache", "--select", "SPX101")
+    result = sparkpar_cli("lint", "handed_on.py", "--no-cache", "--min-confidence", "medium", "--select", "SPX101")
     assert result.exit_code == 0, result.output
     assert "All checks passed in 1 file.\n1 finding below medium confidence not shown" in result.stdout
 
@@ -172,7 +174,7 @@ def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path):
 
 
 def test_the_editor_shows_findings_below_the_threshold_as_hints(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nselect = ["SPX101"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nselect = ["SPX101"]\nmin-confidence = "medium"\n')
 
     async def scenario():
         async with Session(tmp_path) as session:
