@@ -21,7 +21,7 @@ from sparkpar_lint.discovery import NotASourceFile, read_source_bytes
 from sparkpar_lint.model import Finding
 
 CACHE_DIR_NAME = ".sparkpar_cache"
-_FORMAT = "2"
+_FORMAT = "3"
 # An entry is a few KB; anything far larger is not one of ours.
 _MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
@@ -99,7 +99,7 @@ def analysis_fingerprint() -> str:
         pass
     package = Path(__file__).parent
     sources = [package / "analysis.py", package / "suppressions.py"]
-    sources.append(package / "settings.py")
+    sources += [package / "settings.py", package / "confidence.py", package / "model.py"]
     for subpackage in ("rules", "graph", "sources", "sql", "project"):
         sources += sorted((package / subpackage).rglob("*.py"))
     for path in sources:

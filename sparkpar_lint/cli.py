@@ -14,6 +14,7 @@ import click
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.confidence_filter import hidden_note, min_confidence_option, split_by_confidence
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
@@ -87,6 +88,7 @@ def main() -> None:
     is_flag=True,
     help="SARIF: also list findings a comment silenced, marked as suppressed (code scanning shows them as open).",
 )
+@min_confidence_option
 @file_timeout_option
 @click.option(
     "--verdicts",
@@ -107,6 +109,7 @@ def lint(
     exit_zero,
     changed_since,
     include_suppressed,
+    min_confidence,
     file_timeout,
     verdicts_path,
 ):
@@ -125,6 +128,7 @@ def lint(
             exit_zero,
             changed_since,
             include_suppressed,
+            min_confidence,
             file_timeout,
             verdicts_path,
         )
@@ -147,6 +151,7 @@ def _lint(
     exit_zero,
     changed_since,
     include_suppressed,
+    min_confidence,
     file_timeout,
     verdicts_path,
 ):
@@ -184,17 +189,26 @@ def _lint(
             findings = apply(findings, outcome.sources, load(verdicts_path or config.verdicts), config.root)
         except VerdictsError as error:
             _fail(str(error))
+    threshold = min_confidence or config.min_confidence
+    shown, hidden = split_by_confidence(findings, threshold)
+    if hidden and fmt != "rich":
+        click.echo(f"sparkpar: note: {hidden_note(hidden, threshold)}", err=True)
     render = renderer(fmt)
+    color = fmt == "rich" and _interactive()
     text = render(
-        findings,
+        shown,
         sources=outcome.sources,
         suppressed=outcome.suppressed if include_suppressed else (),
         files_checked=outcome.files_checked,
-        color=fmt == "rich" and _interactive(),
+        color=color,
         settings=analysis_settings(config, None if no_cache else cache_dir),
+        hidden=hidden,
+        min_confidence=threshold,
     )
-    click.echo(text, nl=False, color=progress)
+    click.echo(text, nl=False, color=color)
     status = outcome.exit_status
+    if status is ExitStatus.FINDINGS and not shown:
+        status = ExitStatus.CLEAN
     if exit_zero and status is ExitStatus.FINDINGS:
         status = ExitStatus.CLEAN
     sys.exit(status)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from sparkpar_lint.model import Severity
+from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, Severity
 
 
 class ConfigError(Exception):
@@ -33,6 +33,8 @@ class Config:
     watermark_delay: str = "10 minutes"
     # The verdicts file `pytest --sparkpar-confirm` wrote (sparkpar_lint.verdicts), relative to `root`.
     verdicts: Path | None = None
+    # Findings below this confidence are counted, not shown (docs/confidence.md).
+    min_confidence: Confidence = DEFAULT_MIN_CONFIDENCE
     # The file the settings came from (None: defaults) and the directory its globs are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -44,6 +46,7 @@ KNOWN_KEYS = {
     *("select", "ignore", "per-file-ignores", "exclude", "include", "severity", "unique-columns"),
     "watermark-delay",
     "verdicts",
+    "min-confidence",
 }
 # `column` or `table.column`: names without spaces, at most one dot (a table qualifies its column).
 _UNIQUE_COLUMN = re.compile(r"[^\s.]+(\.[^\s.]+)?\Z")
@@ -117,7 +120,13 @@ def parse_table(table: Mapping, path: Path, rule_ids: list[str]) -> Config:
     verdicts = table.get("verdicts")
     if verdicts is not None and (not isinstance(verdicts, str) or not verdicts.strip()):
         raise fail("verdicts", f"expected the path of a verdicts file, got {_shown(verdicts)}")
+    level = table.get("min-confidence", Config.min_confidence.value)
+    try:
+        min_confidence = Confidence.parse(level) if isinstance(level, str) else Confidence.parse(_shown(level))
+    except ValueError as error:
+        raise fail("min-confidence", str(error)) from None
     return Config(
+        min_confidence=min_confidence,
         select=select,
         ignore=ignore,
         per_file_ignores=per_file_ignores,

@@ -12,6 +12,68 @@ class Severity(str, enum.Enum):
     INFO = "info"
 
 
+class Confidence(str, enum.Enum):
+    """How much of a finding the analysis established rather than assumed (docs/confidence.md)."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    @property
+    def rank(self) -> int:
+        return {"high": 3, "medium": 2, "low": 1}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> Confidence:
+        """ValueError naming the choices when `text` is none of them."""
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            raise ValueError(f"expected high, medium or low, got {text!r}") from None
+
+
+# What a run shows when nobody chose (docs/confidence.md). Provisional: every finding, until judged
+# findings give the precision of each level; the target is precision >= 0.9 of what is shown.
+DEFAULT_MIN_CONFIDENCE = Confidence.LOW
+
+
+@dataclass(frozen=True)
+class Links:
+    """The three links a finding stands on, each established by the analysis (True) or assumed:
+    `choice` an operation whose result depends on order, partitioning, micro-batch split or retry;
+    `outcomes` the competing rows or runs can differ; `observed` the difference reaches a write, a
+    collected or returned value, a key, a join or a filter. `assumed` holds, for each assumed link,
+    the condition the finding needs, as the reader would check it ("`event_id` is not unique")."""
+
+    choice: bool = True
+    outcomes: bool = True
+    observed: bool = True
+    assumed: tuple[str, ...] = ()
+
+    @property
+    def confidence(self) -> Confidence:
+        missing = 3 - sum((self.choice, self.outcomes, self.observed))
+        return (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, Confidence.LOW)[missing]
+
+    def to_dict(self) -> dict:
+        state = {True: "established", False: "assumed"}
+        return {
+            "choice": state[self.choice],
+            "outcomes": state[self.outcomes],
+            "observed": state[self.observed],
+            "assumed": list(self.assumed),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Links:
+        return cls(
+            choice=data["choice"] == "established",
+            outcomes=data["outcomes"] == "established",
+            observed=data["observed"] == "established",
+            assumed=tuple(data["assumed"]),
+        )
+
+
 class ExitStatus(enum.IntEnum):
     CLEAN = 0
     FINDINGS = 1
@@ -54,6 +116,12 @@ class Finding:
     no_fix_reason: str | None = field(default=None, compare=False, repr=False)
     # What the team's tests said of it (sparkpar_lint.verdicts); put on after the cache, never cached.
     verdict: str | None = field(default=None, compare=False)
+    # Which links the analysis established and which it assumed; `confidence` follows from them.
+    links: Links = Links()
+
+    @property
+    def confidence(self) -> Confidence:
+        return self.links.confidence
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.span, self.rule_id)
@@ -81,6 +149,8 @@ class Finding:
                 for r in self.related
             ],
             "fix": self.fix_safety,
+            "confidence": self.confidence.value,
+            "links": self.links.to_dict(),
         }
         if self.cell is not None:
             data["cell"] = self.cell
@@ -104,6 +174,7 @@ class Finding:
             ),
             fix_safety=data["fix"],
             cell=data.get("cell"),
+            links=Links.from_dict(data["links"]) if "links" in data else Links(),
         )
 
 

@@ -5,8 +5,9 @@ so they survive edits above the line. Paths in them are relative to the project 
 rootdir on one side, the directory of the `[tool.sparkpar]` settings (else the working directory)
 on the other; in a repository with one pyproject.toml these are the same.
 
-A verdict never hides a finding: a confirmed one says which test and seed showed it, one not
-reproduced says how it was tried, one unreached says that no test executes it.
+A verdict never hides a finding: a confirmed one says which test and seed showed it and takes the
+highest confidence (SARIF precision `very-high`), one not reproduced says how it was tried and
+drops a confidence level, one unreached says that no test executes it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkpar_lint.fingerprints import finding_fingerprints
-from sparkpar_lint.model import Finding
+from sparkpar_lint.model import Finding, Links
 from sparkpar_lint.sources.notebook import cell_key
 
 VERSION = 1
@@ -119,9 +120,23 @@ def apply(
     for finding, key in zip(findings, keys(findings, sources, root)):
         verdict = verdicts.get(key)
         if verdict is not None:
-            finding = replace(finding, message=f"{finding.message} [{verdict.describe()}]", verdict=verdict.verdict)
+            message = f"{finding.message} [{verdict.describe()}]"
+            finding = replace(finding, message=message, verdict=verdict.verdict, links=_links(finding.links, verdict))
         out.append(finding)
     return out
+
+
+def _links(links: Links, verdict: Verdict) -> Links:
+    """A confirmed finding has every link shown by a test; one the targeted runs did not reproduce
+    loses one established link (its confidence drops a level); the others keep theirs."""
+    if verdict.verdict == CONFIRMED:
+        return Links()
+    if verdict.verdict != NOT_REPRODUCED:
+        return links
+    why = f"the {verdict.runs} targeted runs missed what made it differ"
+    if links.outcomes:
+        return replace(links, outcomes=False, assumed=(*links.assumed, why))
+    return replace(links, observed=False, assumed=(*links.assumed, why))
 
 
 def dump(path: Path, verdicts: Mapping[str, dict[str, Any]]) -> None:

@@ -83,7 +83,9 @@ def test_rich_output_in_a_pipe_has_no_colours_or_progress(pinned_cli, jobs):
     result = pinned_cli("lint", "jobs")
     assert "\x1b[" not in result.output
     assert f"{BAD_LINE} | latest = " in result.stdout
-    assert result.stdout.rstrip().endswith("Found 1 finding (1 error) in 2 files.\n[*] 1 fixable with `sparkpar fix`.")
+    assert result.stdout.rstrip().endswith(
+        "Found 1 finding (1 error, 1 low confidence) in 2 files.\n[*] 1 fixable with `sparkpar fix`."
+    )
 
 
 def test_exclude_option_and_skipped_directories(pinned_cli, tmp_path, jobs):

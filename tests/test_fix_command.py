@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -147,8 +148,8 @@ def test_lint_marks_which_findings_are_fixable_and_how_safely(tmp_path: Path):
     )
     result = run("lint", "--no-cache", "--select", "SPX101", str(tmp_path))
     assert result.exit_code == 1
-    assert "SPX101 [error] [*] `last`" in result.stdout
-    assert "SPX101 [error] [*unsafe] `first`" in result.stdout
+    assert "SPX101 [error, medium confidence] [*] `last`" in result.stdout
+    assert re.search(r"SPX101 \[error, (high|medium|low) confidence\] \[\*unsafe\] `first`", result.stdout)
     assert "[*] 1 fixable with `sparkpar fix`." in result.stdout
     assert "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`." in result.stdout
 

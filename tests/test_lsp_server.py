@@ -171,7 +171,7 @@ def test_hover_shows_the_rule_doc_and_unsafe_fixes_are_labelled(tmp_path):
             return found, actions
 
     found, actions = _run(scenario())
-    assert found.data == {"fix": "unsafe"}
+    assert found.data == {"fix": "unsafe", "confidence": "medium"}
     (unsafe,) = [a for a in actions if a.title.startswith("Fix SPX101")]
     assert unsafe.title.endswith("(unsafe: review the choice it makes)") and not unsafe.is_preferred
 

@@ -260,7 +260,7 @@ def test_fix_rewrites_a_databricks_sql_cell_keeping_magic_prefixes(sparkpar_cli,
 def test_github_annotations_name_the_cell_and_graph_reads_notebooks(sparkpar_cli, tmp_path):
     (tmp_path / "job.ipynb").write_text(JOB)
     github = lint(sparkpar_cli, "--format", "github", "job.ipynb").stdout
-    assert "line=2,col=41," in github and "title=SPX101 (cell 3)" in github
+    assert "line=2,col=41," in github and "title=SPX101 [low] (cell 3)" in github
     graph = sparkpar_cli("graph", "--format", "json", "job.ipynb")
     assert graph.exit_code == 0 and "Reader.parquet" in graph.stdout
     (tmp_path / "bad.ipynb").write_text("{")

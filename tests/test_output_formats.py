@@ -116,7 +116,7 @@ def test_rich_shows_code_frame_underline_related_location_and_summary():
     text = render("rich")
     lines = text.splitlines()
     assert lines[0] == (
-        "jobs/latest.py:2:44: SPX101 [error] [*unsafe] F.first depends on row order lost by the shuffle"
+        "jobs/latest.py:2:44: SPX101 [error, high confidence] [*unsafe] F.first depends on row order lost by the shuffle"
     )
     code = next(i for i, line in enumerate(lines) if line.startswith("2 | latest ="))
     underline = lines[code + 1]
@@ -126,7 +126,7 @@ def test_rich_shows_code_frame_underline_related_location_and_summary():
     carets = [line for line in lines if "^ order set here" in line][0]
     assert carets.index("^") == lines[code].index("df.orderBy")
     assert lines[-2:] == [
-        "Found 2 findings (1 error, 1 warning) in 2 files.",
+        "Found 2 findings (1 error, 1 warning, 2 high confidence) in 2 files.",
         "[*unsafe] 1 more with `sparkpar fix --unsafe-fixes`.",
     ]
     assert "\x1b[" not in text

@@ -110,3 +110,28 @@ def test_the_editor_shows_the_verdict(project):
 
     messages = [d.message for d in _run(scenario()) if d.code == "SPX101"]
     assert len(messages) == 1 and "confirmed by test `tests/test_job.py::test_latest` with seed 42" in messages[0]
+
+
+def test_confirmed_is_high_confidence_and_very_high_sarif_precision(project, sparkpar_cli):
+    result = sparkpar_cli("lint", "--no-cache", "--format", "json", "--verdicts", ".sparkpar/verdicts.json", "job.py")
+    (spx101,) = [f for f in json.loads(result.output) if f["rule"] == "SPX101"]
+    assert spx101["confidence"] == "high"
+    sarif = json.loads(
+        sparkpar_cli(
+            "lint", "--no-cache", "--format", "sarif", "--verdicts", ".sparkpar/verdicts.json", "job.py"
+        ).output
+    )
+    (confirmed,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "SPX101"]
+    assert confirmed["properties"]["precision"] == "very-high" and confirmed["rank"] == 100.0
+    assert confirmed["properties"]["verdict"] == "confirmed"
+
+
+def test_not_reproduced_drops_a_confidence_level(project, sparkpar_cli):
+    before = json.loads(sparkpar_cli("lint", "--no-cache", "--format", "json", "job.py").output)
+    (plain,) = [f["confidence"] for f in before if f["rule"] == "SPX101"]
+    path = project / ".sparkpar" / "verdicts.json"
+    _write_verdicts(path, _fingerprint(sparkpar_cli, "SPX101"), verdict="not-reproduced", runs=8)
+    result = sparkpar_cli("lint", "--no-cache", "--format", "json", "--verdicts", str(path), "job.py")
+    (lowered,) = [f["confidence"] for f in json.loads(result.output) if f["rule"] == "SPX101"]
+    assert (plain, lowered) in {("high", "medium"), ("medium", "low"), ("low", "low")}, (plain, lowered)
+    assert plain != "low"

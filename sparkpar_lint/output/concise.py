@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sparkpar_lint.model import Finding
+from sparkpar_lint.model import Confidence, Finding
 from sparkpar_lint.output.escape import path_text, visible
 
 
 def render(findings: Sequence[Finding], **_context) -> str:
-    return "".join(f"{location(f)}: {f.rule_id} {visible(f.message)}\n" for f in findings)
+    return "".join(f"{location(f)}: {f.rule_id}{hedge(f)} {visible(f.message)}\n" for f in findings)
+
+
+def hedge(f: Finding) -> str:
+    """` [medium]` or ` [low]`: a finding that assumed a link says so; a high one needs no mark."""
+    return "" if f.confidence is Confidence.HIGH else f" [{f.confidence.value}]"
 
 
 def location(f: Finding) -> str:

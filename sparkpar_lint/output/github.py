@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sparkpar_lint.model import Finding, Severity
+from sparkpar_lint.output.concise import hedge
 from sparkpar_lint.output.escape import visible
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -22,7 +23,7 @@ def render(findings: Sequence[Finding], **_context) -> str:
                 ("endLine", f.span.end_line),
                 ("endColumn", f.span.end_column + 1),
                 # Lines of a Jupyter finding count within its cell; the title says which cell.
-                ("title", f.rule_id if f.cell is None else f"{f.rule_id} (cell {f.cell})"),
+                ("title", f"{f.rule_id}{hedge(f)}" if f.cell is None else f"{f.rule_id}{hedge(f)} (cell {f.cell})"),
             )
         )
         lines.append(f"::{_COMMAND[f.severity]} {properties}::{_escape_data(f.message)}\n")

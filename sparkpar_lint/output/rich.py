@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.confidence_filter import hidden_note
+from sparkpar_lint.model import Confidence, Finding, Severity, Span
 from sparkpar_lint.output.escape import path_text, visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
@@ -21,6 +22,8 @@ def render(
     sources: Mapping[str, str] | None = None,
     files_checked: int | None = None,
     color: bool = False,
+    hidden: int = 0,
+    min_confidence: Confidence | None = None,
     **_context,
 ) -> str:
     sources = sources or {}
@@ -45,7 +48,10 @@ def render(
             label = Text(visible(related.message), style="blue")
             _frame(console, _lines(sources, where, related.cell), related.span, label)
         console.print()
-    console.print(_summary(findings, files_checked))
+    summary = _summary(findings, files_checked)
+    if hidden and min_confidence is not None:
+        summary.append(f"\n{hidden_note(hidden, min_confidence)}.")
+    console.print(summary)
     return buffer.getvalue()
 
 
@@ -63,7 +69,7 @@ def _headline(f: Finding) -> Text:
         (f"{path_text(f.path)}:{_cell(f.cell)}{f.span.line}:{f.span.column + 1}", "bold"),
         ": ",
         (f.rule_id, _STYLE[f.severity]),
-        f" [{f.severity.value}] ",
+        f" [{f.severity.value}, {f.confidence.value} confidence] ",
         *_fixable(f),
         visible(f.message),
     )
@@ -107,6 +113,8 @@ def _summary(findings: Sequence[Finding], files_checked: int | None) -> Text:
         if by_severity[s]
     ]
     count = len(findings)
+    by_confidence = Counter(f.confidence for f in findings)
+    parts += [f"{by_confidence[c]} {c.value} confidence" for c in Confidence if by_confidence[c]]
     text = Text(f"Found {count} finding{'s' * (count != 1)} ({', '.join(parts)}){checked}.", style="bold")
     safe = sum(f.fix_safety == "safe" for f in findings)
     unsafe = sum(f.fix_safety == "unsafe" for f in findings)

@@ -15,16 +15,21 @@ from importlib import metadata
 from pathlib import PurePath
 from urllib.parse import quote
 
+from sparkpar_lint.confidence import rule_confidence
 from sparkpar_lint.fingerprints import FINGERPRINT, finding_fingerprints
 from sparkpar_lint.fixes.text_edits import FindingFix, finding_fixes, lines
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.model import Confidence, Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, doc_summary, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.sources.notebook import cell_key
 from sparkpar_lint.suppressions import suppression_reason
+from sparkpar_lint.verdicts import CONFIRMED
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# Code scanning sorts by `precision` and SARIF's `rank` (0-100); both follow the finding's confidence.
+PRECISION = {Confidence.HIGH: "high", Confidence.MEDIUM: "medium", Confidence.LOW: "low"}
+RANK = {Confidence.HIGH: 90.0, Confidence.MEDIUM: 60.0, Confidence.LOW: 30.0}
 
 
 # Code scanning keeps one analysis per category (the id up to its last `/`): the linter's results
@@ -97,7 +102,7 @@ def _descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": doc_summary(rule.id) or rule.summary},
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-        "properties": {"fix_safety": rule.fix_safety},
+        "properties": {"fix_safety": rule.fix_safety, "precision": PRECISION[rule_confidence(rule.id)]},
     }
     try:
         doc = load_doc(rule.id)
@@ -113,7 +118,17 @@ def _result(finding: Finding, index: dict[str, int]) -> dict:
         "level": _LEVEL[finding.severity],
         "message": {"text": finding.message},
         "locations": [_location(finding.path, finding.span, finding.cell)],
+        "rank": RANK[finding.confidence],
+        "properties": {
+            "precision": PRECISION[finding.confidence],
+            "confidence": finding.confidence.value,
+            "links": finding.links.to_dict(),
+        },
     }
+    if finding.verdict is not None:
+        result["properties"]["verdict"] = finding.verdict
+        if finding.verdict == CONFIRMED:  # a test of the team's showed the answer change
+            result["rank"], result["properties"]["precision"] = 100.0, "very-high"
     if finding.rule_id in index:
         result["ruleIndex"] = index[finding.rule_id]
     if finding.related:

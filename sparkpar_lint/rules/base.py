@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from sparkpar_lint.confidence import links, with_assumptions
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.settings import AnalysisSettings
 
@@ -83,13 +84,17 @@ class Rule:
         severity: Severity | None = None,
         related: tuple[RelatedLocation, ...] = (),
         fix: Fix | str | None = None,
+        outcomes: bool | str | None = None,
     ) -> Finding:
-        """`fix` is the finding's fix, or a string saying why there is none (for --show-unfixed)."""
+        """`fix` is the finding's fix, or a string saying why there is none (for --show-unfixed).
+        `outcomes`: True when the rule saw that the rows competing at its choice point differ, the
+        condition it assumed otherwise ("`event_id` is not unique"); None lets confidence.py decide."""
         reason = fix if isinstance(fix, str) else None
         fix = None if isinstance(fix, str) else fix
+        found = links(ctx.graph, self.id, span, outcomes)
         return Finding(
             rule_id=self.id,
-            message=message,
+            message=with_assumptions(message, found),
             severity=severity or self.severity,
             path=ctx.path,
             span=_plain(span),
@@ -97,6 +102,7 @@ class Rule:
             fix_safety=fix.safety if fix is not None else None,
             fix=fix,
             no_fix_reason=reason,
+            links=found,
         )
 
 

@@ -39,7 +39,7 @@ from sparkpar_lint.config import Config, ConfigError, find_config, load_config, 
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.fixes.text_edits import LineEdit, finding_fixes, line_edits
 from sparkpar_lint.isolation import Failure, StandingWorker
-from sparkpar_lint.model import FileResult, Finding, Severity, Span
+from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, FileResult, Finding, Severity, Span
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import analysis_settings, check_text, effective_rules
@@ -121,6 +121,13 @@ class SparkparServer(LanguageServer):
         root = source.parent if source is not None else self._workspace_root()
         return config, Cache(root / CACHE_DIR_NAME) if root is not None else None
 
+    def min_confidence(self, path: str | None) -> Confidence:
+        """The file's `min-confidence` setting: findings below it are shown as hints."""
+        try:
+            return self.settings(Path(path))[0].min_confidence if path else DEFAULT_MIN_CONFIDENCE
+        except ConfigError:
+            return DEFAULT_MIN_CONFIDENCE
+
     def analysis_settings(self, path: str) -> AnalysisSettings | None:
         """What the file's configuration tells the rules, for its fixes (None if the config is bad:
         its diagnostics already say so)."""
@@ -155,7 +162,8 @@ class SparkparServer(LanguageServer):
             return
         findings = result.findings if result is not None else []
         self.findings[uri] = findings
-        diagnostics = [diagnostic(document, f, _locator(document)) for f in findings]
+        threshold = self.min_confidence(path)
+        diagnostics = [diagnostic(document, f, _locator(document), threshold) for f in findings]
         if result is not None and result.error:
             diagnostics.append(_not_checked(result.error))
         self.text_document_publish_diagnostics(
@@ -206,7 +214,8 @@ class SparkparServer(LanguageServer):
                 continue
             document = self.workspace.get_text_document(cell.document)
             self.findings[cell.document] = by_cell[cell.document]
-            diagnostics = [diagnostic(document, f) for f in by_cell[cell.document]]
+            threshold = self.min_confidence(_notebook_path(notebook.uri))
+            diagnostics = [diagnostic(document, f, None, threshold) for f in by_cell[cell.document]]
             if result is not None and result.error and cell.document == first_code:
                 diagnostics.append(_not_checked(result.error))
             self.text_document_publish_diagnostics(
@@ -295,13 +304,22 @@ def _locator(document: TextDocument):
     return locate
 
 
-def diagnostic(document: TextDocument, finding: Finding, locate=None) -> lsp.Diagnostic:
+def diagnostic(
+    document: TextDocument, finding: Finding, locate=None, min_confidence: Confidence = DEFAULT_MIN_CONFIDENCE
+) -> lsp.Diagnostic:
+    """A finding below `min_confidence` (one `sparkpar lint` would not show) is a hint: there,
+    unobtrusive, never dropped; the message says what it assumed either way."""
+
     def where(span: Span, cell: int | None) -> lsp.Range:
         return client_range(document, locate(cell, span) if locate is not None else span)
 
     return lsp.Diagnostic(
         range=where(finding.span, finding.cell),
-        severity=_SEVERITY[finding.severity],
+        severity=(
+            _SEVERITY[finding.severity]
+            if finding.confidence.rank >= min_confidence.rank
+            else lsp.DiagnosticSeverity.Hint
+        ),
         code=finding.rule_id,
         source="sparkpar",
         message=finding.message + ("" if finding.fix_safety is None else f" [fix: {finding.fix_safety}]"),
@@ -312,7 +330,7 @@ def diagnostic(document: TextDocument, finding: Finding, locate=None) -> lsp.Dia
             for related in finding.related
         ]
         or None,
-        data={"fix": finding.fix_safety},
+        data={"fix": finding.fix_safety, "confidence": finding.confidence.value},
     )
 
 
