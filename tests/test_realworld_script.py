@@ -130,7 +130,9 @@ def test_splits_batches_and_repositories_summarised(corpus):
     assert groups["batch corpus"]["max_findings_per_repo"] == groups["all"]["max_findings_per_repo"]
     row = figures["repos"]["someone/sensors"]
     assert (row["true"], row["false"], row["debatable"]) == (1, 1, 1)
-    assert figures["confidence"] == {}  # no finding carries a confidence: no such table
+    # Every finding carries a confidence: each level's cases add up to the cases found.
+    levels = {name: row for name, row in figures["confidence"].items() if not name.startswith(">=")}
+    assert sum(row["true"] + row["false"] + row["debatable"] for row in levels.values()) == 3
 
 
 def test_confidence_levels_scored_when_findings_carry_them():
