@@ -44,6 +44,9 @@ def _interactive() -> bool:
 @click.version_option(package_name="sparkpar", prog_name="sparkpar")
 def main() -> None:
     """Find, fix and prove unsafe parallelism in PySpark jobs."""
+    from sparkpar_lint import streams
+
+    streams.prepare()
 
 
 @main.command()
