@@ -116,7 +116,8 @@ def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir,
         outcome.findings,
         sources=outcome.sources,
         suppressed=outcome.suppressed,
-        files_checked=outcome.files_checked,
+        # A file that could not be read or analysed was not checked: "All checks passed" would lie.
+        files_checked=outcome.files_checked - sum(1 for result in outcome.results if result.error),
         color=progress,
         settings=analysis_settings(config, None if no_cache else cache_dir),
     )

@@ -167,6 +167,8 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(describe_read_error(str(path), error)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses per nested table or array
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
 
 
 def _prefixes(table, key, rule_ids, fail, *, allow_all=False) -> tuple[str, ...]:
