@@ -78,3 +78,28 @@ def test_plan_reads_a_databricks_export_with_pip_as_lint_does(tmp_path):
     result = _invoke(["plan", "job.py"], tmp_path)
     assert result.exit_code == 0, result.stderr
     assert "orderBy" in result.stdout and "groupBy" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"line": "3"},
+        {"column": "x", "end_column": 1.5},
+        {"end_line": True},
+        {"message": 7},
+        {"cell": "2"},
+        {"related": [{"message": "m", "line": "1", "column": 0, "end_line": 1, "end_column": 1}]},
+        {"related": "none"},
+        {"fix": 1},
+    ],
+)
+def test_cache_entry_with_wrongly_typed_fields_is_a_miss(tmp_path, damage):
+    (tmp_path / "job.py").write_text("from pyspark.sql import functions as F\n" + JOB_LINE)
+    first = _invoke(["lint", "--format", "concise", "job.py"], tmp_path)
+    assert first.exit_code == 1
+    (entry,) = (tmp_path / ".sparkpar_cache").glob("*.json")
+    data = json.loads(entry.read_text())
+    data["findings"][0].update(damage)
+    entry.write_text(json.dumps(data))
+    again = _invoke(["lint", "--format", "concise", "job.py"], tmp_path)
+    assert (again.exit_code, again.stdout, again.stderr) == (1, first.stdout, "")
