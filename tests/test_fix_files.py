@@ -98,6 +98,17 @@ def test_owner_is_kept(tree):
     assert (tree / "job.py").read_text() != BAD
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("mode", [0o4755, 0o2750, 0o6711])
+def test_setuid_and_setgid_bits_survive_the_owner_being_restored(tree, mode):
+    os.chown(tree / "job.py", 4321, 4321)
+    os.chmod(tree / "job.py", mode)
+    assert fix("job.py").exit_code == 0
+    st = os.stat(tree / "job.py")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4321, 4321, mode)
+    assert (tree / "job.py").read_text() != BAD
+
+
 def test_read_only_file_is_refused(tree):
     os.chmod(tree / "job.py", 0o444)
     result = fix("job.py")
