@@ -13,7 +13,7 @@ import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
-from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.command_input import file_timeout_option, follow_links_option
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
@@ -76,24 +76,42 @@ def main() -> None:
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@follow_links_option
 @file_timeout_option
-def lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, follow_links, file_timeout
+):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout)
+        _lint(
+            paths,
+            fmt,
+            select,
+            ignore,
+            exclude,
+            config_path,
+            no_cache,
+            cache_dir,
+            jobs,
+            exit_zero,
+            file_timeout,
+            follow_links,
+        )
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
         _fail(f"internal error: {type(error).__name__}: {error}")
 
 
-def _lint(paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout):
+def _lint(
+    paths, fmt, select, ignore, exclude, config_path, no_cache, cache_dir, jobs, exit_zero, file_timeout, follow_links
+):
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
 
     rule_ids = [rule.id for rule in _rule_classes()]
     config = _load_config(config_path, rule_ids)
     check_selection(select, ignore, rule_ids)
-    config = _with_cli_excludes(config, exclude)
+    config = _with_cli_excludes(config, exclude, follow_links)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
     progress = fmt == "rich" and _interactive()
@@ -216,10 +234,11 @@ def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:
         _fail(str(error))
 
 
-def _with_cli_excludes(config: Config, exclude: tuple[str, ...]) -> Config:
+def _with_cli_excludes(config: Config, exclude: tuple[str, ...], follow_links: bool = False) -> Config:
     import dataclasses
 
-    return dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+    config = dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+    return dataclasses.replace(config, follow_links=True) if follow_links else config
 
 
 class _progress_bar:

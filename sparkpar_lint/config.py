@@ -26,6 +26,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     # Globs of further files a directory walk checks (`*.sql`: Spark SQL scripts).
     include: tuple[str, ...] = ()
+    # `--follow-links`: walk into directory symlinks that lead outside the tree being checked.
+    follow_links: bool = False
     severity: Mapping[str, Severity] = field(default_factory=dict)
     # Columns that identify a row: "order_id" in any table, "events.event_id" in table `events`.
     unique_columns: tuple[str, ...] = ()
