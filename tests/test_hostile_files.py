@@ -103,3 +103,18 @@ def test_cache_entry_with_wrongly_typed_fields_is_a_miss(tmp_path, damage):
     entry.write_text(json.dumps(data))
     again = _invoke(["lint", "--format", "concise", "job.py"], tmp_path)
     assert (again.exit_code, again.stdout, again.stderr) == (1, first.stdout, "")
+
+
+HELP_LINES = ["spark?\n", "??spark\n", "spark.read.parquet??\n", "F.*col*?\n", "F.first?  \n"]
+
+
+def test_ipython_help_syntax_in_a_cell_is_not_a_parse_error(tmp_path):
+    cells = [[*HELP_LINES, "from pyspark.sql import functions as F\n"], [JOB_LINE]]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": s} for s in cells]}
+    (tmp_path / "help.ipynb").write_text(json.dumps({**notebook, "metadata": {}, "nbformat": 4}))
+    result = _invoke(["lint", "--no-cache", "--format", "concise", "help.ipynb"], tmp_path)
+    assert "SPX901" not in result.stdout and "help.ipynb:cell 2:1:62: SPX101" in result.stdout
+    assert _invoke(["fix", "--unsafe-fixes", "help.ipynb"], tmp_path).exit_code == 0
+    fixed = json.loads((tmp_path / "help.ipynb").read_text())
+    assert fixed["cells"][0]["source"][: len(HELP_LINES)] == HELP_LINES  # given back unchanged
+    assert fixed["cells"][1]["source"] != [JOB_LINE]
