@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sparkpar_lint.command_input import read_cells_source
 from sparkpar_lint.plan.command import plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,8 +71,7 @@ def test_advice_is_valid_code_over_the_jobs_names(path):
     advice = _advice(path)
     if advice is None:
         return
-    # A notebook export is read as plan reads it: its cells as one module, magics masked.
-    source, _locate = read_cells_source(str(path))
+    source = path.read_text(encoding="utf-8")
     names, columns = _job_names_and_columns(source)
     for snippet in _snippets(advice):
         code = f"df{snippet}" if snippet.startswith(".") else snippet
