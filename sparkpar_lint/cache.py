@@ -46,7 +46,7 @@ class Cache:
         try:
             entry = json.loads(read_source_bytes(str(self._entry(key)), _MAX_ENTRY_BYTES))
             lists = [entry["findings"], entry["suppressed"]]
-            if not all(isinstance(found, list) and all(isinstance(d, dict) for d in found) for found in lists):
+            if not all(isinstance(found, list) and all(_well_formed(d) for d in found) for found in lists):
                 return None
             return ([Finding.from_dict(d) for d in lists[0]], [Finding.from_dict(d) for d in lists[1]])
         except (OSError, NotASourceFile, RecursionError, ValueError, KeyError, TypeError, AttributeError):
@@ -87,6 +87,41 @@ class Cache:
                 "Signature: 8a477f597d28d172789f06886806bc55\n# sparkpar cache directory\n"
             )
         self._ready = True
+
+
+def _well_formed(entry: object) -> bool:
+    """A finding as `Finding.to_dict` writes it, down to the types: a line written as a string
+    would only fail later, when findings are sorted or printed."""
+    if not isinstance(entry, dict) or not _has_span(entry):
+        return False
+    texts = all(isinstance(entry.get(key), str) for key in ("rule", "message", "severity", "path"))
+    related = entry.get("related")
+    return (
+        texts
+        and isinstance(entry.get("fix"), (str, type(None)))
+        and _optional_int(entry.get("cell"))
+        and isinstance(related, list)
+        and all(
+            isinstance(r, dict)
+            and _has_span(r)
+            and isinstance(r.get("message"), str)
+            and _optional_int(r.get("cell"))
+            and isinstance(r.get("path"), (str, type(None)))
+            for r in related
+        )
+    )
+
+
+def _has_span(entry: dict) -> bool:
+    return all(_is_int(entry.get(key)) for key in ("line", "column", "end_line", "end_column"))
+
+
+def _optional_int(value: object) -> bool:
+    return value is None or _is_int(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @lru_cache(maxsize=1)

@@ -13,7 +13,7 @@ import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
-from sparkpar_lint.command_input import file_timeout_option
+from sparkpar_lint.command_input import file_timeout_option, follow_links_option
 from sparkpar_lint.confidence_filter import hidden_note, min_confidence_option, split_by_confidence
 from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.model import ExitStatus
@@ -49,6 +49,9 @@ def _interactive_session() -> bool:
 @click.version_option(package_name="sparkpar", prog_name="sparkpar")
 def main() -> None:
     """Find, fix and prove unsafe parallelism in PySpark jobs."""
+    from sparkpar_lint import streams
+
+    streams.prepare()
 
 
 @main.command()
@@ -89,6 +92,7 @@ def main() -> None:
     help="SARIF: also list findings a comment silenced, marked as suppressed (code scanning shows them as open).",
 )
 @min_confidence_option
+@follow_links_option
 @file_timeout_option
 @click.option(
     "--verdicts",
@@ -110,6 +114,7 @@ def lint(
     changed_since,
     include_suppressed,
     min_confidence,
+    follow_links,
     file_timeout,
     verdicts_path,
 ):
@@ -129,6 +134,7 @@ def lint(
             changed_since,
             include_suppressed,
             min_confidence,
+            follow_links,
             file_timeout,
             verdicts_path,
         )
@@ -152,6 +158,7 @@ def _lint(
     changed_since,
     include_suppressed,
     min_confidence,
+    follow_links,
     file_timeout,
     verdicts_path,
 ):
@@ -161,7 +168,7 @@ def _lint(
     rule_ids = [rule.id for rule in _rule_classes()]
     config = _load_config(config_path, rule_ids)
     check_selection(select, ignore, rule_ids)
-    config = _with_cli_excludes(config, exclude)
+    config = _with_cli_excludes(config, exclude, follow_links)
     if changed_since is not None:
         paths = _changed_paths(paths, config, changed_since)
     if cache_dir is None and not no_cache:
@@ -199,7 +206,8 @@ def _lint(
         shown,
         sources=outcome.sources,
         suppressed=outcome.suppressed if include_suppressed else (),
-        files_checked=outcome.files_checked,
+        # A file that could not be read or analysed was not checked: "All checks passed" would lie.
+        files_checked=outcome.files_checked - sum(1 for result in outcome.results if result.error),
         color=color,
         settings=analysis_settings(config, None if no_cache else cache_dir),
         hidden=hidden,
@@ -223,7 +231,7 @@ def _changed_paths(paths, config, ref: str) -> list[str]:
         changed = changed_files(ref)
     except ChangedSinceError as error:
         _fail(str(error))
-    found = discover(paths, config.exclude, config.root, config.include)
+    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
     return affected(found.files, changed) + [path for path in paths if not os.path.lexists(path)]
 
 
@@ -315,10 +323,11 @@ def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:
         _fail(str(error))
 
 
-def _with_cli_excludes(config: Config, exclude: tuple[str, ...]) -> Config:
+def _with_cli_excludes(config: Config, exclude: tuple[str, ...], follow_links: bool = False) -> Config:
     import dataclasses
 
-    return dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+    config = dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+    return dataclasses.replace(config, follow_links=True) if follow_links else config
 
 
 class _progress_bar:

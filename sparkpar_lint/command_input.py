@@ -32,6 +32,12 @@ file_timeout_option = click.option(
     help="Seconds one file may take before it is reported as an error and skipped (0: no limit).",
 )
 
+follow_links_option = click.option(
+    "--follow-links",
+    is_flag=True,
+    help="Walk into directory symlinks that lead outside the directories given (skipped by default).",
+)
+
 
 def within_budget(function: Callable[[T], R], item: T, path: str, timeout: float | None, consequence: str) -> R:
     """`function(item)` in a worker process (isolation.py): a crash, a run past `timeout` seconds

@@ -26,6 +26,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     # Globs of further files a directory walk checks (`*.sql`: Spark SQL scripts).
     include: tuple[str, ...] = ()
+    # `--follow-links`: walk into directory symlinks that lead outside the tree being checked.
+    follow_links: bool = False
     severity: Mapping[str, Severity] = field(default_factory=dict)
     # Columns that identify a row: "order_id" in any table, "events.event_id" in table `events`.
     unique_columns: tuple[str, ...] = ()
@@ -183,6 +185,8 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(describe_read_error(str(path), error)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses per nested table or array
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
 
 
 def _prefixes(table, key, rule_ids, fail, *, allow_all=False) -> tuple[str, ...]:

@@ -82,10 +82,16 @@ def describe_read_error(path: str, error: Exception) -> str:
 
 
 def discover(
-    paths: Iterable[str], exclude: Iterable[str] = (), root: Path | None = None, include: Iterable[str] = ()
+    paths: Iterable[str],
+    exclude: Iterable[str] = (),
+    root: Path | None = None,
+    include: Iterable[str] = (),
+    follow_links: bool = False,
 ) -> Discovery:
     """Files to check, in a stable order; a file named explicitly is checked whatever its suffix.
-    A walk takes `*.py`, `*.ipynb`, Databricks SQL exports and files matching an `include` glob."""
+    A walk takes `*.py`, `*.ipynb`, Databricks SQL exports and files matching an `include` glob.
+    A directory symlink that leads outside the directory being walked (to `/`, `/proc/self`) is
+    skipped with a warning unless `follow_links`."""
     root = (root or Path.cwd()).resolve()
     exclude = tuple(exclude)
     include = tuple(include)
@@ -112,14 +118,15 @@ def discover(
             found.errors.append(f"{given}: cannot access: {error.strerror or error}")
             continue
         if os.path.isdir(given):
-            _walk(given, (st.st_dev, st.st_ino), [], (exclude, include), root, add, found)
+            top = None if follow_links else os.path.realpath(given)
+            _walk(given, (st.st_dev, st.st_ino), [], (exclude, include, top), root, add, found)
         else:
             add(given)
     return found
 
 
 def _walk(directory, identity, ancestors, globs, root, add, found) -> None:
-    exclude, include = globs
+    exclude, include, top = globs
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as error:
@@ -148,6 +155,9 @@ def _walk(directory, identity, ancestors, globs, root, add, found) -> None:
             if child in chain:
                 found.warnings.append(f"{path}: directory symlink loop, skipped")
                 continue
+            if top is not None and entry.is_symlink() and not _inside(os.path.realpath(path), top):
+                found.warnings.append(f"{path}: directory symlink leads outside {top}; skipped (--follow-links)")
+                continue
             _walk(path, child, chain, globs, root, add, found)
         elif entry.name.endswith((".py", ".ipynb", ".sql")) or (include and matches(path, include, root)):
             if entry.is_symlink() and not os.path.exists(path):
@@ -164,3 +174,7 @@ def _walk(directory, identity, ancestors, globs, root, add, found) -> None:
                 if not _is_sql_export(path):
                     continue  # SQL of any dialect: checked when named, or through `include`
             add(path)
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)

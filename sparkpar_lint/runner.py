@@ -88,7 +88,7 @@ def run(
 ) -> RunResult:
     """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off,
     `file_timeout` the seconds one file may take (None or 0: no limit)."""
-    found = discover(paths, config.exclude, config.root, config.include)
+    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
     outcome = RunResult(errors=found.errors, warnings=found.warnings)
     cache = Cache(cache_dir) if cache_dir is not None else None
     settings = analysis_settings(config, cache_dir)

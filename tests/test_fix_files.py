@@ -69,7 +69,8 @@ def test_symlink_out_of_the_tree_is_skipped_with_a_warning(tree, tmp_path):
         f"sparkpar: warning: link.py: symlink to {outside / 'shared.py'}, outside the checked tree; not fixed"
         in result.stderr
     )
-    assert "linked_dir/other.py: symlink to" in result.stderr
+    # A directory link leaving the tree is not walked at all (--follow-links walks it).
+    assert "linked_dir: directory symlink leads outside" in result.stderr
     assert (outside / "sub" / "other.py").read_text() == BAD
     assert (tree / "job.py").read_text() != BAD
 
@@ -95,6 +96,17 @@ def test_owner_is_kept(tree):
     assert fix("job.py").exit_code == 0
     st = os.stat(tree / "job.py")
     assert (st.st_uid, st.st_gid) == (4321, 4321)
+    assert (tree / "job.py").read_text() != BAD
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("mode", [0o4755, 0o2750, 0o6711])
+def test_setuid_and_setgid_bits_survive_the_owner_being_restored(tree, mode):
+    os.chown(tree / "job.py", 4321, 4321)
+    os.chmod(tree / "job.py", mode)
+    assert fix("job.py").exit_code == 0
+    st = os.stat(tree / "job.py")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4321, 4321, mode)
     assert (tree / "job.py").read_text() != BAD
 
 

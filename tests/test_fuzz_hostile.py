@@ -7,6 +7,7 @@ reported unless the configuration itself is refused."""
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from pathlib import Path
 
@@ -127,3 +128,82 @@ def test_hostile_file_never_breaks_graph_or_plan(name, data, command):
             return
         result = CliRunner().invoke(main, [command, name + ".py", "--file-timeout", "20"], catch_exceptions=True)
     _clean(result, result.stdout + result.stderr)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+cell_sources = st.one_of(
+    st.lists(st.one_of(st.sampled_from(["spark?\n", "%pip x\n", "df.orderBy('t').limit(1)\n"]), json_values)),
+    json_values,
+)
+cells = st.fixed_dictionaries(
+    {"source": cell_sources}, optional={"cell_type": st.sampled_from(["code", "markdown", 5]), "metadata": json_values}
+)
+notebooks = st.one_of(
+    st.fixed_dictionaries({"cells": st.lists(cells, max_size=3)}, optional={"metadata": json_values}),
+    json_values,
+).map(json.dumps) | st.sampled_from(['{"cells": ' + "[" * 5000 + "]" * 5000 + "}", '{"cells": [{"source": '])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notebook=notebooks, command=st.sampled_from([["lint", "--no-cache"], ["fix"], ["graph"], ["plan"]]))
+def test_hostile_notebook_json_never_breaks_a_command(notebook, command):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        Path("nb.ipynb").write_text(notebook)
+        result = CliRunner().invoke(main, [*command, "nb.ipynb", "--file-timeout", "20"], catch_exceptions=True)
+    _clean(result, result.stdout + result.stderr)
+    if result.exit_code == 2:
+        assert "nb.ipynb" in result.stderr and "All checks passed" not in result.stdout
+
+
+toml_keys = st.sampled_from(["select", "ignore", "exclude", "severity", "per-file-ignores", "unique-columns", "x"])
+toml_values = st.recursive(
+    st.sampled_from(["1", "'SPX1'", "true", "1979-05-27", "[]", "{}", "'\\ud7ff'", '"\\u0000"']),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda v: "[" + ", ".join(v) + "]")
+        | st.lists(inner, max_size=3).map(lambda v: "{" + ", ".join(f"k{i} = {x}" for i, x in enumerate(v)) + "}")
+    ),
+    max_leaves=10,
+) | st.integers(1, 3000).map(lambda n: "{a = " * n + "1" + "}" * n)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entries=st.lists(st.tuples(toml_keys, toml_values), max_size=3), command=st.sampled_from(["lint", "fix"]))
+def test_hostile_config_toml_is_one_error_or_applies(entries, command):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        lines = "".join(f"{key} = {value}\n" for key, value in dict(entries).items())
+        Path("pyproject.toml").write_text("[tool.sparkpar]\n" + lines)
+        Path("anchor.py").write_text(BAD_JOB)
+        result = CliRunner().invoke(main, [command, "anchor.py", "--no-cache"][: 3 if command == "lint" else 2])
+    _clean(result, result.stdout + result.stderr)
+    if result.exit_code == 2 and not result.stdout.strip():
+        assert result.stderr.count("sparkpar: error:") == 1 and "pyproject.toml" in result.stderr
+
+
+finding_fields = st.fixed_dictionaries(
+    {},
+    optional=dict.fromkeys(
+        ("rule", "message", "severity", "path", "line", "column", "end_line", "end_column", "fix", "cell"), json_values
+    )
+    | {"related": st.lists(st.dictionaries(st.sampled_from(["line", "column", "message", "cell"]), json_values))},
+)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damage=finding_fields, fmt=st.sampled_from([f for f in FORMATS if f != "github"]))
+def test_hostile_cache_entry_is_a_miss_or_a_hit(damage, fmt):
+    with tempfile.TemporaryDirectory() as directory, contextlib.chdir(directory):
+        Path("anchor.py").write_text(BAD_JOB)
+        first = CliRunner().invoke(main, ["lint", "anchor.py", "--format", "concise"])
+        (entry,) = Path(".sparkpar_cache").glob("*.json")
+        data = json.loads(entry.read_text())
+        data["findings"][0].update(damage)
+        entry.write_text(json.dumps(data))
+        again = CliRunner().invoke(main, ["lint", "anchor.py", "--format", fmt], catch_exceptions=True)
+        concise = CliRunner().invoke(main, ["lint", "anchor.py", "--format", "concise"])
+    _clean(again, again.stdout + again.stderr)
+    assert again.exit_code == 1, again.stderr
+    assert concise.stdout == first.stdout  # a bad entry was a miss, and rewritten

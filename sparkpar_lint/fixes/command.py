@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sparkpar_lint.command_input import fail, file_timeout_option
+from sparkpar_lint.command_input import fail, file_timeout_option, follow_links_option
 from sparkpar_lint.fixes.diff_text import guard_workflow_commands, unified_diff
 from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import ExitStatus
@@ -43,6 +43,7 @@ from sparkpar_lint.selection import check_selection, comma_list
     type=click.Path(dir_okay=False, path_type=Path),
     help="Settings file (default: nearest pyproject.toml with [tool.sparkpar]).",
 )
+@follow_links_option
 @file_timeout_option
 def fix(
     paths,
@@ -56,6 +57,7 @@ def fix(
     show_unfixed,
     changed_since,
     config_path,
+    follow_links,
     file_timeout,
 ):
     """Rewrite PATHS so their results no longer depend on partitioning."""
@@ -69,14 +71,14 @@ def fix(
     from sparkpar_lint.sources import is_notebook
 
     rules = {rule.id: rule for rule in _rule_classes()}
-    config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude)
+    config = _with_cli_excludes(_load_config(config_path, list(rules)), exclude, follow_links)
     check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
     settings = analysis_settings(config, None)
     if summary_path is not None and not summary_path.parent.is_dir():
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
         fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
-    found = discover(paths, config.exclude, config.root, config.include)
+    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
     if changed_since is not None:
         from sparkpar_lint.changed import ChangedSinceError, affected, changed_files
 

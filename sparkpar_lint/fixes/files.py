@@ -79,9 +79,10 @@ def _replace(path: str, data: bytes, st: os.stat_result) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, stat.S_IMODE(st.st_mode))
         if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
             os.chown(temporary, st.st_uid, st.st_gid)
+        # After chown, which clears the setuid and setgid bits.
+        os.chmod(temporary, stat.S_IMODE(st.st_mode))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -13,6 +13,9 @@ _TABLE[0x7F] = 0x2421
 _TABLE.update(dict.fromkeys(range(0x80, 0xA0), 0xFFFD))  # C1 controls, CSI among them
 # Bidirectional overrides reorder what a reader sees ("Trojan Source").
 _TABLE.update(dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C), 0xFFFD))
+# A lone surrogate (`'\\ud800'` is valid Python) cannot be encoded in UTF-8: printing one would
+# abort the whole report.
+_TABLE.update(dict.fromkeys(range(0xD800, 0xE000), 0xFFFD))
 _WITH_TABS = dict(_TABLE)
 del _WITH_TABS[0x09]
 

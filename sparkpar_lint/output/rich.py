@@ -104,6 +104,8 @@ def _frame(console: Console, lines: list[str], span: Span, label: Text) -> None:
 
 def _summary(findings: Sequence[Finding], files_checked: int | None) -> Text:
     checked = f" in {files_checked} file{'s' * (files_checked != 1)}" if files_checked is not None else ""
+    if not findings and files_checked == 0:
+        return Text("No file was checked.", style="bold")
     if not findings:
         return Text(f"All checks passed{checked}.", style="bold green")
     by_severity = Counter(f.severity for f in findings)

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import click
 
-from sparkpar_lint.command_input import InputError, file_timeout_option, parse_source, read_source, within_budget
+from sparkpar_lint.command_input import (
+    InputError,
+    file_timeout_option,
+    parse_source,
+    read_cells_source,
+    within_budget,
+)
 from sparkpar_lint.command_input import fail as _fail
 from sparkpar_lint.plan.operators import ModelError, PlanModel, load_model
 from sparkpar_lint.plan.render import FORMATS, render
@@ -242,7 +248,8 @@ def _model_from_job(file: Path, profile_path, cores):
     from sparkpar_lint.parsing import with_deep_stack
     from sparkpar_lint.plan.rewrites import fix_advice
 
-    source = read_source(str(file))
+    # A notebook is planned as lint reads it: its cells as one module, magics masked.
+    source, _locate = read_cells_source(str(file))
 
     def graph_operators():
         module = parse_source(str(file), source)

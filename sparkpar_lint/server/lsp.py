@@ -24,12 +24,15 @@ import asyncio
 import bisect
 import dataclasses
 import json
+import logging
 import os
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
@@ -43,6 +46,7 @@ from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, FileResult, 
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import analysis_settings, check_text, effective_rules
+from sparkpar_lint.server.guard import GuardedProtocol, answer_unreadable, one_line_logs
 from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources.ipynb import cell_positions
 
@@ -102,6 +106,7 @@ class SparkparServer(LanguageServer):
                 ],
                 save=True,
             ),
+            protocol_cls=GuardedProtocol,
         )
         # uri (a cell's, for notebooks) -> the findings last published for it (hover and code
         # actions read them).
@@ -113,6 +118,14 @@ class SparkparServer(LanguageServer):
         self.reported_errors: set[str] = set()
         self.file_timeout = file_timeout
         self.worker = StandingWorker(_check, warm_up=_WARM_UP)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """A message that could not be read is answered (guard.py), never shown to the user."""
+        if source is JsonRpcException:
+            if not answer_unreadable(self.protocol, error):
+                logging.getLogger(__name__).warning("dropped a message: %s", error)
+            return
+        super().report_server_error(error, source)
 
     def settings(self, path: Path) -> tuple[Config, Cache | None]:
         """The file's `[tool.sparkpar]` settings and the cache beside them (ConfigError if bad)."""
@@ -430,6 +443,8 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
     )
     def code_action(ls: SparkparServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
+        if not _is_open(ls, uri):  # pygls would read it from disk, or fail if it is not there
+            return []
         document = ls.workspace.get_text_document(uri)
         wanted = params.context.only
         actions = []
@@ -441,6 +456,8 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: SparkparServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        if not _is_open(ls, params.text_document.uri):
+            return None
         document = ls.workspace.get_text_document(params.text_document.uri)
         at = document.position_from_client_units(params.position)
         for finding in ls.findings.get(document.uri, []):
@@ -457,6 +474,10 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
         return None
 
     return server
+
+
+def _is_open(ls: SparkparServer, uri: str) -> bool:
+    return unquote(uri) in ls.workspace.text_documents
 
 
 def _quick_fixes(ls: SparkparServer, document: TextDocument, selection: lsp.Range) -> list[lsp.CodeAction]:
@@ -599,6 +620,7 @@ def _whole_file_action(rule_ids: set[str], unsafe: bool, fix_all: bool, changes:
 
 
 def serve(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
+    one_line_logs()
     server = build(file_timeout)
     try:
         server.start_io()

@@ -13,6 +13,8 @@ MASK = "#sparkpar-masked:"
 # Cell magics whose body is still Python (timing, capturing output).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _ASSIGNED_MAGIC = re.compile(r"^\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+# IPython's help: `spark?`, `??spark`, `spark.read.csv??`, `F.*col*?`; `?` is never Python.
+_HELP = re.compile(r"^\s*(\?\??[A-Za-z_*][\w.*]*|[A-Za-z_*][\w.*]*\?\??)\s*$")
 # IPython runs these without `%` (automagic) or as shell commands; only tried when a cell does
 # not parse otherwise, since `ls -l` is also a valid Python expression.
 _AUTOMAGIC = re.compile(
@@ -55,7 +57,7 @@ def is_magic(line: str, previous: str) -> bool:
         return True
     if stripped.startswith("%"):
         return True
-    return bool(_ASSIGNED_MAGIC.match(line))
+    return bool(_ASSIGNED_MAGIC.match(line) or _HELP.match(line))
 
 
 def mask_line(line: str) -> str:

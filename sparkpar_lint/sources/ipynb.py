@@ -24,11 +24,14 @@ def load(path: str, data: bytes) -> dict:
         raise NotebookError(
             f"{path}: not a valid notebook: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
+    except RecursionError:  # json recurses per nested array or object
+        raise NotebookError(f"{path}: not a valid notebook: JSON nested too deeply") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):  # `"cells": []` is a new, empty notebook: nothing to check
         raise NotebookError(f"{path}: not a valid notebook: it has no cells")
     for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), (str, list)):
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
             raise NotebookError(f"{path}: not a valid notebook: cell {number} has no readable source")
     return notebook
 
