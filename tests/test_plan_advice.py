@@ -66,14 +66,18 @@ def _job_names_and_columns(source: str) -> tuple[set[str], set[str]]:
     return names, strings - not_columns
 
 
+def _python_source(path) -> str:
+    """The job's text, its notebook magic lines (`%pip install ...`) masked as lint masks them."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return "\n".join(f"# {line}" if line.startswith(("%", "!")) else line for line in lines)
+
+
 @pytest.mark.parametrize("path", JOBS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_advice_is_valid_code_over_the_jobs_names(path):
     advice = _advice(path)
     if advice is None:
         return
-    # A notebook export's magic lines (`%pip install ...`) are not Python: masked, as lint masks them.
-    lines = path.read_text(encoding="utf-8").splitlines()
-    source = "\n".join(f"# {line}" if line.startswith(("%", "!")) else line for line in lines)
+    source = _python_source(path)
     names, columns = _job_names_and_columns(source)
     for snippet in _snippets(advice):
         code = f"df{snippet}" if snippet.startswith(".") else snippet
@@ -168,7 +172,7 @@ def test_advice_runs_on_spark(cluster_spark, path):
     df = cluster_spark.createDataFrame(_rows(types), ", ".join(f"{name} {kind}" for name, kind in types.items()))
     namespace = {"df": df, "spark": cluster_spark}
     # The job's own pyspark imports: an expression key is written with the job's names (`F.date_trunc`).
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(_python_source(path))
     imports = [
         node
         for node in tree.body
