@@ -100,44 +100,10 @@ def main() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Verdicts file from `pytest --sparkpar-confirm`: say on each finding what the tests showed.",
 )
-def lint(
-    paths,
-    fmt,
-    select,
-    ignore,
-    exclude,
-    config_path,
-    no_cache,
-    cache_dir,
-    jobs,
-    exit_zero,
-    changed_since,
-    include_suppressed,
-    min_confidence,
-    follow_links,
-    file_timeout,
-    verdicts_path,
-):
+def lint(paths, **options):
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
-        _lint(
-            paths,
-            fmt,
-            select,
-            ignore,
-            exclude,
-            config_path,
-            no_cache,
-            cache_dir,
-            jobs,
-            exit_zero,
-            changed_since,
-            include_suppressed,
-            min_confidence,
-            follow_links,
-            file_timeout,
-            verdicts_path,
-        )
+        _lint(paths, **options)
     except (click.ClickException, click.exceptions.Exit, click.Abort):
         raise
     except Exception as error:  # a bug of ours: one line naming it, never a traceback
