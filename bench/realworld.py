@@ -322,7 +322,7 @@ def summary(cases: list[dict], findings: list[dict], batches: dict[str, str]) ->
         for level in CONFIDENCES:
             confidence[level] = overall(cases, [f for f in findings if f.get("confidence") == level])
         for level in CONFIDENCES[:2]:
-            for name in ("all", *SPLITS):
+            for name in groups:  # each split and each batch: the default must hold on fresh code
                 confidence[f">= {level} {name}"] = overall(groups[name], [f for f in findings if at_least(f, level)])
     return {"groups": figures, "confidence": confidence, "repos": {r: dict(c) for r, c in sorted(repos.items())}}
 
