@@ -37,6 +37,12 @@ _POSITIONAL = frozenset(
 )
 # Python built-ins whose result does not depend on the order of their argument.
 _ORDER_FREE_BUILTINS = frozenset({"sorted", "set", "frozenset", "sum", "len", "max", "min", "any", "all", "Counter"})
+# Driver-side summaries that ignore element order: `statistics.median(r.xs)`, `np.max(r.xs)`.
+_ORDER_FREE_MODULE_FUNCTIONS = {
+    "statistics": frozenset({"median", "median_low", "median_high", "mode", "multimode"}),
+    "np": frozenset({"median", "max", "min", "amax", "amin", "nanmedian", "percentile", "unique", "sort"}),
+    "numpy": frozenset({"median", "max", "min", "amax", "amin", "nanmedian", "percentile", "unique", "sort"}),
+}
 _MAX_DEPTH = 30
 # Calls that show the schema or the plan, never the rows.
 _METADATA = frozenset({"printSchema", "explain", "schema", "columns", "dtypes"})
@@ -81,6 +87,8 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
     call = consumer.call
     if consumer.method in _METADATA:
         return True
+    if consumer.method == "collect" and not graph.consumers(consumer):
+        return _collected_rows_order_free(graph, consumer, column)
     if spec is None or call is None or spec.data_args:
         return False
     free_args = {
@@ -178,6 +186,99 @@ class _References(cst.CSTVisitor):
     def _aligned(self, call: cst.Call) -> bool:
         names = [literal_names(a.value) for a in call.args]
         return len(names) > 1 and all(n is not None and len(n) == 1 and n[0] in self.partners for n in names)
+
+
+def _collected_rows_order_free(graph: StageGraph, collect: StageNode, column: str) -> bool:
+    """`rows = ....collect()` read only by loops over its rows (`for r in rows`, comprehensions)
+    that take `r.column` / `r["column"]` only into order-free summaries (`statistics.median`,
+    `max`, `set`, `sorted`); the loop variable is otherwise read only for other columns."""
+    assign = next((a for a in graph.nodes_of(cst.Assign) if a.value is collect.call), None)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    rows = assign.targets[0].target.value
+    loops = {
+        id(f.iter): f.target
+        for f in [*graph.nodes_of(cst.For), *graph.nodes_of(cst.CompFor)]
+        if isinstance(f.iter, cst.Name) and f.iter.value == rows and isinstance(f.target, cst.Name)
+    }
+    scopes = [*graph.nodes_of(cst.For), *graph.nodes_of(cst.ListComp), *graph.nodes_of(cst.SetComp)]
+    scopes += [*graph.nodes_of(cst.DictComp), *graph.nodes_of(cst.GeneratorExp)]
+    checked = 0
+    for name in graph.nodes_of(cst.Name):
+        if name.value != rows or name is assign.targets[0].target:
+            continue
+        if id(name) not in loops:
+            return False  # the list itself is kept, returned or read some other way
+        scope = next((s for s in scopes if _loop_of(s) is not None and _loop_of(s).iter is name), None)
+        if scope is None or not _row_reads_order_free(scope, loops[id(name)].value, column):
+            return False
+        checked += 1
+    return checked > 0
+
+
+def _loop_of(scope: cst.CSTNode) -> cst.For | cst.CompFor | None:
+    if isinstance(scope, cst.For):
+        return scope
+    return getattr(scope, "for_in", None)
+
+
+def _row_reads_order_free(scope: cst.CSTNode, row: str, column: str) -> bool:
+    class _Check(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.free = 0  # depth of enclosing order-free calls
+            self.ok = True
+            self.reads = 0
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if _driver_order_free(node.func):
+                self.free += 1
+
+        def leave_Call(self, node: cst.Call) -> None:
+            if _driver_order_free(node.func):
+                self.free -= 1
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if isinstance(node.value, cst.Name) and node.value.value == row:
+                self._column(node.attr.value)
+                return False
+            return True
+
+        def visit_Subscript(self, node: cst.Subscript) -> bool:
+            if isinstance(node.value, cst.Name) and node.value.value == row and len(node.slice) == 1:
+                index = node.slice[0].slice
+                if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                    self._column(index.value.evaluated_value)
+                    return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == row:
+                self.ok = False  # the whole row: anything may read the list
+
+        def _column(self, name: object) -> None:
+            if name == column:
+                self.reads += 1
+                self.ok = self.ok and self.free > 0
+
+    check = _Check()
+    loop = _loop_of(scope)
+    body = scope.body if isinstance(scope, cst.For) else scope
+    for part in [c for c in body.children if c is not loop and c is not getattr(loop, "target", None)]:
+        part.visit(check)
+    if isinstance(loop, cst.CompFor):
+        if loop.inner_for_in is not None:
+            return False  # nested loops: not followed
+        for condition in loop.ifs:
+            condition.visit(check)
+    return check.ok and check.reads > 0
+
+
+def _driver_order_free(func: cst.BaseExpression) -> bool:
+    if isinstance(func, cst.Name):
+        return func.value in _ORDER_FREE_BUILTINS
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        return func.attr.value in _ORDER_FREE_MODULE_FUNCTIONS.get(func.value.value, frozenset())
+    return False
 
 
 def _order_free_udf(function: cst.FunctionDef | cst.Lambda, position: int = 0) -> bool:

@@ -59,6 +59,16 @@ class OrderDependentAggregate(Rule):
             + 'baskets = lines.groupBy("basket").agg(F.collect_list("item").alias("items"), F.collect_list("price").alias("prices"))\n'
             + 'baskets.select("basket", F.explode(F.arrays_zip("items", "prices")).alias("line")).write.parquet("o")\n'
         ),
+        # Collected to the driver and read only through order-free summaries of each row's list.
+        Valid(
+            "import statistics\n"
+            + _PRELUDE
+            + 'lat = spark.read.parquet("p").groupBy("k").agg(F.collect_list("ms").alias("ms"))\n'
+            + "rows = lat.collect()\n"
+            + "mid = {r.k: statistics.median(r.ms) for r in rows}\n"
+            + "for r in rows:\n"
+            + '    print(r.k, max(r["ms"]), len(set(r.ms)))\n'
+        ),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.min_by("v", "ts"))\n'),
         Valid(_PRELUDE + 'spark.read.parquet("p").groupBy("k").agg(F.sum("v"), F.max("ts"))\n'),
         Valid(
@@ -132,6 +142,29 @@ class OrderDependentAggregate(Rule):
     ]
     INVALID = [
         # A descending sort lost by the groupBy: the first row of each group is its latest.
+        # The near miss: the driver reads each list's first element.
+        Invalid(
+            _PRELUDE
+            + 'lat = spark.read.parquet("p").groupBy("k").agg(F.collect_list("ms").alias("ms"))\n'
+            + "rows = lat.collect()\n"
+            + "first = {r.k: r.ms[0] for r in rows}\n",
+            line=3,
+            column=47,
+            related_lines=(3,),
+            expected_fix=_PRELUDE
+            + "lat = (\n"
+            + '    spark.read.parquet("p")\n'
+            + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+            + '    .groupBy("k")\n'
+            + "    .agg(\n"
+            + "        F.array_compact(\n"
+            + '            F.array_sort(F.collect_list(F.struct("_sparkpar_seq", "ms"))).getField("ms"),\n'
+            + '        ).alias("ms"),\n'
+            + "    )\n"
+            + ")\n"
+            + "rows = lat.collect()\n"
+            + "first = {r.k: r.ms[0] for r in rows}\n",
+        ),
         Invalid(
             _PRELUDE
             + 'prices = spark.read.parquet("prices").orderBy(F.col("ts").desc())\n'
