@@ -54,13 +54,6 @@ class PartitioningDependentValue(Rule):
         Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
         # Synthetic values meant to differ: nothing filters, sorts or keys on them.
         Valid(_PRELUDE + 'spark.range(1000).withColumn("reading", F.rand() * 10).write.parquet("synthetic")\n'),
-        # A seeded synthetic-data generator: no shuffle before the draws and nothing picks rows by
-        # them, so the same range draws the same values.
-        Valid(
-            _PRELUDE
-            + 'gen = spark.range(10**6).withColumn("amount", F.rand(seed=42) * 100)\n'
-            + 'gen.withColumn("noise", F.randn(7)).write.parquet("synthetic")\n'
-        ),
         # Noise added to columns named at run time, then written: synthetic data, drawn once.
         Valid(
             _PRELUDE + 'noisy = spark.read.table("readings")\n'
@@ -320,16 +313,15 @@ class PartitioningDependentValue(Rule):
             column=25,
             related_lines=(5,),
         ),
-        # A seeded random column after a shuffle, meant to repeat: it does only for the same
-        # partitions and row order, which the shuffle does not keep.
+        # A seeded random column, meant to repeat: it does only for the same partitions and row order.
         Invalid(
-            _PRELUDE + 'rows = spark.read.parquet("e").distinct()\nrows.withColumn("score", F.rand(seed=42)).show()\n',
-            line=4,
-            column=25,
+            _PRELUDE + 'sample = spark.range(10).withColumn("score", F.rand(seed=42))\nsample.show()\n',
+            line=3,
+            column=45,
             severity=Severity.WARNING,
             expected_fix=_PRELUDE
-            + 'rows = spark.read.parquet("e").distinct()\n'
-            + 'rows.withColumn("score", F.pmod(F.xxhash64("*", F.lit(42)), 2**53) / 2**53).show()\n',
+            + 'sample = spark.range(10).withColumn("score", F.pmod(F.xxhash64("*", F.lit(42)), 2**53) / 2**53)\n'
+            + "sample.show()\n",
         ),
     ]
 
@@ -389,10 +381,6 @@ class PartitioningDependentValue(Rule):
         elif id_like:
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
-        elif _seeded_value(call) and _drawn_from_source(graph, node) and _value_harmless(graph, node, call, name):
-            # Synthetic data: no shuffle before the draw, so the same input draws the same values,
-            # and nothing picks or keys rows by them.
-            return None
         elif _seeded_value(call):
             reason = "so its seed repeats the values only for the same partitions holding rows in the same order"
             advice = "where the values must repeat, derive them from the row (a hash of its key columns)"
@@ -463,13 +451,6 @@ def _seeded_value(call: ColumnCall) -> bool:
     args = call.call.args
     position = 1 if call.function == "shuffle" else 0  # shuffle(column, seed)
     return len(args) > position or any(a.keyword is not None and a.keyword.value == "seed" for a in args)
-
-
-def _drawn_from_source(graph: StageGraph, node: StageNode) -> bool:
-    """The rows come straight from a read, `range` or literal rows, with no shuffle on the way:
-    the same input is split and ordered the same way, so a seed draws the same values."""
-    upstream = [node, *graph.upstream(node)]
-    return not any(n.is_shuffle for n in upstream) and any(n.spec is not None and n.spec.source for n in upstream)
 
 
 _LOOKS = frozenset({"show", "display", "printSchema", "explain", "describe", "summary", "count"})
