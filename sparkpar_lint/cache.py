@@ -18,7 +18,7 @@ from importlib import metadata, resources
 from pathlib import Path
 
 from sparkpar_lint.discovery import NotASourceFile, read_source_bytes
-from sparkpar_lint.model import Finding
+from sparkpar_lint.model import Finding, Severity
 
 CACHE_DIR_NAME = ".sparkpar_cache"
 _FORMAT = "3"
@@ -46,7 +46,7 @@ class Cache:
         try:
             entry = json.loads(read_source_bytes(str(self._entry(key)), _MAX_ENTRY_BYTES))
             lists = [entry["findings"], entry["suppressed"]]
-            if not all(isinstance(found, list) and all(_well_formed(d) for d in found) for found in lists):
+            if not all(isinstance(found, list) and all(well_formed(d) for d in found) for found in lists):
                 return None
             return ([Finding.from_dict(d) for d in lists[0]], [Finding.from_dict(d) for d in lists[1]])
         except (OSError, NotASourceFile, RecursionError, ValueError, KeyError, TypeError, AttributeError):
@@ -89,16 +89,20 @@ class Cache:
         self._ready = True
 
 
-def _well_formed(entry: object) -> bool:
-    """A finding as `Finding.to_dict` writes it, down to the types: a line written as a string
-    would only fail later, when findings are sorted or printed."""
+_SEVERITIES = {severity.value for severity in Severity}
+
+
+def well_formed(entry: object) -> bool:
+    """A finding as `Finding.to_dict` writes it, down to the types and ranges: a line written as a
+    string, or as 0, would only fail later, when findings are sorted or printed."""
     if not isinstance(entry, dict) or not _has_span(entry):
         return False
     texts = all(isinstance(entry.get(key), str) for key in ("rule", "message", "severity", "path"))
     related = entry.get("related")
     return (
         texts
-        and isinstance(entry.get("fix"), (str, type(None)))
+        and entry["severity"] in _SEVERITIES
+        and entry.get("fix") in ("safe", "unsafe", None)
         and _optional_int(entry.get("cell"))
         and isinstance(related, list)
         and all(
@@ -113,7 +117,9 @@ def _well_formed(entry: object) -> bool:
 
 
 def _has_span(entry: dict) -> bool:
-    return all(_is_int(entry.get(key)) for key in ("line", "column", "end_line", "end_column"))
+    if not all(_is_int(entry.get(key)) for key in ("line", "column", "end_line", "end_column")):
+        return False
+    return 1 <= entry["line"] <= entry["end_line"] and entry["column"] >= 0 and entry["end_column"] >= 0
 
 
 def _optional_int(value: object) -> bool:
