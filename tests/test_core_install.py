@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from wheels import build_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]  # pip may fetch from PyPI on a cold cache
 
@@ -24,13 +25,7 @@ HEAVY = ("pyspark", "pandas", "pyarrow", "hypothesis", "numpy", "py4j")
 @pytest.fixture(scope="module")
 def core_venv(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("core-install")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root), str(REPO)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    (wheel,) = root.glob("sparkpar-*.whl")
+    wheel = build_wheel(root)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     installed = subprocess.run(

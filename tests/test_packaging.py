@@ -3,28 +3,19 @@ newcomer commands."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
+from wheels import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    (built,) = out.glob("sparkpar-*.whl")
-    return zipfile.ZipFile(built)
+    return zipfile.ZipFile(build_wheel(tmp_path_factory.mktemp("wheel")))
 
 
 def test_wheel_ships_rule_docs_output_formats_and_the_console_script(wheel):
