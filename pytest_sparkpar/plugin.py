@@ -378,7 +378,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if targets is not None:
         from collections import Counter
 
-        counts = Counter(target.entry()["verdict"] for target in targets.targets)
+        counts = Counter(target.verdict or "unreached" for target in targets.targets)
         shown = ", ".join(
             f"{counts[kind]} {kind}" for kind in ("confirmed", "implicated", "not-reproduced", "unreached")
         )
