@@ -70,3 +70,41 @@ def placed_by_id(frame: Any, partitions: int, part: str, pos: str) -> Any:
             f"local-cluster master on PySpark 3.5."
         )
     return frame.repartitionById(partitions, F.col(part)).sortWithinPartitions(pos)
+
+
+def row_converter(schema: Any) -> Any:
+    """pyspark's converter of rows to plain tuples (`_create_converter`). PySpark 3.5's fails on a
+    null array or map whose elements need converting (4.x passes the null through), so on 3.5 the
+    same conversion is built here with that fix."""
+    from pyspark.sql.types import _create_converter
+
+    return _create_converter(schema) if spark_major_minor() >= (4, 0) else _null_safe_converter(schema)
+
+
+def _null_safe_converter(data_type: Any) -> Any:
+    from pyspark.sql.types import ArrayType, MapType, NullType, StructType, _need_converter
+
+    if not _need_converter(data_type):
+        return lambda value: value
+    if isinstance(data_type, ArrayType):
+        element = _null_safe_converter(data_type.elementType)
+        return lambda value: None if value is None else [element(v) for v in value]
+    if isinstance(data_type, MapType):
+        key, item = _null_safe_converter(data_type.keyType), _null_safe_converter(data_type.valueType)
+        return lambda value: None if value is None else {key(k): item(v) for k, v in value.items()}
+    if isinstance(data_type, NullType):
+        return lambda value: None
+    if not isinstance(data_type, StructType):
+        return lambda value: value
+    names = [f.name for f in data_type.fields]
+    fields = [_null_safe_converter(f.dataType) for f in data_type.fields]
+
+    def struct(value: Any) -> tuple[Any, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, tuple | list):
+            return tuple(convert(v) for v, convert in zip(value, fields))
+        found = value if isinstance(value, dict) else value.__dict__
+        return tuple(convert(found.get(name)) for name, convert in zip(names, fields))
+
+    return struct

@@ -48,9 +48,9 @@ class Dataset:
         """The rows verified and converted to Spark's internal form once, as `createDataFrame`
         does for every call (datetimes to microseconds, and so on)."""
         if self._internal is None:
-            from pyspark.sql.types import _create_converter, _make_type_verifier
+            from pyspark.sql.types import _make_type_verifier
 
-            verify, convert = _make_type_verifier(self.schema), _create_converter(self.schema)
+            verify, convert = _make_type_verifier(self.schema), compat.row_converter(self.schema)
             for row in self.rows:
                 verify(row)
             self._internal = [self.schema.toInternal(convert(row)) for row in self.rows]

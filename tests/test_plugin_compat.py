@@ -46,3 +46,15 @@ def test_placement_by_id_or_a_clear_word_on_older_spark(spark):
         return
     placed = compat.placed_by_id(frame, 2, "part", "pos").select("v", F.spark_partition_id().alias("p"))
     assert [tuple(row) for row in placed.collect()] == [(11, 0), (12, 1), (10, 1)]
+
+
+def test_row_converter_passes_null_arrays_and_maps_through(spark):
+    from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
+
+    inner = StructType([StructField("a", IntegerType())])
+    schema = StructType(
+        [StructField("xs", ArrayType(inner)), StructField("m", MapType(StringType(), inner)), StructField("s", inner)]
+    )
+    convert = compat.row_converter(schema)
+    assert convert((None, None, None)) == (None, None, None)
+    assert convert(([{"a": 1}], {"k": {"a": 2}}, {"a": 3})) == ([(1,)], {"k": (2,)}, (3,))
