@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 
+from pytest_sparkpar import compat
 from pytest_sparkpar.runner import PART, POS, _as_read, _file_schema, call_job, to_rows
 
 
@@ -28,7 +29,6 @@ def _write_input(session, table: str, data, placement, file_schema) -> str:
     """One append job per micro-batch writes its input partitions as one file each, rows in
     emission order (jobs run one after another, so a batch's files are newer than the last
     batch's); a partition that gets no rows in a batch is an extra append of an empty file."""
-    from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
     tagged_schema = StructType(
@@ -43,7 +43,7 @@ def _write_input(session, table: str, data, placement, file_schema) -> str:
         filled = {part for *_, part, _ in tagged}
         if tagged:
             frame = session.createDataFrame(tagged, tagged_schema)
-            placed = frame.repartitionById(placement.partitions, F.col(PART)).sortWithinPartitions(POS)
+            placed = compat.placed_by_id(frame, placement.partitions, PART, POS)
             placed.drop(PART, POS).write.mode("append").format("parquet").saveAsTable(table)
         for _ in range(placement.partitions - len(filled)):
             session.createDataFrame([], file_schema).coalesce(1).write.mode("append").format("parquet").saveAsTable(

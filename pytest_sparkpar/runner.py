@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_sparkpar import compat
 from pytest_sparkpar.interleaving import Interleaving
 
 PART, POS = "__sparkpar_part", "__sparkpar_pos"
@@ -47,9 +48,9 @@ class Dataset:
         """The rows verified and converted to Spark's internal form once, as `createDataFrame`
         does for every call (datetimes to microseconds, and so on)."""
         if self._internal is None:
-            from pyspark.sql.types import _create_converter, _make_type_verifier
+            from pyspark.sql.types import _make_type_verifier
 
-            verify, convert = _make_type_verifier(self.schema), _create_converter(self.schema)
+            verify, convert = _make_type_verifier(self.schema), compat.row_converter(self.schema)
             for row in self.rows:
                 verify(row)
             self._internal = [self.schema.toInternal(convert(row)) for row in self.rows]
@@ -100,10 +101,10 @@ class SessionPool:
 
 def _runtime_sql_confs(spark) -> dict[str, str]:
     """The SQL confs of `spark` that differ from a fresh session's and may be set at run time."""
-    fresh = spark.newSession().conf.getAll
+    fresh = compat.sql_confs(spark.newSession())
     return {
         key: value
-        for key, value in spark.conf.getAll.items()
+        for key, value in compat.sql_confs(spark).items()
         if key.startswith("spark.sql.") and fresh.get(key) != value and spark.conf.isModifiable(key)
     }
 
@@ -134,7 +135,6 @@ def _placed_frame(session, data: Dataset, placement):
     if _is_connect(session):
         return _shuffled_into_place(session, data, placement)
     from pyspark.serializers import CPickleSerializer
-    from pyspark.sql.classic.dataframe import DataFrame
 
     context, internal = session.sparkContext, data.internal()
     jvm, parts = context._jvm, placement.partitions
@@ -149,11 +149,12 @@ def _placed_frame(session, data: Dataset, placement):
         lambda: jvm.PythonParallelizeServer(context._jsc.sc(), parts),
     )
     rows = jvm.SerDeUtil.toJavaArray(jvm.SerDeUtil.pythonToJava(pickled, True))
-    return DataFrame(session._jsparkSession.applySchemaToPythonRDD(rows.rdd(), data.schema.json()), session)
+    return compat.classic_dataframe(
+        session._jsparkSession.applySchemaToPythonRDD(rows.rdd(), data.schema.json()), session
+    )
 
 
 def _shuffled_into_place(session, data: Dataset, placement):
-    from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
     tagged_schema = StructType(
@@ -161,8 +162,7 @@ def _shuffled_into_place(session, data: Dataset, placement):
     )
     tagged = [data.rows[i] + (placement.partition_of[j], j) for j, i in enumerate(placement.order)]
     frame = session.createDataFrame(tagged, tagged_schema)
-    placed = frame.repartitionById(placement.partitions, F.col(PART)).sortWithinPartitions(POS)
-    return placed.drop(PART, POS)
+    return compat.placed_by_id(frame, placement.partitions, PART, POS).drop(PART, POS)
 
 
 def run_batch(pool: SessionPool, job, inputs: dict[str, Dataset], variant: Interleaving) -> Output:
@@ -216,10 +216,9 @@ def _arrow_value(value, data_type):
 def _write_batches(directory: str, data: Dataset, placement) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     file_schema = _file_schema(data.schema)
-    schema = to_arrow_schema(file_schema, timezone="UTC")
+    schema = compat.arrow_schema_utc(file_schema)
     names = data.columns
     types = [f.dataType for f in file_schema.fields]
     stamp = time.time() - 3600 * 24  # in the past, 1 s apart: the source orders files by mtime

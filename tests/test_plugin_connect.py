@@ -12,7 +12,14 @@ import pytest
 from spark_servers import Servers, hiding_prefix, run_checks, start_connect
 from test_plugin import outcomes
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+from pytest_sparkpar import compat
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    # Connect runs place rows with DataFrame.repartitionById; older PySparks are told so (compat).
+    pytest.mark.skipif(compat.spark_major_minor() < (4, 1), reason="Spark Connect runs need PySpark 4.1+"),
+]
 
 CHECKS = """
 import os
