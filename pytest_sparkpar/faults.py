@@ -140,6 +140,7 @@ class ExecutorKiller(threading.Thread):
         super().__init__(name="sparkpar-faults", daemon=True)
         self.tracker = spark.sparkContext.statusTracker()
         self.store = spark.sparkContext._jsc.sc().statusStore()
+        self.scheduler = spark.sparkContext._jsc.sc().dagScheduler()
         self.app_id = spark.sparkContext.applicationId
         self.driver_port = driver_port(spark)
         self.rng = rng
@@ -158,14 +159,24 @@ class ExecutorKiller(threading.Thread):
         return self.fault
 
     def _aim(self, job: int) -> tuple[int, list[int]] | None:
-        """The stage of `job` to kill in, with the job's stages. Reading side: any stage but the
-        first (which reads only the job's source). Map side: any stage but the last (which writes
+        """The stage of `job` to kill in, with the job's stages. Reading side: a stage with parent
+        stages, whose shuffle output it reads (in a join, the second source's stage comes after
+        the first's but reads only its source). Map side: any stage but the last (which writes
         no map output). A job of one stage has no shuffle at all. Every candidate is as likely."""
         info = self.tracker.getJobInfo(job)
         stages = sorted(info.stageIds) if info is not None else []
         if len(stages) < 2:
             return None
-        return self.rng.choice(stages[1:] if self.read_side else stages[:-1]), stages
+        candidates = [s for s in stages if self._parents(s)] if self.read_side else stages[:-1]
+        return (self.rng.choice(candidates), stages) if candidates else None
+
+    def _parents(self, stage: int) -> list[int]:
+        """The stages whose shuffle output `stage` reads (the scheduler's stage graph)."""
+        found = self.scheduler.stageIdToStage().get(stage)
+        if found.isEmpty():
+            return []
+        parents = found.get().parents()
+        return sorted(parents.apply(i).id() for i in range(parents.size()))
 
     def run(self) -> None:
         try:
@@ -221,7 +232,7 @@ class ExecutorKiller(threading.Thread):
         running = self._executors(stage, attempt, "RUNNING")
         if finished < self.decided[stage] and finished + len(running) < tasks:
             return False
-        holders = self._holders([s for s in stages if s < stage])
+        holders = self._holders(self._parents(stage) or [s for s in stages if s < stage])
         if not holders:
             # The status store names no holder (it lags the tracker): any executor, as it may still run
             # a task of the stage.
@@ -236,16 +247,15 @@ class ExecutorKiller(threading.Thread):
         tasks = self.store.taskList(stage, attempt, 1 << 30)
         return [task.executorId() for task in (tasks.apply(i) for i in range(tasks.size())) if task.status() == status]
 
-    def _holders(self, earlier: list[int]) -> set[str]:
-        """Executor ids that ran finished tasks of the nearest earlier stage of the job that ran
-        any (a stage whose output an earlier job left is skipped and runs none): they hold the map
-        output the stage after it reads."""
-        for stage in reversed(earlier):
+    def _holders(self, parents: list[int]) -> set[str]:
+        """Executor ids that ran finished tasks of the `parents` stages: they hold the map output
+        the stage reads (a parent skipped in this job ran its tasks in an earlier one)."""
+        holders: set[str] = set()
+        for stage in parents:
             info = self.tracker.getStageInfo(stage)
-            holders = set(self._executors(stage, info.currentAttemptId, "SUCCESS")) if info is not None else set()
-            if holders:
-                return holders
-        return set()
+            if info is not None:
+                holders.update(self._executors(stage, info.currentAttemptId, "SUCCESS"))
+        return holders
 
     def _kill(self, chosen: set[str], stage: int, finished: int, tasks: int) -> bool:
         """SIGKILL one of the `chosen` executors; False (try again at the next poll) when none runs."""
