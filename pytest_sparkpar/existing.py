@@ -205,9 +205,11 @@ def run_body(item) -> None:
         raise failures[0].value
 
 
-def _attempt(item, spark, perturbation: Perturbation, killer_seed: int | None = None) -> Finding | None:
+def _attempt(
+    item, spark, perturbation: Perturbation, killer_seed: int | None = None, fault_run: int = 0
+) -> Finding | None:
     """One run of the test body under `perturbation` (and with an executor killed mid-stage when
-    `killer_seed` is given); the Finding when it raises."""
+    `killer_seed` is given, aimed as fault run number `fault_run` is); the Finding when it raises."""
     from pytest_sparkpar import builder, faults, row_capture, streams
 
     with (
@@ -220,7 +222,7 @@ def _attempt(item, spark, perturbation: Perturbation, killer_seed: int | None = 
         killer = None
         if killer_seed is not None:
             faults.wait_for_executors(spark, faults.executor_count(spark.sparkContext.master))
-            killer = faults.ExecutorKiller(spark, random.Random(killer_seed))
+            killer = faults.ExecutorKiller(spark, random.Random(killer_seed), faults.reads_side(fault_run))
             killer.start()
         try:
             run_body(item)
@@ -290,11 +292,11 @@ def rerun(
             audit.found = _diagnosed(item, found, as_written)
             return audit
     rng = random.Random(seed)
-    for perturbation in fault_perturbations(seed, fault_runs):
+    for index, perturbation in enumerate(fault_perturbations(seed, fault_runs)):
         if deadline is not None and time.monotonic() >= deadline:
             return audit
         audit.fault_ran += 1
-        found = _attempt(item, spark, perturbation, killer_seed=rng.getrandbits(32))
+        found = _attempt(item, spark, perturbation, killer_seed=rng.getrandbits(32), fault_run=index)
         if found is None:
             continue
         if found.fault is not None and _attempt(item, spark, perturbation) is not None:

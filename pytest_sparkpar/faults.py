@@ -1,17 +1,26 @@
 """`--sparkpar-faults`: an executor JVM of the local-cluster is killed while a job runs.
 
-A background thread watches the jobs through Spark's status tracker. In each job of two or more
-stages it picks one stage that reads shuffle output (any but the job's first, at random), and
-once a random number of that stage's tasks has finished (at least one, not all; or as soon as all
-its remaining tasks are running, since waiting for one to finish could then miss the stage) it
-sends SIGKILL to an executor process that holds map output the stage reads: one that ran tasks of
-the job's stage before it (Spark's status store says which). Spark then re-runs the tasks that were on it
-and, because those map outputs are gone, the map tasks that made them: the retried tasks
-recompute rows that the first attempt already sent to reducers which finished. A kill aimed at
-any executor could land on one that holds nothing the stage reads (under load one executor may
-run a whole small stage), and then nothing is recomputed. A job whose map side is not repeatable (a nondeterministic UDF key, an
-order-sensitive step after an unordered shuffle read) gives a different answer; Spark's own
-safeguards (indeterminate stages are retried whole, or the job aborts) show up as a failure too.
+A background thread watches the jobs through Spark's status tracker and, in one job of two or more
+stages, sends SIGKILL to an executor process once some tasks of the stage it aims at have finished
+(a random number of them, at least one, not all). Which stage and which executor depends on the
+fault run, because two kinds of bug need the loss at two different moments:
+
+- even runs (the first is run 0) aim at the reading side: a stage that reads shuffle output, after
+  some of its tasks have read the first map outputs. The executor killed holds map output the stage
+  reads and either a task of the stage has not started (it will read the lost output) or the
+  executor runs one (its retry reads it again): Spark has to redo those map tasks, and rows they
+  draw at random (a salted join key) change under readers that saw the first ones. A kill at an
+  executor whose output no remaining task reads recomputes nothing, which is why the choice waits
+  until one of these holds.
+- odd runs aim at the map side: a stage whose map output a later stage reads, killing an executor
+  that ran some of its finished tasks. Spark runs those tasks again before anything reads their
+  output, so a side effect of a map task (an accumulator added to in a UDF) happens twice. Random
+  values redrawn there meet no reader of the first ones, so only the reading side catches those;
+  a kill on the reading side redoes map tasks only when a task still fetches the lost output.
+
+A job whose map side is not repeatable (a nondeterministic UDF key, an order-sensitive step after
+an unordered shuffle read) gives a different answer; Spark's own safeguards (indeterminate stages
+are retried whole, or the job aborts) show up as a failure too.
 
 The local-cluster's Worker starts a replacement executor; the next fault run waits for it, so
 each fault run costs one executor JVM start (about 5-20 s on a busy machine).
@@ -31,6 +40,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.status import SparkStageInfo
 
 EXECUTOR_MAIN = b"org.apache.spark.executor.CoarseGrainedExecutorBackend"
 POLL_SECONDS = 0.005
@@ -116,16 +126,25 @@ def wait_for_executors(spark: SparkSession, count: int, timeout: float = RESTART
         time.sleep(0.2)
 
 
-class ExecutorKiller(threading.Thread):
-    """Kills one executor holding map output that a running stage reads, once, until stopped."""
+def reads_side(run: int) -> bool:
+    """Whether fault run `run` (from 0) aims at the reading side of a shuffle; the others aim at
+    its map side (see the module docstring)."""
+    return run % 2 == 0
 
-    def __init__(self, spark: SparkSession, rng: random.Random):
+
+class ExecutorKiller(threading.Thread):
+    """Kills one executor whose loss makes Spark redo map output, once, until stopped: on the
+    reading side of a shuffle when `read_side`, on its map side otherwise."""
+
+    def __init__(self, spark: SparkSession, rng: random.Random, read_side: bool = True):
         super().__init__(name="sparkpar-faults", daemon=True)
         self.tracker = spark.sparkContext.statusTracker()
         self.store = spark.sparkContext._jsc.sc().statusStore()
+        self.scheduler = spark.sparkContext._jsc.sc().dagScheduler()
         self.app_id = spark.sparkContext.applicationId
         self.driver_port = driver_port(spark)
         self.rng = rng
+        self.read_side = read_side
         self.done = threading.Event()
         self.fault: Fault | None = None
         self.error: Exception | None = None
@@ -140,13 +159,24 @@ class ExecutorKiller(threading.Thread):
         return self.fault
 
     def _aim(self, job: int) -> tuple[int, list[int]] | None:
-        """The stage of `job` to kill in: one that reads shuffle output, so that its finished tasks
-        have consumed map outputs the retries will make again. A job's first stage reads only the
-        job's source; a job of one stage has no map output at all. Every stage after the first is
-        as likely, so later stages are reached as often as earlier ones."""
+        """The stage of `job` to kill in, with the job's stages. Reading side: a stage with parent
+        stages, whose shuffle output it reads (in a join, the second source's stage comes after
+        the first's but reads only its source). Map side: any stage but the last (which writes
+        no map output). A job of one stage has no shuffle at all. Every candidate is as likely."""
         info = self.tracker.getJobInfo(job)
         stages = sorted(info.stageIds) if info is not None else []
-        return (self.rng.choice(stages[1:]), stages) if len(stages) > 1 else None
+        if len(stages) < 2:
+            return None
+        candidates = [s for s in stages if self._parents(s)] if self.read_side else stages[:-1]
+        return (self.rng.choice(candidates), stages) if candidates else None
+
+    def _parents(self, stage: int) -> list[int]:
+        """The stages whose shuffle output `stage` reads (the scheduler's stage graph)."""
+        found = self.scheduler.stageIdToStage().get(stage)
+        if found.isEmpty():
+            return []
+        parents = found.get().parents()
+        return sorted(parents.apply(i).id() for i in range(parents.size()))
 
     def run(self) -> None:
         try:
@@ -161,54 +191,85 @@ class ExecutorKiller(threading.Thread):
                 if job not in self.aimed:
                     self.aimed[job] = self._aim(job)
                 aim = self.aimed[job]
-                if aim is None or aim[0] not in active:
+                if aim is None:
                     continue
                 stage, stages = aim
+                if stage not in active:
+                    if not self.read_side and stage in self.decided:
+                        # Its last tasks ended within a poll: the next stage, whose map output
+                        # (or, for the job's last, whose input) is still there to lose.
+                        self._pass_on(job, stage, stages)
+                    continue
                 info = self.tracker.getStageInfo(stage)
                 if info is None:
                     continue
                 if stage not in self.decided:
+                    if not self.read_side and info.numTasks < 2:
+                        # One task leaves no finished output to lose while its stage runs.
+                        self._pass_on(job, stage, stages)
+                        continue
                     self.decided[stage] = self.rng.randint(1, max(1, info.numTasks - 1))
-                target = self.decided[stage]
-                finished, tasks = info.numCompletedTasks, info.numTasks
-                # Tasks all running at once (two tasks on two executors) may end a few milliseconds
-                # apart: the kill goes in while they run, and the one on the killed executor re-reads.
-                all_running = finished + info.numActiveTasks >= tasks
-                if finished < tasks and (finished >= target or all_running):
-                    self._kill(stage, [s for s in stages if s < stage], finished, tasks)
+                if self._fire(stage, stages, info):
                     return
             self.done.wait(POLL_SECONDS)
 
-    def _holders(self, earlier: list[int]) -> set[str]:
-        """Executor ids that ran finished tasks of the nearest earlier stage of the job that ran
-        any (a stage whose output an earlier job left is skipped and runs none): they hold the map
-        output the stage after it reads."""
-        for stage in reversed(earlier):
-            info = self.tracker.getStageInfo(stage)
-            if info is None:
-                continue
-            tasks = self.store.taskList(stage, info.currentAttemptId, 1 << 30)
-            holders = set()
-            for task in (tasks.apply(i) for i in range(tasks.size())):
-                if task.status() == "SUCCESS":
-                    holders.add(task.executorId())
-            if holders:
-                return holders
-        return set()
+    def _pass_on(self, job: int, stage: int, stages: list[int]) -> None:
+        """Aim the map side's kill at the stage after `stage`; past the job's last, at nothing."""
+        after = stages.index(stage) + 1
+        self.aimed[job] = (stages[after], stages) if after < len(stages) else None
 
-    def _kill(self, stage: int, earlier: list[int], finished: int, tasks: int) -> None:
+    def _fire(self, stage: int, stages: list[int], info: SparkStageInfo) -> bool:
+        """Kill now if the stage has reached its moment and an executor whose loss counts exists."""
+        finished, tasks, attempt = info.numCompletedTasks, info.numTasks, info.currentAttemptId
+        if finished >= tasks:
+            return False
+        if not self.read_side and stage != stages[-1]:
+            if finished < self.decided[stage]:
+                return False
+            return self._kill(set(self._executors(stage, attempt, "SUCCESS")), stage, finished, tasks)
+        # Tasks all running at once may end a few milliseconds apart: the kill goes in while they
+        # run, and the one on the killed executor reads again.
+        running = self._executors(stage, attempt, "RUNNING")
+        if finished < self.decided[stage] and finished + len(running) < tasks:
+            return False
+        holders = self._holders(self._parents(stage) or [s for s in stages if s < stage])
+        if not holders:
+            # The status store names no holder (it lags the tracker): any executor, as it may still run
+            # a task of the stage.
+            return self._kill(set(executor_processes(self.app_id, self.driver_port)), stage, finished, tasks)
+        # A task that has not started reads every map output of the shuffle, so any holder will do;
+        # once all remaining tasks run, only the retry of one on the killed executor reads again.
+        chosen = holders if finished + len(running) < tasks else holders & set(running)
+        return self._kill(chosen, stage, finished, tasks)
+
+    def _executors(self, stage: int, attempt: int, status: str) -> list[str]:
+        """The executor id of each task of `stage` in `status` (Spark's status store)."""
+        tasks = self.store.taskList(stage, attempt, 1 << 30)
+        return [task.executorId() for task in (tasks.apply(i) for i in range(tasks.size())) if task.status() == status]
+
+    def _holders(self, parents: list[int]) -> set[str]:
+        """Executor ids that ran finished tasks of the `parents` stages: they hold the map output
+        the stage reads (a parent skipped in this job ran its tasks in an earlier one)."""
+        holders: set[str] = set()
+        for stage in parents:
+            info = self.tracker.getStageInfo(stage)
+            if info is not None:
+                holders.update(self._executors(stage, info.currentAttemptId, "SUCCESS"))
+        return holders
+
+    def _kill(self, chosen: set[str], stage: int, finished: int, tasks: int) -> bool:
+        """SIGKILL one of the `chosen` executors; False (try again at the next poll) when none runs."""
         processes = executor_processes(self.app_id, self.driver_port)
-        holders = self._holders(earlier)
-        # When the status store knows no holder, any executor: it may still run a task of the stage.
-        pids = sorted(pid for executor, pid in processes.items() if executor in holders) or sorted(processes.values())
+        pids = sorted(pid for executor, pid in processes.items() if executor in chosen)
         if not pids:
-            return
+            return False
         pid = self.rng.choice(pids)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            return
+            return False
         self.fault = Fault(stage, finished, tasks, pid)
+        return True
 
 
 def error_summary(error: BaseException) -> str:

@@ -49,7 +49,13 @@ def cluster_spark():
 def pytest_collection_modifyitems(items):
     """Tests that share a fixture their module defines with a wider scope than one test (a pytest
     run in a subprocess, a server) go to one pytest-xdist worker (`--dist loadgroup`), so the
-    fixture is built once, not once on each worker that gets one of them."""
+    fixture is built once, not once on each worker that gets one of them.
+
+    pytest-xdist hands out work in collection order, so the long units go first: those groups and
+    the slow tests, then the other Spark tests, then the rest. In file order a group of several
+    minutes could start last and leave the other worker idle; started first, the many quick tests
+    fill in around them."""
+    shared_modules = set()
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         shared = any(
@@ -59,6 +65,14 @@ def pytest_collection_modifyitems(items):
         )
         if shared:
             item.add_marker(pytest.mark.xdist_group(module))
+            shared_modules.add(module)
+
+    def length(item) -> int:
+        if item.nodeid.split("::", 1)[0] in shared_modules or item.get_closest_marker("slow"):
+            return 0
+        return 1 if item.get_closest_marker("spark") else 2
+
+    items.sort(key=length)
 
 
 @pytest.fixture
