@@ -185,6 +185,7 @@ def test_constants_are_the_top_level_literals_set_once():
         "def I():\n    J = 1\n"  # a function's own names
         "K = 'x'\nK = 'y'\n"  # the last literal wins
         "L = {1: 'a'}\n"  # keys other than strings are not kept
+        f"M = {list(range(300))}\n"  # data, not a setting
     )
     assert module_constants(module) == {
         "A": 1,
@@ -192,3 +193,17 @@ def test_constants_are_the_top_level_literals_set_once():
         "C": {"keys": ["id", ["a", "b"]], "on": True, "none": None},
         "K": "y",
     }
+
+
+def test_a_star_imported_settings_module_brings_its_values(sparkpar_cli, tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "settings.py").write_text(SETTINGS.format(partitions=1, keys=ID_ONLY))
+    (tmp_path / "job.py").write_text(f"from conf.settings import *\n{CALLER}")
+    assert _rules(sparkpar_cli, "job.py", "--no-cache") == ["SPX102", "SPX402"]
+
+
+def test_the_same_values_set_in_the_notebook_itself(sparkpar_cli, tmp_path):
+    # What a `%run` brings is read as these same-file names are.
+    (tmp_path / "job.py").write_text(SETTINGS.format(partitions=1, keys=ALL_COLUMNS) + CALLER)
+    assert _rules(sparkpar_cli, "job.py", "--no-cache") == ["SPX402"]

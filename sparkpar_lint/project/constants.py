@@ -14,7 +14,7 @@ from sparkpar_lint.graph.values import UNKNOWN, DictValue, NumberValue, Sequence
 from sparkpar_lint.model import Span
 
 # Larger literals are data, not settings: left out so summaries stay small.
-_MAX_ITEMS = 256
+_MAX_ITEMS = 256  # in one constant, all levels together
 _MAX_DEPTH = 4
 
 Literal = str | int | float | bool | None | list | dict
@@ -38,7 +38,7 @@ def module_constants(module: cst.Module) -> dict[str, Literal]:
                 target = small.targets[0].target
                 if isinstance(target, cst.Name):
                     try:
-                        found[target.value] = _literal(small.value, 0)
+                        found[target.value] = _literal(small.value, 0, [_MAX_ITEMS])
                         rebound.discard(target.value)
                     except _NotLiteral:
                         found.pop(target.value, None)
@@ -78,7 +78,10 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     return found
 
 
-def _literal(expr: cst.BaseExpression, depth: int) -> Literal:
+def _literal(expr: cst.BaseExpression, depth: int, budget: list[int]) -> Literal:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotLiteral
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         if isinstance(value, str):
@@ -90,18 +93,18 @@ def _literal(expr: cst.BaseExpression, depth: int) -> Literal:
             return -expr.expression.evaluated_value
     elif isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[expr.value]
-    elif depth < _MAX_DEPTH and isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) <= _MAX_ITEMS:
+    elif depth < _MAX_DEPTH and isinstance(expr, (cst.List, cst.Tuple)):
         if all(isinstance(e, cst.Element) for e in expr.elements):
-            return [_literal(e.value, depth + 1) for e in expr.elements]
-    elif depth < _MAX_DEPTH and isinstance(expr, cst.Dict) and len(expr.elements) <= _MAX_ITEMS:
+            return [_literal(e.value, depth + 1, budget) for e in expr.elements]
+    elif depth < _MAX_DEPTH and isinstance(expr, cst.Dict):
         items: dict[str, Literal] = {}
         for element in expr.elements:
             if not isinstance(element, cst.DictElement):
                 raise _NotLiteral
-            key = _literal(element.key, depth + 1)
+            key = _literal(element.key, depth + 1, budget)
             if not isinstance(key, str):
                 raise _NotLiteral  # stored as JSON: string keys only
-            items[key] = _literal(element.value, depth + 1)
+            items[key] = _literal(element.value, depth + 1, budget)
         return items
     raise _NotLiteral
 
