@@ -892,7 +892,8 @@ class GraphBuilder:
     def ev_IfExp(self, expr: cst.IfExp, scope: Scope) -> Value:
         self.ev(expr.test, scope)
         body, orelse = self.ev(expr.body, scope), self.ev(expr.orelse, scope)
-        return body if body is not UNKNOWN else orelse
+        # `df if full else 0`: the branch that says something about the data.
+        return body if body is not UNKNOWN and not isinstance(body, NumberValue) else orelse
 
     def ev_NamedExpr(self, expr: cst.NamedExpr, scope: Scope) -> Value:
         value = self.ev(expr.value, scope)
