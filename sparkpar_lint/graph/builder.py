@@ -38,6 +38,7 @@ from sparkpar_lint.graph.values import (
     DriverValue,
     FunctionValue,
     MaybeSparkValue,
+    NumberValue,
     ProcessorValue,
     QualifiedName,
     SequenceValue,
@@ -48,6 +49,7 @@ from sparkpar_lint.graph.values import (
     WindowValue,
 )
 from sparkpar_lint.model import Span
+from sparkpar_lint.project.constants import constant_value
 from sparkpar_lint.sql import bridge as sql_bridge
 
 DATA_KINDS = frozenset({"DataFrame", "GroupedData", "CoGroupedData", "RDD", "DStream"})
@@ -348,7 +350,7 @@ class GraphBuilder:
             self.exec_block(_statements(function.body), scope)
         finally:
             self.inline_stack.pop()
-        informative = [v for v in scope.returns if v is not UNKNOWN]
+        informative = [v for v in scope.returns if v is not UNKNOWN and not isinstance(v, NumberValue)]
         return informative[-1] if informative else UNKNOWN
 
     def _annotated_value(self, annotation: cst.Annotation | None, name: str) -> Value:
@@ -411,6 +413,11 @@ class GraphBuilder:
         qualified = scope.imports.resolve_name(expr.value)
         if qualified is None and self.project is not None:
             qualified = self.project.star_name(self.graph.path, scope.imports.all_star_modules(), expr.value)
+            if qualified is None:
+                # A literal set in a star-imported module or a `%run` notebook (`KEYS = ["id"]`).
+                found = self.project.star_constant(self.graph.path, scope.imports.all_star_modules(), expr.value)
+                if found is not None:
+                    return constant_value(found[0], self.span(expr))
         if qualified is None:
             qualified = star_passthrough(scope.imports.all_star_modules(), expr.value)
         if qualified is not None:
@@ -622,6 +629,7 @@ class GraphBuilder:
             functions=self.functions_of(spec, call, args, kwargs, scope),
             keywords=_keyword_texts(call, self.module),
             positional_count=len(args),
+            first_number=_first_number(args),
             callables=_callable_names(spec, args, kwargs),
             function_slots=_function_slots(spec, args, kwargs),
             call_site=self.span(self.call_sites[0]) if self.call_sites else None,
@@ -763,6 +771,11 @@ class GraphBuilder:
 
     # ---------------------------------------------------------- literal forms
 
+    def ev_Integer(self, expr: cst.Integer | cst.Float, scope: Scope) -> Value:
+        return NumberValue(expr.evaluated_value)
+
+    ev_Float = ev_Integer
+
     def ev_SimpleString(self, expr: cst.SimpleString, scope: Scope) -> Value:
         value = _string_value(expr)
         return StringValue(value, self.span(expr), expr) if isinstance(value, str) else UNKNOWN
@@ -840,6 +853,9 @@ class GraphBuilder:
             return MaybeSparkValue(base.name)
         if isinstance(base, SequenceValue) and base.items:
             return base.items[0]
+        if isinstance(base, DictValue) and isinstance(index, StringValue):
+            # `conf["dedup_keys"]` of a settings dict spelled out (here or in a `%run` notebook).
+            return next((v for k, v in base.items if isinstance(k, StringValue) and k.text == index.text), UNKNOWN)
         if isinstance(base, ColumnValue):
             return base
         return UNKNOWN
@@ -876,7 +892,8 @@ class GraphBuilder:
     def ev_IfExp(self, expr: cst.IfExp, scope: Scope) -> Value:
         self.ev(expr.test, scope)
         body, orelse = self.ev(expr.body, scope), self.ev(expr.orelse, scope)
-        return body if body is not UNKNOWN else orelse
+        # `df if full else 0`: the branch that says something about the data.
+        return body if body is not UNKNOWN and not isinstance(body, NumberValue) else orelse
 
     def ev_NamedExpr(self, expr: cst.NamedExpr, scope: Scope) -> Value:
         value = self.ev(expr.value, scope)
@@ -1085,6 +1102,11 @@ def _function_slots(spec, args, kwargs) -> dict[int | str, UserFunction]:
     return slots
 
 
+def _first_number(args: list[Value]) -> int | None:
+    first = args[0] if args else None
+    return first.value if isinstance(first, NumberValue) and isinstance(first.value, int) else None
+
+
 def _first_literal(node: StageNode) -> str | None:
     if node.call is None:
         return node.keywords.get("numPartitions")  # a SQL hint stage: `/*+ COALESCE(1) */`
@@ -1092,7 +1114,7 @@ def _first_literal(node: StageNode) -> str | None:
         if arg.keyword is None and isinstance(arg.value, cst.Integer):
             return arg.value.value
         if arg.keyword is None:
-            return None
+            return str(node.first_number) if node.first_number is not None else None
     return node.keywords.get("numPartitions")
 
 

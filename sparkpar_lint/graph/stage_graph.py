@@ -185,6 +185,9 @@ class StageNode:
     functions: list[UserFunction] = field(default_factory=list)
     keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text
     positional_count: int = 0
+    # The first positional argument's whole number when known but not spelled there (a name set
+    # to it, here or in a `%run` notebook): `coalesce(partitions)` with `partitions = 1`.
+    first_number: int | None = None
     # Library callables passed where the catalogue expects a function, by argument position or
     # keyword: `reduceByKey(operator.add)` -> {0: "operator.add"}, `reduce(max)` -> {0: "max"}.
     callables: dict[int | str, str] = field(default_factory=dict)

@@ -61,6 +61,13 @@ class StringValue(Value):
 
 
 @dataclass(frozen=True)
+class NumberValue(Value):
+    """An int or float literal, or a name set to one (`partitions = 1`)."""
+
+    value: int | float
+
+
+@dataclass(frozen=True)
 class TemplateValue(Value):
     """An f-string or `+` of strings: SQL analysis reads it; it names no column."""
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from sparkpar_lint.project.constants import Literal, module_constants
 from sparkpar_lint.project.locate import function_module, module_file
 
-_FORMAT = "2"
+_FORMAT = "3"
 _MAX_MODULE_BYTES = 4 * 1024 * 1024  # larger modules are generated code, not helpers
 _DATA_KINDS = ("DataFrame", "GroupedData", "RDD", "DStream")
 
@@ -100,6 +101,8 @@ class ModuleSummary:
     stars: list[str] = field(default_factory=list)
     # Names it imports from its own package (`from .DEDUPLICATE import DEDUPLICATE`): re-exports.
     names: dict[str, str] = field(default_factory=dict)
+    # Top-level names set to a literal (`KEYS = ["id"]`): a star import or `%run` brings them along.
+    constants: dict[str, Literal] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -108,6 +111,7 @@ class ModuleSummary:
                 "calls": [asdict(c) for c in self.calls],
                 "stars": self.stars,
                 "names": self.names,
+                "constants": self.constants,
             }
         )
 
@@ -120,7 +124,13 @@ class ModuleSummary:
             )
             for c in data["calls"]
         ]
-        return cls(cls._functions_from(data["functions"]), calls, list(data["stars"]), dict(data["names"]))
+        return cls(
+            cls._functions_from(data["functions"]),
+            calls,
+            list(data["stars"]),
+            dict(data["names"]),
+            dict(data["constants"]),
+        )
 
     @staticmethod
     def _functions_from(stored: dict) -> dict[str, FunctionSummary]:
@@ -173,6 +183,7 @@ def summarize(graph, module: cst.Module) -> ModuleSummary:
     if graph.imports is not None:
         summary.stars = list(graph.imports.star_modules)
         summary.names = {local: q for local, q in graph.imports.names.items() if q.startswith(".")}
+    summary.constants = module_constants(module)
     for target, args, kwargs in graph.outgoing_calls:
         facts = tuple(_arg_facts(graph, a) for a in args)
         named = tuple((k, f) for k, f in ((k, _arg_facts(graph, v)) for k, v in kwargs.items()) if f is not None)
@@ -394,6 +405,17 @@ class ProjectIndex:
             path = module_file(importer, star)
             if path is not None and self._defined(path, name) is not None:
                 return f"{star}.{name}" if not star.endswith(".") else star + name
+        return None
+
+    def star_constant(self, importer: str, star_modules: list[str], name: str) -> tuple[Literal] | None:
+        """The literal `name` is set to in a module star-imported here (a `%run` notebook is one),
+        in a 1-tuple (the literal may be None); the first module defining it wins, as its
+        functions do."""
+        for star in star_modules:
+            path = module_file(importer, star)
+            summary = self.module(path) if path is not None else None
+            if summary is not None and name in summary.constants:
+                return (summary.constants[name],)
         return None
 
     def module(self, path: str, full: bool = False) -> ModuleSummary | None:
