@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -123,6 +123,20 @@ def one_chain(targets: list[Target]) -> bool:
     """Whether the findings are linked, each to the next, by shared lines of their chains."""
     if not targets:
         return False
+def merge(into: dict[str, dict[str, Any]], entries: Mapping[str, dict[str, Any]]) -> None:
+    """Fold one pytest-xdist worker's verdicts into `into`. Every worker lints the same modules but
+    runs its share of the tests: a finding keeps the strongest verdict any worker gave it (with that
+    worker's seed and replay), the tests of all of them and the sum of their runs."""
+    for key, entry in entries.items():
+        held = into.setdefault(key, {**entry, "tests": [], "runs": 0, "perturbations": []})
+        held["tests"] = sorted({*held["tests"], *entry["tests"]})
+        held["runs"] += entry["runs"]
+        held["perturbations"] = sorted({*held["perturbations"], *entry["perturbations"]})
+        if _RANK.get(entry["verdict"], 0) > _RANK.get(held["verdict"], 0):
+            held.pop("seed", None), held.pop("replay", None)
+            held.update({name: entry[name] for name in ("verdict", "seed", "replay") if name in entry})
+
+
     joined, rest = set(targets[0].chain), list(targets[1:])
     while rest:
         linked = [t for t in rest if t.path == targets[0].path and t.chain & joined]
