@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-EXPECT = re.compile(r"#\s*expect:\s*(SPX\d{3}(?:\s*,\s*SPX\d{3})*)")
+EXPECT = re.compile(r"(?:#|--)\s*expect:\s*(SPX\d{3}(?:\s*,\s*SPX\d{3})*)")
 
 TEST_HEAD = """
 import json
@@ -57,7 +57,9 @@ def rows_of(module, spark):
     for name, frame in frames.items():
         frame.createOrReplaceTempView(name)
     result = module.job(spark, **frames)
-    rows = [repr(tuple(row)) for row in (result.collect() if hasattr(result, "collect") else result)]
+    # An RDD job may return bare values (an RDD of ids), a DataFrame job Rows, a driver job a list.
+    rows = [repr(tuple(row)) if isinstance(row, tuple) else repr(row)
+            for row in (result.collect() if hasattr(result, "collect") else result)]
     return rows if getattr(module, "OUTPUT", "bag") == "sequence" else sorted(rows)
 """
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -94,7 +94,8 @@ class Targets:
             if not findings:
                 continue
             source = Path(result.path).read_text("utf-8", "surrogateescape")
-            statements = _statements(source)
+            tree = _parse(source)
+            statements = _statements(tree)
             keys = verdicts.keys(findings, {result.path: source}, root)
             by_line: dict[int, list[Target]] = {}
             for name in {os.path.abspath(result.path), str(Path(result.path).resolve())}:
@@ -108,7 +109,10 @@ class Targets:
                 reached_from = {
                     line
                     for span in spans
-                    for first, last in [_enclosing(statements, span.line, span.end_line)]
+                    for first, last in [
+                        _enclosing(statements, span.line, span.end_line),
+                        *_handed_to_spark(tree, statements, span.line),
+                    ]
                     for line in range(first, last + 1)
                 }
                 for line in reached_from:
@@ -117,6 +121,20 @@ class Targets:
 
     def entries(self) -> dict[str, dict[str, Any]]:
         return {target.key: target.entry() for target in self.targets}
+
+
+def merge(into: dict[str, dict[str, Any]], entries: Mapping[str, dict[str, Any]]) -> None:
+    """Fold one pytest-xdist worker's verdicts into `into`. Every worker lints the same modules but
+    runs its share of the tests: a finding keeps the strongest verdict any worker gave it (with that
+    worker's seed and replay), the tests of all of them and the sum of their runs."""
+    for key, entry in entries.items():
+        held = into.setdefault(key, {**entry, "tests": [], "runs": 0, "perturbations": []})
+        held["tests"] = sorted({*held["tests"], *entry["tests"]})
+        held["runs"] += entry["runs"]
+        held["perturbations"] = sorted({*held["perturbations"], *entry["perturbations"]})
+        if _RANK.get(entry["verdict"], 0) > _RANK.get(held["verdict"], 0):
+            held.pop("seed", None), held.pop("replay", None)
+            held.update({name: entry[name] for name in ("verdict", "seed", "replay") if name in entry})
 
 
 def one_chain(targets: list[Target]) -> bool:
@@ -134,13 +152,48 @@ def one_chain(targets: list[Target]) -> bool:
     return True
 
 
-def _statements(source: str) -> list[tuple[int, int]]:
-    """(first line, last line) of every statement, compound ones included."""
+def _parse(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
+        return None
+
+
+def _statements(tree: ast.Module | None) -> list[tuple[int, int]]:
+    """(first line, last line) of every statement, compound ones included."""
+    if tree is None:
         return []
     return [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, ast.stmt)]
+
+
+def _handed_to_spark(tree: ast.Module | None, statements: list[tuple[int, int]], line: int) -> list[tuple[int, int]]:
+    """For a line in the body of a function Spark runs in Python workers, out of the tracer's
+    sight, the statements that hand that function to Spark on the driver: any use of a UDF's name
+    (`@F.udf` ... `visit_number("user")` builds the column that runs it), or a use of another
+    function's name as a value (`rdd.map(count_codes)`, `F.udf(parse)`), not a call of it, which
+    runs the body on the driver where the tracer sees it."""
+    if tree is None:
+        return []
+    holding = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body[0].lineno <= line <= (node.end_lineno or node.lineno)
+    ]
+    if not holding:
+        return []
+    function = max(holding, key=lambda node: node.lineno)  # the innermost
+    udf = any("udf" in ast.unparse(decorator).lower() for decorator in function.decorator_list)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return [
+        _enclosing(statements, use.lineno, use.end_lineno or use.lineno)
+        for use in ast.walk(tree)
+        if isinstance(use, ast.Name)
+        and use.id == function.name
+        and isinstance(use.ctx, ast.Load)
+        and not function.lineno <= use.lineno <= (function.end_lineno or function.lineno)
+        and (udf or id(use) not in called)
+    ]
 
 
 def _enclosing(statements: list[tuple[int, int]], line: int, end_line: int) -> tuple[int, int]:

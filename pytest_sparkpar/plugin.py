@@ -32,6 +32,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,9 @@ SESSION_KEY = pytest.StashKey[dict]()
 WORKER_SEED = "sparkpar_seed"  # the key of the seed in an xdist worker's workerinput
 TALLY_KEY = pytest.StashKey["Tally"]()
 TARGETS_KEY = pytest.StashKey["Targets"]()
+# Under pytest-xdist: the verdicts the workers sent back (workeroutput), merged on the controller.
+MERGED_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+WORKER_VERDICTS = "sparkpar_verdicts"  # the key of a worker's verdicts in its workeroutput
 
 
 @dataclass
@@ -365,25 +369,46 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    targets = session.config.stash.get(TARGETS_KEY, None)
-    if targets is not None and not hasattr(session.config, "workerinput"):
+    config = session.config
+    if hasattr(config, "workerinput"):
+        targets = config.stash.get(TARGETS_KEY, None)
+        if targets is not None:  # the controller merges and writes them (pytest_testnodedown)
+            config.workeroutput[WORKER_VERDICTS] = targets.entries()
+        return
+    entries = _verdict_entries(config)
+    if entries is not None:
         from sparkpar_lint import verdicts
 
-        verdicts.dump(verdicts_path(session.config), targets.entries())
+        verdicts.dump(verdicts_path(config), entries)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, absent without it
+def pytest_testnodedown(node, error) -> None:
+    entries = getattr(node, "workeroutput", {}).get(WORKER_VERDICTS)
+    if entries is not None:
+        from pytest_sparkpar.confirm import merge
+
+        merge(node.config.stash.setdefault(MERGED_KEY, {}), entries)
+
+
+def _verdict_entries(config: pytest.Config) -> dict[str, dict[str, Any]] | None:
+    """The verdicts of --sparkpar-confirm: this process's, or under xdist the workers' merged."""
+    targets = config.stash.get(TARGETS_KEY, None)
+    return targets.entries() if targets is not None else config.stash.get(MERGED_KEY, None)
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     """One line on what the audit of existing tests cost, printed with -q too: CI budgets by it."""
-    targets = config.stash.get(TARGETS_KEY, None)
-    if targets is not None:
+    entries = _verdict_entries(config)
+    if entries is not None:
         from collections import Counter
 
-        counts = Counter(target.verdict or "unreached" for target in targets.targets)
+        counts = Counter(entry["verdict"] for entry in entries.values())
         shown = ", ".join(
             f"{counts[kind]} {kind}" for kind in ("confirmed", "implicated", "not-reproduced", "unreached")
         )
         terminalreporter.write_line(
-            f"sparkpar: {len(targets.targets)} lint finding{'s' * (len(targets.targets) != 1)} in the tested "
+            f"sparkpar: {len(entries)} lint finding{'s' * (len(entries) != 1)} in the tested "
             f"modules: {shown}; verdicts in {verdicts_path(config)}"
         )
     tally = config.stash.get(TALLY_KEY, None)

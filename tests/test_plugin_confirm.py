@@ -14,6 +14,7 @@ import pytest
 from test_plugin import outcomes, run_pytest
 
 pytestmark = pytest.mark.spark
+pytest_plugins = ["pytester"]
 
 RUNS = 4
 
@@ -151,3 +152,34 @@ def test_lint_reads_the_verdicts(confirmed):
     assert "--sparkpar-seed=7" in confirmed_message
     assert "not reproduced: 4 targeted runs" in findings[("SPX101", 10)]["message"]
     assert "no test executes this line" in findings[("SPX101", 18)]["message"]
+
+
+def test_xdist_workers_verdicts_are_merged_into_one_file(pytester):
+    """Each worker runs its share of the tests; the controller writes every worker's verdicts."""
+    (pytester.path / "jobs").mkdir()
+    (pytester.path / "jobs" / "__init__.py").write_text("")
+    (pytester.path / "jobs" / "daily.py").write_text(JOBS)
+    head, _, cases = TESTS.partition("\n\ndef test_row_ids")
+    ids, _, rest = ("def test_row_ids" + cases).partition("\n\ndef test_latest")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_ids.py").write_text(head + "\n\n" + ids)
+    (pytester.path / "tests" / "test_sensors.py").write_text(head + "\n\ndef test_latest" + rest)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-n", "2", "--dist", "loadfile", "-v", "--sparkpar-confirm", "--sparkpar-seed=7",
+        f"--sparkpar-runs={RUNS}", "--sparkpar-master=local[2]",
+    )  # fmt: skip
+    output = result.stdout.str()
+    workers = set(re.findall(r"^\[(gw\d)\] .*(?:PASSED|FAILED)", output, re.M))
+    assert workers == {"gw0", "gw1"}, output[-4000:]  # both workers ran tests
+    assert _verdicts(pytester.path) == {
+        ("SPX105", 6): "confirmed",
+        ("SPX107", 10): "not-reproduced",
+        ("SPX101", 10): "not-reproduced",
+        ("SPX107", 18): "unreached",
+        ("SPX101", 18): "unreached",
+    }
+    entries = json.loads((pytester.path / ".sparkpar" / "verdicts.json").read_text())["verdicts"].values()
+    (confirmed,) = [e for e in entries if e["verdict"] == "confirmed"]
+    assert confirmed["tests"] == ["tests/test_ids.py::test_row_ids"] and "--sparkpar-seed=7" in confirmed["replay"]
+    assert "sparkpar: 5 lint findings in the tested modules: 1 confirmed, 0 implicated, 2 not-reproduced" in output

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.command_input import fail, file_timeout_option, follow_links_option
+from sparkpar_lint.fix_proofs import echo_proofs, load, verdicts_option
 from sparkpar_lint.fixes.diff_text import guard_workflow_commands, unified_diff
 from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import ExitStatus
@@ -45,6 +46,7 @@ from sparkpar_lint.selection import check_selection, comma_list
 )
 @follow_links_option
 @file_timeout_option
+@verdicts_option
 def fix(
     paths,
     unsafe_fixes,
@@ -59,6 +61,7 @@ def fix(
     config_path,
     follow_links,
     file_timeout,
+    verdicts_path,
 ):
     """Rewrite PATHS so their results no longer depend on partitioning."""
     from sparkpar_lint.cli import _load_config, _rule_classes, _with_cli_excludes
@@ -75,6 +78,7 @@ def fix(
     check_selection(select, ignore, list(rules))
     rule_ids = effective_rules(config, rules, select, ignore or ())
     settings = analysis_settings(config, None)
+    known = load(verdicts_path or config.verdicts)
     if summary_path is not None and not summary_path.parent.is_dir():
         # Checked before any file is rewritten, so a typo does not cost the summary of a real run.
         fail(f"{summary_path}: cannot write the summary: no directory {summary_path.parent}")
@@ -148,6 +152,7 @@ def fix(
         f"{verb} {fixes} finding{'s' if fixes != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.",
         err=True,
     )
+    echo_proofs(known, outcomes, config.root)
     if summary_path is not None:
         try:
             summary_path.write_text(render_summary(outcomes, rules), encoding="utf-8")
