@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.model import Finding
 from sparkpar_lint.output.concise import location
 

@@ -14,7 +14,7 @@ from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.settings import AnalysisSettings
 
 if TYPE_CHECKING:
-    from sparkpar_lint.fixes.model import Fix
+    from sparkpar_lint.edits.model import Fix
     from sparkpar_lint.graph.stage_graph import StageGraph
 
 
