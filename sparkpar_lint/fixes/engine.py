@@ -19,7 +19,7 @@ from sparkpar_lint.analysis import analyze_module
 from sparkpar_lint.edits.chain import drop_call
 from sparkpar_lint.edits.imports import finish_imports
 from sparkpar_lint.edits.layout import merge_dropped, relayout, wrap_long_lines
-from sparkpar_lint.edits.model import SAFE, Fix
+from sparkpar_lint.edits.model import Fix
 from sparkpar_lint.edits.quotes import ModuleQuotes
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
@@ -48,7 +48,7 @@ class FixOutcome:
 
 
 def fixable(finding: Finding, unsafe: bool) -> bool:
-    return isinstance(finding.fix, Fix) and (finding.fix.safety == SAFE or unsafe)
+    return isinstance(finding.fix, Fix) and finding.fix.applies(unsafe)
 
 
 def apply_fixes(module: cst.Module, fixes: list[Fix]) -> str:

@@ -99,7 +99,7 @@ class Rule:
             path=ctx.path,
             span=_plain(span),
             related=tuple(RelatedLocation(_plain(r.span), r.message, r.cell, r.path) for r in related),
-            fix_safety=fix.safety if fix is not None else None,
+            fix_safety=fix.safety.value if fix is not None else None,
             fix=fix,
             no_fix_reason=reason,
             links=found,
