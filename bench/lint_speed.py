@@ -26,6 +26,7 @@ import libcst
 
 from sparkpar_lint import runner
 from sparkpar_lint.config import Config
+from sparkpar_lint.decoding import decode
 from sparkpar_lint.discovery import discover
 from sparkpar_lint.rules import all_rules
 
@@ -41,7 +42,7 @@ def parse_only(path: str) -> int:
         data = handle.read()
     if not runner._MENTIONS_SPARK.search(data):
         return 0  # the linter skips these too, so parse-only must as well
-    libcst.parse_module(runner.decode(data))
+    libcst.parse_module(decode(data))
     return 1
 
 

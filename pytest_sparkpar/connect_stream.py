@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 
 from pytest_sparkpar import compat
-from pytest_sparkpar.runner import PART, POS, _as_read, _file_schema, call_job, to_rows
+from pytest_sparkpar.frames import PART, POS, _as_read, _file_schema, call_job, to_rows
 
 
 def _table_location(session, table: str) -> str:

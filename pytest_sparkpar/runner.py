@@ -16,20 +16,17 @@ stopped and directories removed even when the job raises.
 
 from __future__ import annotations
 
-import inspect
 import os
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_sparkpar import compat
+from pytest_sparkpar.frames import PART, POS, _as_read, _file_schema, call_job, to_rows
 from pytest_sparkpar.interleaving import Interleaving
-
-PART, POS = "__sparkpar_part", "__sparkpar_pos"
 
 
 @dataclass
@@ -113,24 +110,6 @@ def _is_connect(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def call_job(job: Callable, frames: dict[str, Any]):
-    __tracebackhide__ = True
-    params: Mapping[str, inspect.Parameter]
-    try:
-        params = inspect.signature(job).parameters
-    except (TypeError, ValueError):
-        params = {}
-    if frames.keys() <= params.keys():
-        return job(**frames)
-    return job(*frames.values())
-
-
-def to_rows(frame) -> list[tuple]:
-    from pytest_sparkpar.orders import plain
-
-    return [plain(tuple(r)) for r in frame.collect()]
-
-
 def _placed_frame(session, data: Dataset, placement):
     if _is_connect(session):
         return _shuffled_into_place(session, data, placement)
@@ -182,16 +161,6 @@ class _nullcontext:
         return False
 
 
-def _file_schema(schema):
-    """The schema the input files are written with: Parquet has no void type, so an all-null
-    (NullType) column is stored as a string column of nulls and turned back on read."""
-    from pyspark.sql.types import NullType, StringType, StructField, StructType
-
-    return StructType(
-        [StructField(f.name, StringType(), True) if isinstance(f.dataType, NullType) else f for f in schema.fields]
-    )
-
-
 def _arrow_value(value, data_type):
     """A Python value as Arrow must receive it. Spark reads a naive `datetime` for a TIMESTAMP in
     the driver's local time zone (as `createDataFrame` does), so it becomes that instant in UTC."""
@@ -233,17 +202,6 @@ def _write_batches(directory: str, data: Dataset, placement) -> None:
             pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
             stamp += 1
             os.utime(path, (stamp, stamp))
-
-
-def _as_read(frame, schema):
-    """The stream with its all-null columns back to NullType (see `_file_schema`)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import NullType
-
-    voids = [f.name for f in schema.fields if isinstance(f.dataType, NullType)]
-    if not voids:
-        return frame
-    return frame.select(*[F.lit(None).alias(f.name) if f.name in voids else frame[f.name] for f in schema.fields])
 
 
 def run_streaming(

@@ -54,7 +54,7 @@ def read_source(path: str) -> str:
 
 
 def _decoded(path: str, data: bytes) -> str:
-    from sparkpar_lint.runner import decode
+    from sparkpar_lint.decoding import decode
 
     try:
         return decode(data)

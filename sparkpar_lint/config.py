@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import reprlib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, Severity
 
@@ -161,19 +160,6 @@ def selected_rules(rule_ids: Iterable[str], select: Iterable[str], ignore: Itera
         for rule_id in rule_ids
         if any(p == "ALL" or rule_id.startswith(p) for p in select) and not any(rule_id.startswith(p) for p in ignore)
     }
-
-
-def matches(path: str | PurePath, globs: Iterable[str], root: Path) -> bool:
-    """Whether `path` matches a glob, tried on the path relative to `root` and on the bare name."""
-    pure = Path(path)
-    try:
-        relative = pure.resolve().relative_to(root).as_posix()
-    except (ValueError, OSError):
-        relative = pure.as_posix()
-    candidates = (relative, pure.as_posix(), pure.name)
-    return any(
-        fnmatch.fnmatch(c, g.rstrip("/")) or fnmatch.fnmatch(c, g.rstrip("/") + "/*") for g in globs for c in candidates
-    )
 
 
 def _read_toml(path: Path) -> dict:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-
-from sparkpar_lint.config import matches
+from pathlib import Path, PurePath
 
 # Larger than any hand-written module (50,000 lines is ~2 MB); bigger files are generated data.
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -33,6 +32,19 @@ SKIPPED_DIRS = frozenset(
         ".ipynb_checkpoints",
     }  # Jupyter's autosave copies of the notebooks beside them
 )
+
+
+def matches(path: str | PurePath, globs: Iterable[str], root: Path) -> bool:
+    """Whether `path` matches a glob, tried on the path relative to `root` and on the bare name."""
+    pure = Path(path)
+    try:
+        relative = pure.resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        relative = pure.as_posix()
+    candidates = (relative, pure.as_posix(), pure.name)
+    return any(
+        fnmatch.fnmatch(c, g.rstrip("/")) or fnmatch.fnmatch(c, g.rstrip("/") + "/*") for g in globs for c in candidates
+    )
 
 
 @dataclass

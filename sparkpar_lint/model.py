@@ -108,7 +108,7 @@ class Finding:
     related: tuple[RelatedLocation, ...] = ()
     # "safe", "unsafe" or None when the rule has no automatic fix for this finding.
     fix_safety: str | None = None
-    # The rewrite itself (sparkpar_lint.fixes.model.Fix); only in-process, never cached or rendered.
+    # The rewrite itself (sparkpar_lint.edits.model.Fix); only in-process, never cached or rendered.
     fix: object = field(default=None, compare=False, repr=False)
     # Jupyter notebooks: the 1-based index over all cells; `span` is then within that cell.
     cell: int | None = None

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import os
 import re
-import tokenize
 from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -16,11 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from sparkpar_lint.cache import Cache
-from sparkpar_lint.config import Config, matches, selected_rules
+from sparkpar_lint.config import Config, selected_rules
+from sparkpar_lint.decoding import decode
 from sparkpar_lint.discovery import (
     NotASourceFile,
     describe_read_error,
     discover,
+    matches,
     read_source_bytes,
 )
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, map_isolated
@@ -220,11 +220,8 @@ def check_source(
 def _check_notebook(
     path: str, data: bytes, rule_ids: Collection[str], settings: AnalysisSettings | None
 ) -> tuple[FileResult, dict[str, str]]:
-    from sparkpar_lint.sources.notebook import (
-        NotebookError,
-        lint_notebook,
-        read_notebook,
-    )
+    from sparkpar_lint.notebook_lint import lint_notebook
+    from sparkpar_lint.sources.notebook import NotebookError, read_notebook
 
     try:
         notebook = read_notebook(path, data)
@@ -236,18 +233,6 @@ def _check_notebook(
     except Exception as error:  # one bad file must not stop the run, so report it and move on
         return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error}"), {}
     return FileResult(path, findings), notebook.display_sources(findings)
-
-
-def decode(data: bytes) -> str:
-    """Bytes to text as Python itself would read them: UTF-8 unless a PEP 263 cookie says otherwise."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        # detect_encoding blames "the encoding declaration" for any non-UTF-8 byte in the first two
-        # lines; decoding as UTF-8 names the byte and its offset instead.
-        data.decode("utf-8")
-        raise
-    return data.decode(encoding)
 
 
 def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Iterable:

@@ -91,7 +91,7 @@ def run(
         if arrival is not None:
             from pyspark.sql import functions as F
 
-            from sparkpar_lint.fixes.ordering import JSON_TIMESTAMPS
+            from sparkpar_lint.rules.fixers.ordering import JSON_TIMESTAMPS
 
             # The fixes' whole-row tie-breaker; a sort takes no `*`.
             whole_row = F.to_json(F.struct(*frame.columns), JSON_TIMESTAMPS)

@@ -28,10 +28,10 @@ import pytest
 pytest.importorskip("pyspark")
 
 from spark_harness import is_runnable, load_job, run  # noqa: E402
+from sparkpar_lint.edits.model import UNSAFE  # noqa: E402
 from sparkpar_lint.fixes.engine import fix_source  # noqa: E402
-from sparkpar_lint.fixes.model import UNSAFE  # noqa: E402
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN  # noqa: E402
 from sparkpar_lint.rules import all_rules  # noqa: E402
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RUNS = 6

@@ -438,7 +438,7 @@ def spx106_jobs(draw) -> str:
         lines.append(f"    ranked = {name}.orderBy({_sort_argument(draw, prefix, sort)})")
         lines.append(f"    return ranked{shuffle}{between}{pick}")
     else:
-        # The sequence number only crosses a shuffle right before the pick (fixes/sequence.py).
+        # The sequence number only crosses a shuffle right before the pick (rules/fixers/sequence.py).
         lines.append(f'    rows = spark.read.parquet("p"){shuffle}')
         lines.append(f"    return rows{pick}")
     return "\n".join(lines) + "\n"

@@ -7,7 +7,7 @@ import pytest
 
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.forwarding import CHANGED, KEPT, UNKNOWN, key_forwarding, stale_partitioning
-from sparkpar_lint.graph.stage_graph import UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.model import Span
 
 

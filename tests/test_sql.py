@@ -154,7 +154,7 @@ WHOLE_ROW_SQL = (
 
 
 def test_sql_window_tie_breaker_in_a_sql_cell_and_a_sql_file(tmp_path):
-    from sparkpar_lint.sources.notebook import fix_notebook
+    from sparkpar_lint.fixes.notebook import fix_notebook
 
     sql = "SELECT user, ntile(4) OVER (PARTITION BY user ORDER BY 'x') AS quartile FROM visits\n"
     fixed = sql.replace("ORDER BY 'x'", f"ORDER BY 'x', {WHOLE_ROW_SQL}")

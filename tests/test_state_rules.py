@@ -11,7 +11,7 @@ import pytest
 
 from sparkpar_lint.analysis import analyze
 from sparkpar_lint.graph.partition_state import keyed_state
-from sparkpar_lint.graph.stage_graph import UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.user_functions import mutated_outer_names
 from sparkpar_lint.model import Span
 

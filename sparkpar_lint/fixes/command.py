@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from sparkpar_lint.command_input import fail, file_timeout_option, follow_links_option
-from sparkpar_lint.fix_proofs import echo_proofs, load, verdicts_option
+from sparkpar_lint.edits.model import Fix
 from sparkpar_lint.fixes.diff_text import guard_workflow_commands, unified_diff
-from sparkpar_lint.fixes.model import Fix
+from sparkpar_lint.fixes.proofs import echo_proofs, load, verdicts_option
 from sparkpar_lint.model import ExitStatus
 from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
@@ -193,8 +193,9 @@ def _fix_one(job: _FixJob):
     """In the worker: the file's FixOutcome (its fixes reduced to what the report needs, as the
     CST nodes they rewrite stay here), or one error line."""
     from sparkpar_lint.fixes.engine import fix_source
+    from sparkpar_lint.fixes.notebook import fix_notebook
     from sparkpar_lint.parsing import with_deep_stack
-    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
+    from sparkpar_lint.sources.notebook import NotebookError
 
     try:
         if job.notebook:

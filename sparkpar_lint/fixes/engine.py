@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from sparkpar_lint.analysis import analyze_module
-from sparkpar_lint.fixes.chain import drop_call
-from sparkpar_lint.fixes.imports import finish_imports
-from sparkpar_lint.fixes.layout import merge_dropped, relayout, wrap_long_lines
-from sparkpar_lint.fixes.model import SAFE, Fix
-from sparkpar_lint.fixes.quotes import ModuleQuotes
+from sparkpar_lint.edits.chain import drop_call
+from sparkpar_lint.edits.imports import finish_imports
+from sparkpar_lint.edits.layout import merge_dropped, relayout, wrap_long_lines
+from sparkpar_lint.edits.model import Fix
+from sparkpar_lint.edits.quotes import ModuleQuotes
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 from sparkpar_lint.rules.spx901_unparsable_file import too_deep_finding, unparsable_finding
@@ -48,7 +48,7 @@ class FixOutcome:
 
 
 def fixable(finding: Finding, unsafe: bool) -> bool:
-    return isinstance(finding.fix, Fix) and (finding.fix.safety == SAFE or unsafe)
+    return isinstance(finding.fix, Fix) and finding.fix.applies(unsafe)
 
 
 def apply_fixes(module: cst.Module, fixes: list[Fix]) -> str:

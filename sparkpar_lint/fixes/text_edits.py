@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from sparkpar_lint.analysis import analyze_module
+from sparkpar_lint.edits.model import Fix
 from sparkpar_lint.fixes.engine import apply_fixes
-from sparkpar_lint.fixes.model import Fix
 from sparkpar_lint.model import Span
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 

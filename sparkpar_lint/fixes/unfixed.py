@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.edits.model import Applicability, Fix
 from sparkpar_lint.model import Finding
 from sparkpar_lint.output.concise import location
 
@@ -30,7 +30,9 @@ _NEEDS = {
 def why_unfixed(finding: Finding, rule, unsafe: bool, rejected: bool) -> str:
     if rejected:
         return "the fix was undone: the result lost a comment or did not compile (please report this)"
-    if isinstance(finding.fix, Fix) and finding.fix.safety != SAFE and not unsafe:
+    if isinstance(finding.fix, Fix) and finding.fix.safety is Applicability.DISPLAY_ONLY:
+        return f"its fix is shown for review, never applied ({finding.fix.description})"
+    if isinstance(finding.fix, Fix) and not finding.fix.applies(unsafe):
         return f"an unsafe fix is available ({finding.fix.description}); rerun with --unsafe-fixes to apply it"
     if rule is None or not rule.fix_safety:
         why = f": {finding.no_fix_reason}" if finding.no_fix_reason else ""

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import parameter_names
 
 KEPT, CHANGED, UNKNOWN = "kept", "changed", "unknown"

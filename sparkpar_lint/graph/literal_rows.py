@@ -9,6 +9,7 @@ import ast
 
 import libcst as cst
 
+from sparkpar_lint.graph.assignments import resolved as _resolve
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
 
@@ -252,27 +253,6 @@ def _ddl_names(schema: cst.BaseExpression) -> list[str] | None:
         parts = [p.strip().split() for p in schema.evaluated_value.split(",")]
         return [p[0].strip("`") for p in parts] if all(len(p) >= 2 for p in parts) else None
     return None
-
-
-def assigned_value(graph: StageGraph, name: cst.Name, at: StageNode) -> cst.BaseExpression | None:
-    """The value last assigned to `name` before `at` in the module, or None."""
-    return _resolve(graph, name, at)
-
-
-def _resolve(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) -> cst.BaseExpression | None:
-    """A literal in place, or the literal last assigned to the name before `at`."""
-    if not isinstance(expr, cst.Name):
-        return expr
-    best = None
-    line = at.span.line
-    for candidate in graph.nodes_of(cst.Assign):
-        if len(candidate.targets) == 1:
-            target = candidate.targets[0].target
-            if isinstance(target, cst.Name) and target.value == expr.value:
-                where = graph.positions[candidate].start.line
-                if where < line and (best is None or where > best[0]):
-                    best = (where, candidate.value)
-    return best[1] if best is not None else None
 
 
 _COLUMN_ADDING = frozenset({"withColumn", "withColumns"})

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from sparkpar_lint.graph.stage_graph import UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.user_functions import MUTATING_METHODS, parameter_names
 
 # Iterating these on a frame or row yields records: `for r in pdf.itertuples()`.

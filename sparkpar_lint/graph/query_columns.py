@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.graph.literal_rows import assigned_value
+from sparkpar_lint.graph.assignments import assigned_value
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 _PLACEHOLDER = "sparkpar_placeholder"

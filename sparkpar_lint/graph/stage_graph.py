@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.user_functions import mutated_outer_names
 from sparkpar_lint.model import Span
 
 UNORDERED = "unordered"
@@ -109,16 +111,6 @@ class WindowSpecValue:
 
 
 @dataclass(frozen=True)
-class UserFunction:
-    """A function Spark runs on executors: a lambda or a def, passed by value or by name."""
-
-    name: str
-    node: cst.Lambda | cst.FunctionDef = field(compare=False, repr=False)
-    span: Span
-    role: str  # the catalogue's function_role, or "udf"/"pandas_udf"
-
-
-@dataclass(frozen=True)
 class ColumnCall:
     """One application of a column function inside a column expression."""
 
@@ -130,7 +122,7 @@ class ColumnCall:
     call: cst.Call | None = field(default=None, compare=False, repr=False)
     udf: UserFunction | None = None
     from_sql: bool = False  # found in a SQL string (expr, selectExpr, agg dict)
-    sql: object = field(default=None, compare=False, repr=False)  # sql.fixes.SqlSite: where, for fixes
+    sql: object = field(default=None, compare=False, repr=False)  # sql.site.SqlSite: where, for fixes
 
 
 @dataclass(frozen=True)
@@ -201,7 +193,7 @@ class StageNode:
     output_partitioning: Partitioning = field(default_factory=Partitioning)
     has_watermark_upstream: bool = False
     indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
-    # Stages built from SQL text: the construct and the literal holding it (sql.fixes.SqlSite).
+    # Stages built from SQL text: the construct and the literal holding it (sql.site.SqlSite).
     sql: object = field(default=None, repr=False)
     # A SQL SELECT: which columns it keeps and which it rewrites (Python stages read their call).
     projection: SqlProjection | None = None
@@ -260,8 +252,6 @@ class StageNode:
 
 
 def _mutates(function: UserFunction) -> bool:
-    from sparkpar_lint.graph.user_functions import mutated_outer_names
-
     return bool(mutated_outer_names(function))
 
 

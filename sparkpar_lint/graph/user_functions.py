@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.graph.stage_graph import UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
 
 MUTATING_METHODS = frozenset(
     {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparkpar_lint.graph.stage_graph import ColumnExpr, UserFunction, WindowSpecValue
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import ColumnExpr, WindowSpecValue
 from sparkpar_lint.model import Span
 
 

@@ -18,7 +18,7 @@ import shlex
 import libcst as cst
 
 from sparkpar_lint.analysis import analyze_module
-from sparkpar_lint.fixes.model import UNSAFE
+from sparkpar_lint.edits.model import UNSAFE
 from sparkpar_lint.suppressions import apply_suppressions
 
 PLAN_RULES = ("SPX401", "SPX402")

@@ -14,6 +14,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from sparkpar_lint.sources.run_magic import run_targets
+
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _LEVELS_WITHOUT_MARKER = 3
 _INSTALLED = ("site-packages", "dist-packages")
@@ -165,9 +167,7 @@ def imported_modules(importer: str, data: bytes) -> list[str]:
         if found is not None and found not in files and found != os.path.realpath(importer):
             files.append(found)
     # A notebook's `%run ./other` reads the other notebook's functions as a star import does.
-    from sparkpar_lint.sources.run_magic import run_targets
-
-    files += [target for target in run_targets(importer, data) if target not in files]
+    files += [target for target in run_targets(importer, data, search_dirs) if target not in files]
     return files
 
 

@@ -522,7 +522,7 @@ def _compute(path: str, data: bytes, project: ProjectIndex | None = None) -> Mod
 
 def _python_text(path: str, data: bytes) -> str:
     """A module's text; a notebook's (the target of a `%run`) with its magics masked."""
-    from sparkpar_lint.runner import decode
+    from sparkpar_lint.decoding import decode
     from sparkpar_lint.sources import is_notebook
     from sparkpar_lint.sources.notebook import read_notebook
 

@@ -14,7 +14,7 @@ from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.settings import AnalysisSettings
 
 if TYPE_CHECKING:
-    from sparkpar_lint.fixes.model import Fix
+    from sparkpar_lint.edits.model import Fix
     from sparkpar_lint.graph.stage_graph import StageGraph
 
 
@@ -99,7 +99,7 @@ class Rule:
             path=ctx.path,
             span=_plain(span),
             related=tuple(RelatedLocation(_plain(r.span), r.message, r.cell, r.path) for r in related),
-            fix_safety=fix.safety if fix is not None else None,
+            fix_safety=fix.safety.value if fix is not None else None,
             fix=fix,
             no_fix_reason=reason,
             links=found,

@@ -8,19 +8,19 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.alias import alias_removal
-from sparkpar_lint.fixes.chain import drop_call, receiver_of
-from sparkpar_lint.fixes.edits import column_function, column_name, string
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import sort_reaches
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.edits.alias import alias_removal
+from sparkpar_lint.edits.chain import drop_call, receiver_of
+from sparkpar_lint.edits.code import column_function, column_name, string
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.order_consumers import aggregate_alias, order_free_udf, order_never_observed
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.sql.fixes import any_answer_fix, lists_in_one_order_fix, ordered_pick_fix
+from sparkpar_lint.rules.fixers.ordering import sort_reaches
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.rules.fixers.sql import any_answer_fix, lists_in_one_order_fix, ordered_pick_fix
 
 _PRELUDE = "from pyspark.sql import SparkSession, Window, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -820,7 +820,7 @@ def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...], descending: bool
 def _dropped_sort(graph: StageGraph, sort: StageNode, node: StageNode) -> tuple[tuple, str]:
     """(replacements, words for the description) that remove the sort: once the aggregate reads
     the sort columns, it is work the shuffle throws away. A variable it leaves naming another
-    (`ordered = views`) goes too, where nothing else reads it (fixes/alias.py)."""
+    (`ordered = views`) goes too, where nothing else reads it (edits/alias.py)."""
     if sort.call is None or not _sort_only_feeds(graph, sort, node):
         return (), ""
     gone = f"; the `{sort.method}` above is removed (the shuffle discarded its order)"

@@ -8,13 +8,10 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.alias import bound_names
-from sparkpar_lint.fixes.chain import drop_call, method_call, receiver_of
-from sparkpar_lint.fixes.edits import column_function, string
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
-from sparkpar_lint.fixes.tie_breaker import tie_breaker
+from sparkpar_lint.edits.alias import bound_names
+from sparkpar_lint.edits.chain import drop_call, method_call, receiver_of
+from sparkpar_lint.edits.code import column_function, string
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.imports import dotted_name
 from sparkpar_lint.graph.literal_rows import duplicates_identical
@@ -24,6 +21,9 @@ from sparkpar_lint.graph.tree_paths import path_to
 from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, literal_names, output_columns, self_union
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.rules.fixers.tie_breaker import tie_breaker
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, Window, functions as F\n"

@@ -9,15 +9,15 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from sparkpar_lint.fixes.edits import column_name, positional_values, string
-from sparkpar_lint.fixes.function_body import (
+from sparkpar_lint.edits.code import column_name, positional_values, string
+from sparkpar_lint.edits.function_body import (
     frame_sort,
     frame_sort_whole_row,
     frame_sorted,
     insert_at_top,
     rows_sort,
 )
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
 from sparkpar_lint.graph.order_sensitivity import (
     FRAME,
@@ -28,7 +28,8 @@ from sparkpar_lint.graph.order_sensitivity import (
     find_order_dependence,
     parameter_kinds,
 )
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 

@@ -10,19 +10,9 @@ from functools import partial
 import libcst as cst
 
 from sparkpar_lint.catalogue import load_catalogue
-from sparkpar_lint.fixes.chain import append_after, method_call
-from sparkpar_lint.fixes.edits import column_name, positional_values, string
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import (
-    FRAME_BLIND,
-    functions_like,
-    sort_arguments,
-    sort_reaches,
-    watermark_column,
-    whole_row,
-    window_class,
-)
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.edits.chain import append_after, method_call
+from sparkpar_lint.edits.code import column_name, positional_values, string
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.kept_results import nothing_kept
 from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
@@ -31,8 +21,18 @@ from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, St
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on, literal_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.sql.fixes import window_tie_fix
-from sparkpar_lint.sql.window_order import window_order_fix
+from sparkpar_lint.rules.fixers.ordering import (
+    FRAME_BLIND,
+    functions_like,
+    sort_arguments,
+    sort_reaches,
+    watermark_column,
+    whole_row,
+    window_class,
+)
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.rules.fixers.sql import window_tie_fix
+from sparkpar_lint.rules.fixers.sql_window_order import window_order_fix
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -658,7 +658,7 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     if any(n.streaming for n, _ in uses):
         return "a streaming query allows only time windows"
     if call.from_sql:
-        # The order written into the query's spec (sql/window_order.py).
+        # The order written into the query's spec (rules/fixers/sql_window_order.py).
         return window_order_fix(call.sql) or "the SQL is not a string the fixer can edit"
     if spec_call is None:
         return "the window spec is not built in this module"
@@ -721,7 +721,7 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     """
     span = call.window.span
     if call.from_sql:
-        # The same tie-breaker, written into the query (sql/fixes.py).
+        # The same tie-breaker, written into the query (rules/fixers/sql.py).
         return window_tie_fix(call.sql) or (
             "the SQL is not a string the fixer can edit, its SELECT aggregates or joins (`*` is not the "
             "window's rows there), or a frame-reading function shares the window"

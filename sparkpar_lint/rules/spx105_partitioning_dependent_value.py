@@ -16,20 +16,20 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import insert_before
-from sparkpar_lint.fixes.edits import column_function, column_name, positional_values, string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import whole_row, window_class
-from sparkpar_lint.fixes.row_hash import STAR_STAGES, copy_numbered_hash, hashed_draw, hashed_split, row_hash
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN
-from sparkpar_lint.fixes.tie_breaker import typed_columns
+from sparkpar_lint.edits.chain import insert_before
+from sparkpar_lint.edits.code import column_function, column_name, positional_values, string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.batching import batches_rows_only
 from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.fixers.ordering import whole_row, window_class
+from sparkpar_lint.rules.fixers.row_hash import STAR_STAGES, copy_numbered_hash, hashed_draw, hashed_split, row_hash
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN
+from sparkpar_lint.rules.fixers.sql import random_tie_fix
+from sparkpar_lint.rules.fixers.tie_breaker import typed_columns
 from sparkpar_lint.rules.spx401_single_partition_window import small_input
-from sparkpar_lint.sql.fixes import random_tie_fix
 
 ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
 _NAMING_METHODS = frozenset({"alias", "name", "as_"})
@@ -605,7 +605,7 @@ def _only_previewed(graph: StageGraph, node: StageNode) -> bool:
 
 def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool:
     """sparkpar's own `_sparkpar_seq`: numbered on rows of a batch source that no shuffle has
-    moved since (fixes/sequence.py), it is the source's arrival order (the sequential
+    moved since (rules/fixers/sequence.py), it is the source's arrival order (the sequential
     semantics), not an id."""
     chain = list(graph.upstream(node))
     source = chain[-1] if chain else None

@@ -7,13 +7,9 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.arbitrary_pick import REVIEW, rdd_take_ordered, sql_limit_order, unique_key_order
-from sparkpar_lint.fixes.chain import method_call, wrap_receiver
-from sparkpar_lint.fixes.edits import string
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import functions_like, sort_arguments, sort_reaches
-from sparkpar_lint.fixes.sequence import SEQUENCE_COLUMN, sequence_parts
-from sparkpar_lint.fixes.tie_breaker import WHOLE_ROW, tie_breaker
+from sparkpar_lint.edits.chain import method_call, wrap_receiver
+from sparkpar_lint.edits.code import string
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.previews import previewed, previewed_queries, size_read
 from sparkpar_lint.graph.row_bounds import at_most_rows
@@ -21,6 +17,10 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import at_most_one_row
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.fixers.arbitrary_pick import REVIEW, rdd_take_ordered, sql_limit_order, unique_key_order
+from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, sort_reaches
+from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
+from sparkpar_lint.rules.fixers.tie_breaker import WHOLE_ROW, tie_breaker
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, functions as F\n"
@@ -412,7 +412,7 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
     The order is a sort the shuffle discarded, when its columns reach the limit unchanged, with
     the whole row as tie-breaker (safe: the rows the user sorted to the front); otherwise the
     sequence number taken at the source (unsafe: arrival order is a choice); otherwise a
-    deterministic pick (unsafe, fixes/arbitrary_pick.py): the keys the rows are unique on, or the
+    deterministic pick (unsafe, rules/fixers/arbitrary_pick.py): the keys the rows are unique on, or the
     whole row. RDDs: `takeOrdered` where the elements compare; SQL: `ORDER BY` the keys.
     """
     if node.sql is not None:

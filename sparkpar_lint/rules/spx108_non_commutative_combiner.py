@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.graph import combiner_pairs, combiners
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 

@@ -8,12 +8,13 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import insert_before, method_call, receiver_of, through_rdd, wrap_receiver
-from sparkpar_lint.fixes.edits import string
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.edits.chain import insert_before, method_call, receiver_of, through_rdd, wrap_receiver
+from sparkpar_lint.edits.code import string
+from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.graph.order_sensitivity import find_order_dependence, parameter_kinds
 from sparkpar_lint.graph.partition_state import KeyedState, keyed_state
-from sparkpar_lint.graph.stage_graph import Partitioning, StageGraph, StageNode, UserFunction
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import Partitioning, StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 

@@ -9,12 +9,9 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from sparkpar_lint.fixes.chain import insert_before, receiver_of
-from sparkpar_lint.fixes.console_sort import SORTS, sort_into_foreach_batch, writer_calls
-from sparkpar_lint.fixes.edits import column_name, string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.fixes.stream_dedup import dedup_watermark_fix
-from sparkpar_lint.fixes.stream_join import EVENT_TIME_NAME, join_watermark_fix
+from sparkpar_lint.edits.chain import insert_before, receiver_of
+from sparkpar_lint.edits.code import column_name, string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.key_space import (
     ENTITY,
     EVENT_TIME,
@@ -29,6 +26,9 @@ from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
+from sparkpar_lint.rules.fixers.console_sort import SORTS, sort_into_foreach_batch, writer_calls
+from sparkpar_lint.rules.fixers.stream_dedup import dedup_watermark_fix
+from sparkpar_lint.rules.fixers.stream_join import EVENT_TIME_NAME, join_watermark_fix
 
 _PRELUDE = (
     "from pyspark.sql import SparkSession, functions as F\n"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import KEPT, key_forwarding
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sparkpar_lint.fixes.chain import drop_call, insert_before, receiver_of
-from sparkpar_lint.fixes.edits import string
-from sparkpar_lint.fixes.model import SAFE, Fix
+from sparkpar_lint.edits.chain import drop_call, insert_before, receiver_of
+from sparkpar_lint.edits.code import string
+from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import changed_columns, stale_partitioning
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode

@@ -8,9 +8,9 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import method_call
-from sparkpar_lint.fixes.edits import string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.edits.chain import method_call
+from sparkpar_lint.edits.code import string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.literal_rows import literal_rows
 from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode, WindowSpecValue
 from sparkpar_lint.model import Finding, Severity

@@ -8,9 +8,9 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import method_call, receiver_of
-from sparkpar_lint.fixes.edits import string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.edits.chain import method_call, receiver_of
+from sparkpar_lint.edits.code import string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity

@@ -38,7 +38,8 @@ from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
 from sparkpar_lint import verdicts
 from sparkpar_lint.cache import CACHE_DIR_NAME, Cache
-from sparkpar_lint.config import Config, ConfigError, find_config, load_config, matches
+from sparkpar_lint.config import Config, ConfigError, find_config, load_config
+from sparkpar_lint.discovery import matches
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.fixes.text_edits import LineEdit, finding_fixes, line_edits
 from sparkpar_lint.isolation import Failure, StandingWorker
@@ -554,8 +555,8 @@ def _notebook_fixes(
     """Fixes in a synced notebook: the notebook is fixed whole (`sparkpar fix`'s way, imports into
     the first code cell) and each changed cell gets its edits. One action per rule (all of that
     rule's findings in the notebook), or one for every safe fix."""
+    from sparkpar_lint.fixes.notebook import fix_notebook
     from sparkpar_lint.sources.ipynb import source_text
-    from sparkpar_lint.sources.notebook import fix_notebook
 
     data = _notebook_json(ls, notebook).decode("utf-8")
     path = _notebook_path(notebook.uri)
@@ -584,7 +585,8 @@ def _file_fixes(
     """Fixes in a file read through cells but opened as one text document (an `.ipynb` as JSON, a
     `.sql` file, a Databricks export): `sparkpar fix`'s rewrite of the whole file, as line edits
     of the document, one action per rule (or one for every safe fix)."""
-    from sparkpar_lint.sources.notebook import NotebookError, fix_notebook
+    from sparkpar_lint.fixes.notebook import fix_notebook
+    from sparkpar_lint.sources.notebook import NotebookError
 
     kind_of_file = "notebook" if (document.path or "").endswith(".ipynb") else "file"
     settings = ls.analysis_settings(document.path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 # `%run ./x`, `# MAGIC %run ./x` in a source export, `"%run ./x\n",` in a Jupyter file's JSON.
 _RUN = re.compile(rb'^[ \t]*"?(?:# MAGIC[ \t]*)?%run[ \t]+"?([^\s"\\]+)', re.MULTILINE)
@@ -25,9 +26,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 _IN_REPO = re.compile(r"(?:/Workspace)?/Repos/[^/]+/[^/]+/(.+)\Z")
 
 
-def run_targets(notebook: str, data: bytes) -> list[str]:
+def run_targets(notebook: str, data: bytes, search_dirs: Callable[[str], tuple[str, ...]]) -> list[str]:
     """Files `%run` names: a relative path resolved from the notebook's directory, a Git folder's
-    workspace path in the checkout; other workspace paths and targets not on disk are left out."""
+    workspace path in the checkout (looked up in `search_dirs(directory)`, the folders an absolute
+    import is looked up in); other workspace paths and targets not on disk are left out."""
     here = os.path.dirname(os.path.abspath(notebook))
     found: list[str] = []
     for match in _RUN.finditer(data):
@@ -35,7 +37,7 @@ def run_targets(notebook: str, data: bytes) -> list[str]:
         if target.startswith(("./", "../")):
             path = _with_suffix(os.path.normpath(os.path.join(here, target)))
         else:
-            path = _in_checkout(here, target)
+            path = _in_checkout(here, target, search_dirs)
         if path is not None and os.path.realpath(path) not in found:
             found.append(os.path.realpath(path))
     return found
@@ -45,10 +47,8 @@ def _with_suffix(base: str) -> str | None:
     return next((base + s for s in _SUFFIXES if os.path.isfile(base + s)), None)
 
 
-def _in_checkout(here: str, target: str) -> str | None:
+def _in_checkout(here: str, target: str, search_dirs: Callable[[str], tuple[str, ...]]) -> str | None:
     """The file a `/Repos/<user>/<repo>/<path>` workspace path names in this checkout, if any."""
-    from sparkpar_lint.project.locate import search_dirs
-
     match = _IN_REPO.match(target)
     if match is None:
         return None

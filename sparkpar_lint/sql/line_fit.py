@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sparkpar_lint.sql.fixes import SqlSite
+    from sparkpar_lint.sql.site import SqlSite
 
 LIMIT = 100  # the limit; a file whose lines are longer already is not read from here
 

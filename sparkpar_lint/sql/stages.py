@@ -22,8 +22,8 @@ from sparkpar_lint.graph.stage_graph import (
     WindowSpecValue,
 )
 from sparkpar_lint.model import Span
-from sparkpar_lint.sql.fixes import SqlSite
 from sparkpar_lint.sql.parse import ParsedSql
+from sparkpar_lint.sql.site import SqlSite
 from sparkpar_lint.sql.text import SqlText
 
 

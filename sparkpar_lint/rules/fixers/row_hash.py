@@ -12,8 +12,8 @@ import re
 
 import libcst as cst
 
-from sparkpar_lint.fixes.edits import column_function, string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.edits.code import column_function, string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
 

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 import libcst as cst
 
-SAFE = "safe"
-UNSAFE = "unsafe"
+
+class Applicability(StrEnum):
+    """When `sparkpar fix` may apply a fix: always (safe), only with `--unsafe-fixes` (it makes a
+    choice the author must review), or never (display only: offered in the editor and in SARIF,
+    applied by hand). The values are what outputs and the cache write."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+# The short names the rules build their fixes with.
+SAFE = Applicability.SAFE
+UNSAFE = Applicability.UNSAFE
 
 
 @dataclass(frozen=True)
 class Fix:
-    safety: str  # SAFE or UNSAFE
+    safety: Applicability
     description: str  # one line for the pull-request summary: what changed
     # (original node, replacement): originals are nodes of the very module the graph was built on.
     # A replacement is a node, or a function of the node as already rewritten below it, for
@@ -21,3 +34,7 @@ class Fix:
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | Callable[[cst.CSTNode], cst.CSTNode]], ...]
     # (module, name) pairs the replacement code needs, e.g. ("pyspark.sql", "functions").
     imports: tuple[tuple[str, str | None], ...] = ()
+
+    def applies(self, unsafe: bool) -> bool:
+        """Whether `sparkpar fix` applies this fix, with or without `--unsafe-fixes`."""
+        return self.safety is Applicability.SAFE or (unsafe and self.safety is Applicability.UNSAFE)

@@ -1,6 +1,6 @@
 """Column types from a `StructType([StructField("ts", TimestampType()), ...])` schema, spelled as
 DDL's base types (`timestamp`), for the fixes that read a DDL schema string the same way
-(fixes/tie_breaker.py). Types are matched by their resolved name in `pyspark.sql.types`."""
+(rules/fixers/tie_breaker.py). Types are matched by their resolved name in `pyspark.sql.types`."""
 
 from __future__ import annotations
 

@@ -14,12 +14,12 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import Rewrite, insert_before
-from sparkpar_lint.fixes.edits import column_name, string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.fixes.stream_join import EVENT_TIME_NAME
-from sparkpar_lint.fixes.tie_breaker import column_types
+from sparkpar_lint.edits.chain import Rewrite, insert_before
+from sparkpar_lint.edits.code import column_name, string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.rules.fixers.stream_join import EVENT_TIME_NAME
+from sparkpar_lint.rules.fixers.tie_breaker import column_types
 
 _DEDUPS = ("dropDuplicates", "drop_duplicates", "distinct")
 

@@ -18,8 +18,8 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from sparkpar_lint.fixes.edits import FUNCTIONS_PLACEHOLDER
-from sparkpar_lint.fixes.import_lists import as_written
+from sparkpar_lint.edits.code import FUNCTIONS_PLACEHOLDER
+from sparkpar_lint.edits.import_lists import as_written
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, dotted_name
 from sparkpar_lint.graph.user_functions import names_in
 

@@ -14,8 +14,8 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import receiver_of
-from sparkpar_lint.fixes.edits import column_function, string
+from sparkpar_lint.edits.chain import receiver_of
+from sparkpar_lint.edits.code import column_function, string
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 SEQUENCE_COLUMN = "_sparkpar_seq"

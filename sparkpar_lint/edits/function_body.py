@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.fixes.edits import string
+from sparkpar_lint.edits.code import string
 
 
 def insert_at_top(function: cst.FunctionDef, statements: list[cst.BaseStatement]) -> cst.FunctionDef:

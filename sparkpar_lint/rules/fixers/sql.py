@@ -7,33 +7,21 @@ Otherwise the fix functions return why not (a string), which `--show-unfixed` pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from sparkpar_lint.fixes.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.fixes.ordering import FRAME_BLIND, JSON_TIMESTAMPS
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.rules.fixers.ordering import FRAME_BLIND, JSON_TIMESTAMPS
 from sparkpar_lint.sql.line_fit import fitted
+from sparkpar_lint.sql.site import SqlSite
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
 
     from sparkpar_lint.sql.parse import ParsedSql
-    from sparkpar_lint.sql.text import SqlText
 
 _ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_value": "max"}
-
-
-@dataclass(frozen=True)
-class SqlSite:
-    """Where a stage or call came from: its SQL construct, and the string expression holding the
-    SQL (a literal, an f-string, a concatenation), or None when fixes may not edit it."""
-
-    parsed: ParsedSql
-    expression: exp.Expression
-    literal: cst.BaseExpression | None
-    text: SqlText | None = None  # the source position of each character, to keep lines short
 
 
 def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | str | None:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from sparkpar_lint.fixes.model import UNSAFE, Fix
-from sparkpar_lint.sql.fixes import SqlSite, _aggregates, _name, _rewrite, whole_row_pieces, window_and_select
+from sparkpar_lint.edits.model import UNSAFE, Fix
+from sparkpar_lint.rules.fixers.sql import _aggregates, _name, _rewrite, whole_row_pieces, window_and_select
 from sparkpar_lint.sql.line_fit import fitted
+from sparkpar_lint.sql.site import SqlSite
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -21,12 +21,12 @@ from functools import partial
 import libcst as cst
 import libcst.matchers as m
 
-from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.forwarding import changed_columns
 from sparkpar_lint.graph.order_flow import unordering_shuffle
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
-from sparkpar_lint.sql.fixes import SqlSite
+from sparkpar_lint.sql.site import SqlSite
 
 REVIEW = "a deterministic pick, not a chosen one: replace it with the order you mean (e.g. the count, descending)"
 

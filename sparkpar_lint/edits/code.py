@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.fixes.quotes import InsertedString, literal
+from sparkpar_lint.edits.quotes import InsertedString, literal
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 
 # Stands for "the module's name for pyspark.sql.functions" in built code; the engine
-# (fixes/imports.py) replaces it once it knows every name the pass needs.
+# (edits/imports.py) replaces it once it knows every name the pass needs.
 FUNCTIONS_PLACEHOLDER = "__sparkpar_functions__"
 
 
 def string(text: str) -> InsertedString:
-    """A literal for new code; the engine writes it in the module's quotes (fixes/quotes.py)."""
+    """A literal for new code; the engine writes it in the module's quotes (edits/quotes.py)."""
     return InsertedString(literal(text, '"'))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparkpar_lint.fixes.edits import column_function, positional_values, string
+from sparkpar_lint.edits.code import column_function, positional_values, string
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 

@@ -14,9 +14,9 @@ from functools import partial
 import libcst as cst
 import libcst.matchers as m
 
-from sparkpar_lint.fixes.chain import method_call
-from sparkpar_lint.fixes.edits import column_name, string
-from sparkpar_lint.fixes.model import UNSAFE, Fix
+from sparkpar_lint.edits.chain import method_call
+from sparkpar_lint.edits.code import column_name, string
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 # A column named like an event time: `ts`, `*_ts`, `*time*`.

@@ -17,12 +17,12 @@ import re
 
 import libcst as cst
 
-from sparkpar_lint.fixes.edits import column_function, string
-from sparkpar_lint.fixes.ordering import whole_row
-from sparkpar_lint.fixes.struct_schema import bound_once as _bound_once
-from sparkpar_lint.fixes.struct_schema import struct_types
+from sparkpar_lint.edits.code import column_function, string
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
+from sparkpar_lint.rules.fixers.ordering import whole_row
+from sparkpar_lint.rules.fixers.struct_schema import bound_once as _bound_once
+from sparkpar_lint.rules.fixers.struct_schema import struct_types
 
 WHOLE_ROW = "then the whole row"
 # Types Spark orders, as DDL spells them; containers are left to JSON rather than parsed.

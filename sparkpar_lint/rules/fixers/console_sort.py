@@ -13,7 +13,7 @@ from functools import partial
 
 import libcst as cst
 
-from sparkpar_lint.fixes.chain import drop_call
+from sparkpar_lint.edits.chain import drop_call
 from sparkpar_lint.graph.user_functions import names_in
 
 SORTS = ("orderBy", "sort")
