@@ -180,7 +180,12 @@ class Checker:
         executors = faults.executor_count(self.settings.master)
         for index in range(self.settings.faults):
             drawn = il.draw(il.RandomChooser(rng), self.spec(inputs), self.streaming, self.default_parallelism)
-            variant = il.Interleaving(drawn.placements, max(2, drawn.shuffle_partitions), False, label="fault-injected")
+            variant = il.Interleaving(
+                drawn.placements,
+                max(faults.SHUFFLE_PARTITIONS, drawn.shuffle_partitions),
+                False,
+                label="fault-injected",
+            )
             faults.wait_for_executors(self.pool.spark, executors)
             killer = faults.ExecutorKiller(
                 self.pool.spark, random.Random(rng.getrandbits(32)), faults.reads_side(index)

@@ -72,11 +72,14 @@ def perturbations(seed: int, runs: int, remote: bool = False) -> list[Perturbati
 
 
 def fault_perturbations(seed: int, runs: int) -> list[Perturbation]:
-    """Perturbations for the runs with an executor killed: adaptive execution off and at least two
-    shuffle partitions, so a stage keeps several tasks and some finish before the kill."""
+    """Perturbations for the runs with an executor killed: adaptive execution off and at least
+    `faults.SHUFFLE_PARTITIONS` shuffle partitions, so a stage keeps several tasks and some finish
+    before the kill while others are still to start."""
+    from pytest_sparkpar import faults
+
     drawn = perturbations(seed ^ 0x5EED, runs)
     for perturbation in drawn:
-        shuffle = max(2, int(perturbation.confs["spark.sql.shuffle.partitions"]))
+        shuffle = max(faults.SHUFFLE_PARTITIONS, int(perturbation.confs["spark.sql.shuffle.partitions"]))
         perturbation.confs.update({"spark.sql.shuffle.partitions": str(shuffle), "spark.sql.adaptive.enabled": "false"})
     return drawn
 

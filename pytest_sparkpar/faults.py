@@ -6,12 +6,12 @@ stages, sends SIGKILL to an executor process once some tasks of the stage it aim
 fault run, because two kinds of bug need the loss at two different moments:
 
 - even runs (the first is run 0) aim at the reading side: a stage that reads shuffle output, after
-  some of its tasks have read the first map outputs. The executor killed holds map output the stage
-  reads and either a task of the stage has not started (it will read the lost output) or the
-  executor runs one (its retry reads it again): Spark has to redo those map tasks, and rows they
-  draw at random (a salted join key) change under readers that saw the first ones. A kill at an
-  executor whose output no remaining task reads recomputes nothing, which is why the choice waits
-  until one of these holds.
+  at least one of its tasks has read the first map outputs. The executors killed hold map output
+  of every stage it reads (one executor when one holds some of each, else more), and either a task
+  of the stage has not started (it will read the lost output) or a killed executor runs one (its
+  retry reads it again): Spark has to redo those map tasks, and rows they draw at random (a salted
+  join key) change under readers that saw the first ones. Losing the output of only some parents
+  is not enough: a join whose random side ran elsewhere recomputes its other, repeatable side.
 - odd runs aim at the map side: a stage whose map output a later stage reads, killing an executor
   that ran some of its finished tasks. Spark runs those tasks again before anything reads their
   output, so a side effect of a map task (an accumulator added to in a UDF) happens twice. Random
@@ -45,20 +45,28 @@ if TYPE_CHECKING:
 EXECUTOR_MAIN = b"org.apache.spark.executor.CoarseGrainedExecutorBackend"
 POLL_SECONDS = 0.005
 RESTART_TIMEOUT = 180.0
+# Shuffle partitions of a fault run: more reading tasks than a two-executor local-cluster runs at
+# once, so when the first has finished another is still to start and will read what the kill lost.
+SHUFFLE_PARTITIONS = 4
 
 
 @dataclass
 class Fault:
-    """What was done: `executor` (its pid) was killed in `stage` after `finished` of `tasks`."""
+    """What was done: the executors (their pids) were killed in `stage` after `finished` of `tasks`."""
 
     stage: int
     finished: int
     tasks: int
-    pid: int
+    pids: list[int]
 
     def describe(self) -> str:
+        killed = (
+            f"executor process {self.pids[0]}"
+            if len(self.pids) == 1
+            else "executor processes " + ", ".join(map(str, self.pids[:-1])) + f" and {self.pids[-1]}"
+        )
         return (
-            f"executor process {self.pid} killed (SIGKILL) in stage {self.stage} after {self.finished} "
+            f"{killed} killed (SIGKILL) in stage {self.stage} after {self.finished} "
             f"of its {self.tasks} tasks had finished; Spark re-ran the lost tasks and map outputs"
         )
 
@@ -149,7 +157,7 @@ class ExecutorKiller(threading.Thread):
         self.fault: Fault | None = None
         self.error: Exception | None = None
         self.aimed: dict[int, tuple[int, list[int]] | None] = {}  # job -> (its stage to kill in, its stages)
-        self.decided: dict[int, int] = {}  # stage -> finished tasks to wait for
+        self.decided: dict[int, int] = {}  # map side: stage -> finished tasks to wait for
 
     def stop(self) -> Fault | None:
         self.done.set()
@@ -203,12 +211,12 @@ class ExecutorKiller(threading.Thread):
                 info = self.tracker.getStageInfo(stage)
                 if info is None:
                     continue
-                if stage not in self.decided:
-                    if not self.read_side and info.numTasks < 2:
+                if not self.read_side and stage not in self.decided:
+                    if info.numTasks < 2:
                         # One task leaves no finished output to lose while its stage runs.
                         self._pass_on(job, stage, stages)
                         continue
-                    self.decided[stage] = self.rng.randint(1, max(1, info.numTasks - 1))
+                    self.decided[stage] = self.rng.randint(1, info.numTasks - 1)
                 if self._fire(stage, stages, info):
                     return
             self.done.wait(POLL_SECONDS)
@@ -226,21 +234,27 @@ class ExecutorKiller(threading.Thread):
         if not self.read_side and stage != stages[-1]:
             if finished < self.decided[stage]:
                 return False
-            return self._kill(set(self._executors(stage, attempt, "SUCCESS")), stage, finished, tasks)
-        # Tasks all running at once may end a few milliseconds apart: the kill goes in while they
-        # run, and the one on the killed executor reads again.
+            ran = sorted(set(self._executors(stage, attempt, "SUCCESS")))
+            return bool(ran) and self._kill({self.rng.choice(ran)}, stage, finished, tasks)
+        # Reading side: as soon as one task has read the first map outputs, while another is still
+        # to start (it reads what the kill loses) or, when they all run, still running (the retry of
+        # one on a killed executor reads again; a task may end a few milliseconds after the poll).
         running = self._executors(stage, attempt, "RUNNING")
-        if finished < self.decided[stage] and finished + len(running) < tasks:
+        if finished == 0:
             return False
-        holders = self._holders(self._parents(stage) or [s for s in stages if s < stage])
-        if not holders:
-            # The status store names no holder (it lags the tracker): any executor, as it may still run
-            # a task of the stage.
+        parents = self._parents(stage) or [s for s in stages if s < stage]
+        held = [h for h in (self._holders([parent]) for parent in parents) if h]
+        if not held:
+            # The status store names no holder (it lags the tracker): every executor, as one holds it.
             return self._kill(set(executor_processes(self.app_id, self.driver_port)), stage, finished, tasks)
-        # A task that has not started reads every map output of the shuffle, so any holder will do;
-        # once all remaining tasks run, only the retry of one on the killed executor reads again.
-        chosen = holders if finished + len(running) < tasks else holders & set(running)
-        return self._kill(chosen, stage, finished, tasks)
+        # A task that has not started reads every map output of the shuffle; once all remaining
+        # tasks run, only the retry of one on a killed executor reads again.
+        chosen: set[str] = set()
+        if finished + len(running) >= tasks:
+            if not running:
+                return False
+            chosen.add(self.rng.choice(sorted(running)))
+        return self._kill(cover(chosen, held, self.rng), stage, finished, tasks)
 
     def _executors(self, stage: int, attempt: int, status: str) -> list[str]:
         """The executor id of each task of `stage` in `status` (Spark's status store)."""
@@ -258,18 +272,31 @@ class ExecutorKiller(threading.Thread):
         return holders
 
     def _kill(self, chosen: set[str], stage: int, finished: int, tasks: int) -> bool:
-        """SIGKILL one of the `chosen` executors; False (try again at the next poll) when none runs."""
+        """SIGKILL the `chosen` executors; False (try again at the next poll) when none runs."""
         processes = executor_processes(self.app_id, self.driver_port)
-        pids = sorted(pid for executor, pid in processes.items() if executor in chosen)
-        if not pids:
+        killed = []
+        for pid in sorted(pid for executor, pid in processes.items() if executor in chosen):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            killed.append(pid)
+        if not killed:
             return False
-        pid = self.rng.choice(pids)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return False
-        self.fault = Fault(stage, finished, tasks, pid)
+        self.fault = Fault(stage, finished, tasks, killed)
         return True
+
+
+def cover(chosen: set[str], held: list[set[str]], rng: random.Random) -> set[str]:
+    """`chosen` and as few more executors as hold map output of every parent stage (`held`: each
+    parent's holders), greedily: the executor holding some output of most parents still missing
+    first, ties drawn with `rng`."""
+    chosen = set(chosen)
+    while missing := [h for h in held if not h & chosen]:
+        executors = sorted(set().union(*missing))
+        most = max(sum(e in h for h in missing) for e in executors)
+        chosen.add(rng.choice([e for e in executors if sum(e in h for h in missing) == most]))
+    return chosen
 
 
 def error_summary(error: BaseException) -> str:

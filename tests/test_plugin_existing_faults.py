@@ -154,7 +154,8 @@ def test_existing_test_report_blames_the_lost_executor(faulted):
     )
     assert re.search(
         r"── failing perturbation ─+\nspark.sql.shuffle.partitions=[2-8], spark.sql.adaptive.enabled=false, .*\n"
-        r"fault: executor process \d+ killed \(SIGKILL\) in stage \d+ after \d+ of its \d+ tasks had finished",
+        r"fault: executor process(es)? \d+( and \d+)? killed \(SIGKILL\) in stage \d+ after \d+ of its \d+ tasks "
+        r"had finished",
         report,
     ), report
     assert re.search(r"At index \d+ diff: \(\d+, \d+\) != \(\d+, 100\)", report), report  # pytest's assertion diff
@@ -172,7 +173,7 @@ def test_streaming_test_counting_in_an_accumulator_is_not_retry_safe(faulted):
     start = faulted.stdout.index("_ test_stream_counts_refunds_in_an_accumulator _")
     report = faulted.stdout[start : faulted.stdout.find("\n___", start + 1)]
     assert "test_ordinary.py::test_stream_counts_refunds_in_an_accumulator is not retry-safe" in report, report
-    assert re.search(r"\nfault: executor process \d+ killed \(SIGKILL\) in stage \d+", report), report
+    assert re.search(r"\nfault: executor process(es)? \d+( and \d+)? killed \(SIGKILL\) in stage \d+", report), report
     assert re.search(r"AssertionError: assert (2[1-9]|[3-9]\d|\d{3,}) == 20", report), report
 
 
@@ -186,4 +187,4 @@ def test_streaming_check_report_names_the_fault(faulted):
         and "Job aborted due to stage failure" in report
     ) or "an executor killed mid-stage (--sparkpar-faults) changed its output" in report, report
     assert "input 'orders': 400 rows in order " in report and "master: local-cluster[2,1,1024]" in report, report
-    assert re.search(r"fault: executor process \d+ killed \(SIGKILL\) in stage \d+", report), report
+    assert re.search(r"fault: executor process(es)? \d+( and \d+)? killed \(SIGKILL\) in stage \d+", report), report
