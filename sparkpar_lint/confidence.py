@@ -72,10 +72,8 @@ def node_at(graph: StageGraph, span: Span) -> StageNode | None:
     holding: list[tuple[tuple[int, int], StageNode]] = []
     inside: list[StageNode] = []
     same_line: list[StageNode] = []
-    for node in graph.nodes:
+    for node in graph.overlapping(span.line, span.end_line):
         where = node.span
-        if where.line > span.end_line or where.end_line < span.line:
-            continue
         first, last = (where.line, where.column), (where.end_line, where.end_column)
         if first <= start <= last:
             holding.append(((where.end_line - where.line, where.end_column - where.column), node))
@@ -162,7 +160,7 @@ def _names(columns: tuple[str, ...]) -> str:
 def _observed(graph: StageGraph, node: StageNode) -> bool:
     """The stage's result, or one computed from it, is written, handed to code that acts on each
     row, collected and kept, or returned. Previews and row counts see nothing of the choice."""
-    returned = _returned(graph)
+    returned = graph.derived("returned", _returned)
     unseen = graph.previewed_args | graph.size_read
     for stage in (node, *graph.downstream(node)):
         spec, call = stage.spec, stage.call

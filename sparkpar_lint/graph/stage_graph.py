@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -13,6 +14,11 @@ from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.user_functions import mutated_outer_names
 from sparkpar_lint.model import Span
+
+T = TypeVar("T")
+
+# A node spanning more lines than this is not indexed line by line (see `StageGraph.overlapping`).
+_WIDE_LINES = 50
 
 UNORDERED = "unordered"
 
@@ -284,6 +290,8 @@ class StageGraph:
     training_inputs: set[int] = field(default_factory=set)
     _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
     _call_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
+    _line_index: tuple[int, dict[int, list[int]], list[int]] | None = field(default=None, repr=False, compare=False)
+    _derived: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
     function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
@@ -363,9 +371,51 @@ class StageGraph:
         return list(self._call_index[1].get(id(call), ()))
 
     def downstream(self, node: StageNode) -> Iterator[StageNode]:
-        """Every node reachable from `node`, in creation order."""
-        reached = {node.id}
-        for candidate in self.nodes[node.id + 1 :]:
-            if any(i in reached for i in candidate.inputs):
-                reached.add(candidate.id)
-                yield candidate
+        """Every node reachable from `node`, in creation order. Walked through `consumers`: a scan
+        of every later node per call made one finding per line of a long module quadratic."""
+        reached: set[int] = set()
+        frontier = [node]
+        while frontier:
+            for consumer in self.consumers(frontier.pop()):
+                if consumer.id not in reached:
+                    reached.add(consumer.id)
+                    frontier.append(consumer)
+        reached.discard(node.id)
+        yield from (self.nodes[i] for i in sorted(reached))
+
+    def overlapping(self, line: int, end_line: int) -> list[StageNode]:
+        """The nodes whose span shares a line with `line`..`end_line`, in creation order; indexed
+        once per graph size by the lines each node covers (nodes over many lines, such as a long
+        chain's outer calls, are kept apart and always included)."""
+        if self._line_index is None or self._line_index[0] != len(self.nodes):
+            by_line: dict[int, list[int]] = {}
+            wide: list[int] = []
+            for candidate in self.nodes:
+                where = candidate.span
+                if where.end_line - where.line > _WIDE_LINES:
+                    wide.append(candidate.id)
+                    continue
+                for covered in range(where.line, where.end_line + 1):
+                    by_line.setdefault(covered, []).append(candidate.id)
+            self._line_index = (len(self.nodes), by_line, wide)
+        _, by_line, wide = self._line_index
+        if end_line - line > _WIDE_LINES:
+            ids = {c.id for c in self.nodes if c.span.line <= end_line and c.span.end_line >= line}
+        else:
+            ids = set(wide)
+            for covered in range(line, end_line + 1):
+                ids.update(by_line.get(covered, ()))
+        return [
+            self.nodes[i]
+            for i in sorted(ids)
+            if self.nodes[i].span.line <= end_line and self.nodes[i].span.end_line >= line
+        ]
+
+    def derived(self, name: str, compute: Callable[[StageGraph], T]) -> T:
+        """`compute(self)`, kept under `name` until the graph gains nodes: for a fact about the
+        whole module that each finding reads (e.g. which stages a `return` hands back)."""
+        kept = self._derived.get(name)
+        if kept is None or kept[0] != len(self.nodes):
+            kept = (len(self.nodes), compute(self))
+            self._derived[name] = kept
+        return kept[1]  # type: ignore[no-any-return]
