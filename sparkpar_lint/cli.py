@@ -7,19 +7,25 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sparkpar_lint.cache import CACHE_DIR_NAME
 from sparkpar_lint.command_input import fail as _fail
-from sparkpar_lint.command_input import file_timeout_option, follow_links_option
+from sparkpar_lint.command_input import file_timeout_option, follow_links_option, load_command_config
 from sparkpar_lint.confidence_filter import hidden_note, min_confidence_option, split_by_confidence
-from sparkpar_lint.config import Config, ConfigError, find_config, load_config
-from sparkpar_lint.model import ExitStatus
+from sparkpar_lint.model import Confidence, ExitStatus
 from sparkpar_lint.output import FORMATS, renderer
 from sparkpar_lint.output.escape import visible
 from sparkpar_lint.selection import check_selection, comma_list
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from sparkpar_lint.rules.base import Rule
 
 # Commands other modules own; each is added only when its module is present.
 _OPTIONAL_COMMANDS = (
@@ -30,7 +36,7 @@ _OPTIONAL_COMMANDS = (
 )
 
 
-def _rule_classes():
+def _rule_classes() -> list[type[Rule]]:
     from sparkpar_lint.rules import all_rules
 
     return all_rules()
@@ -100,7 +106,7 @@ def main() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Verdicts file from `pytest --sparkpar-confirm`: say on each finding what the tests showed.",
 )
-def lint(paths, **options):
+def lint(paths: tuple[str, ...], **options: Any) -> None:
     """Check PATHS (files or directories, recursively) for unsafe parallelism."""
     try:
         _lint(paths, **options)
@@ -111,55 +117,58 @@ def lint(paths, **options):
 
 
 def _lint(
-    paths,
-    fmt,
-    select,
-    ignore,
-    exclude,
-    config_path,
-    no_cache,
-    cache_dir,
-    jobs,
-    exit_zero,
-    changed_since,
-    include_suppressed,
-    min_confidence,
-    follow_links,
-    file_timeout,
-    verdicts_path,
-):
+    paths: tuple[str, ...],
+    fmt: str,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    exclude: tuple[str, ...],
+    config_path: Path | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    jobs: int | None,
+    exit_zero: bool,
+    changed_since: str | None,
+    include_suppressed: bool,
+    min_confidence: Confidence | None,
+    follow_links: bool,
+    file_timeout: float | None,
+    verdicts_path: Path | None,
+) -> None:
+    from sparkpar_lint.changed import ChangedSinceError
     from sparkpar_lint.runner import analysis_settings, effective_rules, run
     from sparkpar_lint.verdicts import VerdictsError, apply, load
 
     rule_ids = [rule.id for rule in _rule_classes()]
-    config = _load_config(config_path, rule_ids)
+    config = load_command_config(config_path, rule_ids, exclude, follow_links)
     check_selection(select, ignore, rule_ids)
-    config = _with_cli_excludes(config, exclude, follow_links)
-    if changed_since is not None:
-        paths = _changed_paths(paths, config, changed_since)
     if cache_dir is None and not no_cache:
         cache_dir = (config.source.parent if config.source else Path.cwd()) / CACHE_DIR_NAME
     # The bar is drawn on stderr, so it is wanted where stderr is a terminal, whatever stdout is
     # (`sparkpar lint . > report.txt` on a long run); machine formats are read by programs.
     progress = fmt in ("rich", "concise") and sys.stderr.isatty() and _interactive_session()
-    with _progress_bar(progress) as on_progress:
-        outcome = run(
-            paths,
-            config,
-            effective_rules(config, rule_ids, select, ignore or ()),
-            cache_dir=None if no_cache else cache_dir,
-            jobs=jobs,
-            on_progress=on_progress,
-            file_timeout=file_timeout or None,
-        )
+    try:
+        with _progress_bar(progress) as on_progress:
+            outcome = run(
+                paths,
+                config,
+                effective_rules(config, rule_ids, select, ignore or ()),
+                cache_dir=None if no_cache else cache_dir,
+                jobs=jobs,
+                on_progress=on_progress,
+                file_timeout=file_timeout or None,
+                changed_since=changed_since,
+            )
+    except ChangedSinceError as error:
+        _fail(str(error))
     for message in outcome.warnings:
         click.echo(f"sparkpar: warning: {visible(message)}", err=True)
     for message in outcome.all_errors:
         click.echo(f"sparkpar: error: {visible(message)}", err=True)
     findings = outcome.findings
-    if verdicts_path or config.verdicts:
+    verdicts_file = verdicts_path or config.verdicts
+    if verdicts_file is not None:
         try:
-            findings = apply(findings, outcome.sources, load(verdicts_path or config.verdicts), config.root)
+            findings = apply(findings, outcome.sources, load(verdicts_file), config.root)
         except VerdictsError as error:
             _fail(str(error))
     threshold = min_confidence or config.min_confidence
@@ -188,22 +197,9 @@ def _lint(
     sys.exit(status)
 
 
-def _changed_paths(paths, config, ref: str) -> list[str]:
-    """The files under PATHS that `--changed-since REF` keeps; missing PATHS stay, to be reported."""
-    from sparkpar_lint.changed import ChangedSinceError, affected, changed_files
-    from sparkpar_lint.discovery import discover
-
-    try:
-        changed = changed_files(ref)
-    except ChangedSinceError as error:
-        _fail(str(error))
-    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
-    return affected(found.files, changed) + [path for path in paths if not os.path.lexists(path)]
-
-
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["rich", "json"]), default="rich", show_default=True)
-def rules(fmt):
+def rules(fmt: str) -> None:
     """List every rule: id, name, severity and whether `sparkpar fix` can fix it."""
     rows = [
         {"id": r.id, "name": r.name, "severity": r.severity.value, "fix": r.fix_safety, "summary": r.summary}
@@ -227,7 +223,7 @@ def rules(fmt):
 
 @main.command()
 @click.argument("rule_id")
-def explain(rule_id):
+def explain(rule_id: str) -> None:
     """Show the documentation of rule RULE_ID (e.g. SPX101)."""
     from sparkpar_lint.ruledocs import MissingDoc, load_doc
 
@@ -255,7 +251,7 @@ def explain(rule_id):
     "--format", "fmt", type=click.Choice(["rich", "mermaid", "dot", "json"]), default="rich", show_default=True
 )
 @file_timeout_option
-def graph(file, fmt, file_timeout):
+def graph(file: Path, fmt: str, file_timeout: float | None) -> None:
     """Show the stage graph sparkpar builds for FILE."""
     from sparkpar_lint.command_input import InputError, within_budget
 
@@ -280,44 +276,27 @@ def _graph_text(item: tuple[str, str]) -> str:
     return render_graph(path, source, fmt, locate)
 
 
-def _load_config(config_path: Path | None, rule_ids: list[str]) -> Config:
-    try:
-        if config_path is not None and not config_path.exists():
-            raise ConfigError(f"{config_path}: config file not found")
-        return load_config(config_path or find_config(Path.cwd()), rule_ids)
-    except ConfigError as error:
-        _fail(str(error))
-
-
-def _with_cli_excludes(config: Config, exclude: tuple[str, ...], follow_links: bool = False) -> Config:
-    import dataclasses
-
-    config = dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
-    return dataclasses.replace(config, follow_links=True) if follow_links else config
-
-
 class _progress_bar:
     """A rich progress bar on stderr for interactive runs; a no-op callback otherwise."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self._progress = None
+        self._progress: Progress | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[int, int], None] | None:
         if not self.enabled:
             return None
         from rich.console import Console
         from rich.progress import Progress
 
-        self._progress = Progress(console=Console(stderr=True), transient=True)
-        self._progress.start()
-        task = self._progress.add_task("Linting", total=None)
-        return lambda done, total: self._progress.update(task, completed=done, total=total)
+        progress = self._progress = Progress(console=Console(stderr=True), transient=True)
+        progress.start()
+        task = progress.add_task("Linting", total=None)
+        return lambda done, total: progress.update(task, completed=done, total=total)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
-        return False
 
 
 def _add_optional_commands() -> None:
@@ -335,7 +314,7 @@ def _add_optional_commands() -> None:
 
 
 def _broken_command(name: str, module_name: str, error: Exception) -> click.Command:
-    def callback(**_kwargs):
+    def callback(**_kwargs: object) -> None:
         _fail(f"`sparkpar {name}` failed to load from {module_name}: {type(error).__name__}: {error}")
 
     return click.Command(

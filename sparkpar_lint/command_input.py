@@ -4,12 +4,15 @@ naming the file with exit status 2."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
 
+from sparkpar_lint.config import Config, ConfigError, find_config, load_config
 from sparkpar_lint.isolation import DEFAULT_FILE_TIMEOUT, Failure, call_isolated
 from sparkpar_lint.model import ExitStatus, Span
 
@@ -39,11 +42,27 @@ follow_links_option = click.option(
 )
 
 
+def load_command_config(
+    config_path: Path | None, rule_ids: list[str], exclude: tuple[str, ...] = (), follow_links: bool = False
+) -> Config:
+    """The settings a run over many files uses (`lint`, `fix`): the file given, else the nearest
+    one, with `--exclude` globs added and `--follow-links`; a bad file is one line and exit 2."""
+    try:
+        if config_path is not None and not config_path.exists():
+            raise ConfigError(f"{config_path}: config file not found")
+        config = load_config(config_path or find_config(Path.cwd()), rule_ids)
+    except ConfigError as error:
+        fail(str(error))
+    config = dataclasses.replace(config, exclude=(*config.exclude, *exclude)) if exclude else config
+    return dataclasses.replace(config, follow_links=True) if follow_links else config
+
+
 def within_budget(function: Callable[[T], R], item: T, path: str, timeout: float | None, consequence: str) -> R:
     """`function(item)` in a worker process (isolation.py): a crash, a run past `timeout` seconds
     or past the memory budget is an InputError naming `path`; the function's own errors come back."""
     try:
-        return call_isolated(function, item, timeout or None, consequence=consequence)
+        result: R = call_isolated(function, item, timeout or None, consequence=consequence)
+        return result
     except Failure as failure:
         raise InputError(f"{path}: {failure}") from None
 

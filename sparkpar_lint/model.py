@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -55,7 +56,7 @@ class Links:
         missing = 3 - sum((self.choice, self.outcomes, self.observed))
         return (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, Confidence.LOW)[missing]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         state = {True: "established", False: "assumed"}
         return {
             "choice": state[self.choice],
@@ -65,7 +66,7 @@ class Links:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> Links:
+    def from_dict(cls, data: dict[str, Any]) -> Links:
         return cls(
             choice=data["choice"] == "established",
             outcomes=data["outcomes"] == "established",
@@ -99,6 +100,16 @@ class RelatedLocation:
 
 
 @dataclass(frozen=True)
+class NoFix:
+    """Why a finding carries no fix, in words that complete "no automatic fix here: ..."
+    (`sparkpar fix --show-unfixed` prints them): said by the rule's fix builder where it gives up,
+    else by the rule for all its findings (`Rule.fix_needs`), or by the analysis (a stage in
+    another module's helper)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Finding:
     rule_id: str
     message: str
@@ -112,8 +123,8 @@ class Finding:
     fix: object = field(default=None, compare=False, repr=False)
     # Jupyter notebooks: the 1-based index over all cells; `span` is then within that cell.
     cell: int | None = None
-    # Why the rule offers no fix for this finding, when it can say (`sparkpar fix --show-unfixed`).
-    no_fix_reason: str | None = field(default=None, compare=False, repr=False)
+    # Why the finding has no fix, when it can be said (`sparkpar fix --show-unfixed`).
+    no_fix: NoFix | None = field(default=None, compare=False, repr=False)
     # What the team's tests said of it (sparkpar_lint.verdicts); put on after the cache, never cached.
     verdict: str | None = field(default=None, compare=False)
     # Which links the analysis established and which it assumed; `confidence` follows from them.
@@ -123,10 +134,10 @@ class Finding:
     def confidence(self) -> Confidence:
         return self.links.confidence
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, Span, str]:
         return (self.path, self.cell or 0, self.span, self.rule_id)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = {
             "rule": self.rule_id,
             "message": self.message,
@@ -159,8 +170,8 @@ class Finding:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> Finding:
-        def span(d: dict) -> Span:
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        def span(d: dict[str, Any]) -> Span:
             return Span(d["line"], d["column"], d["end_line"], d["end_column"])
 
         return cls(

@@ -7,16 +7,19 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from sparkpar_lint.cache import Cache
+from sparkpar_lint.changed import affected, changed_files
 from sparkpar_lint.config import Config, selected_rules
-from sparkpar_lint.decoding import decode
+from sparkpar_lint.decoding import DecodeError, decode, decode_file
 from sparkpar_lint.discovery import (
+    Discovery,
     NotASourceFile,
     describe_read_error,
     discover,
@@ -30,6 +33,9 @@ from sparkpar_lint.project.locate import importers_index, project_root
 from sparkpar_lint.project.summary import dependency_digest, module_digest
 from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources import is_notebook
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 50
@@ -85,10 +91,12 @@ def run(
     jobs: int | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
+    changed_since: str | None = None,
 ) -> RunResult:
     """Lint `paths`; `rule_ids` is the selection after --select/--ignore, `cache_dir` None = off,
-    `file_timeout` the seconds one file may take (None or 0: no limit)."""
-    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
+    `file_timeout` the seconds one file may take (None or 0: no limit), `changed_since` a git
+    REF (see `find_files`)."""
+    found = find_files(paths, config, changed_since)
     outcome = RunResult(errors=found.errors, warnings=found.warnings)
     cache = Cache(cache_dir) if cache_dir is not None else None
     settings = analysis_settings(config, cache_dir)
@@ -126,7 +134,37 @@ def run(
     return outcome
 
 
-def effective_rules(config: Config, all_ids: Iterable[str], select=None, ignore=()) -> set[str]:
+def find_files(paths: Sequence[str], config: Config, changed_since: str | None = None) -> Discovery:
+    """The files under `paths` a run checks (lint and fix both walk this way), with the problems
+    met on the way; `changed_since`: only those changed since that git REF's merge base and those
+    depending on them (raises ChangedSinceError when git cannot say)."""
+    found = discover(paths, config.exclude, config.root, config.include, config.follow_links)
+    if changed_since is not None:
+        found.files = affected(found.files, changed_files(changed_since))
+    return found
+
+
+class Unreadable(Exception):
+    """A discovered file that cannot be read; the message names it and says why, in one line."""
+
+
+def read_input(path: str) -> bytes:
+    """A discovered file's bytes, as lint and fix read them (a regular file within the size limit)."""
+    try:
+        return read_source_bytes(path)
+    except (OSError, NotASourceFile) as error:
+        raise Unreadable(describe_read_error(path, error)) from None
+
+
+def worth_analysing(path: str, data: bytes) -> bool:
+    """Whether a file can hold a finding. A notebook or SQL file is checked whatever it mentions:
+    `%sql` cells name no Spark API, and a broken notebook must be reported."""
+    return _MENTIONS_SPARK.search(data) is not None or is_notebook(path, data)
+
+
+def effective_rules(
+    config: Config, all_ids: Iterable[str], select: Sequence[str] | None = None, ignore: Iterable[str] = ()
+) -> set[str]:
     """Rules a run checks: --select replaces the config's select, --ignore adds to its ignore."""
     return selected_rules(all_ids, select or config.select, (*config.ignore, *ignore))
 
@@ -142,12 +180,12 @@ def check_text(
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
     settings = analysis_settings(config, cache.directory if cache is not None else None)
     key = cache.key(path, data, file_rules, dependency_text(path, data, settings)) if cache is not None else None
-    cached = cache.get(key) if cache is not None else None
+    cached = cache.get(key) if cache is not None and key is not None else None
     if cached is not None:
         result = FileResult(path, cached[0], suppressed=cached[1])
     else:
         result, _ = check_source(path, data, file_rules, settings)
-        if cache is not None and result.error is None:
+        if cache is not None and key is not None and result.error is None:
             cache.put(key, result.findings, result.suppressed)
     result.findings = _override_severity(result.findings, config)
     result.suppressed = _override_severity(result.suppressed, config)
@@ -197,9 +235,9 @@ def check_source(
     if is_notebook(path, data):
         return _check_notebook(path, data, rule_ids, settings)
     try:
-        source = decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return FileResult(path, error=f"{path}: cannot decode: {_reason(error)}"), {}
+        source, _ = decode_file(path, data)
+    except DecodeError as error:
+        return FileResult(path, error=str(error)), {}
     try:
         # analyze() reports SPX901 whatever the selection, so the selection is applied here too.
         # A lint run reports fixes by their safety only; the rewrites themselves (closures over
@@ -235,7 +273,7 @@ def _check_notebook(
     return FileResult(path, findings), notebook.display_sources(findings)
 
 
-def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Iterable:
+def map_in_workers(function: Callable[[T], R], items: Sequence[T], jobs: int | None) -> Iterator[R]:
     """`map` over `items`, across processes when there are enough of them to repay the start-up."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(items) <= PARALLEL_THRESHOLD:
@@ -246,22 +284,23 @@ def map_in_workers(function: Callable, items: Sequence, jobs: int | None) -> Ite
         yield from pool.map(function, items, chunksize=chunksize)
 
 
-def _prepare(path, config, rule_ids, cache, settings) -> tuple[FileResult | None, _Job | None]:
+def _prepare(
+    path: str, config: Config, rule_ids: Collection[str], cache: Cache | None, settings: AnalysisSettings
+) -> tuple[FileResult | None, _Job | None]:
     """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
     try:
-        data = read_source_bytes(path)
-    except (OSError, NotASourceFile) as error:
-        return FileResult(path, error=describe_read_error(path, error)), None
-    # A notebook or SQL file is checked whatever it mentions: `%sql` cells name no Spark API, and
-    # a broken notebook must be reported.
-    if not _MENTIONS_SPARK.search(data) and not is_notebook(path, data):
+        data = read_input(path)
+    except Unreadable as error:
+        return FileResult(path, error=str(error)), None
+    if not worth_analysing(path, data):
         return FileResult(path), None
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
-    key = cache.key(path, data, file_rules, dependency_text(path, data, settings)) if cache is not None else None
-    if cache is not None:
-        cached = cache.get(key)
-        if cached is not None:
-            return _CachedResult(path, cached[0], suppressed=cached[1]), None
+    if cache is None:
+        return None, _Job(path, data, file_rules, None, settings)
+    key = cache.key(path, data, file_rules, dependency_text(path, data, settings))
+    cached = cache.get(key)
+    if cached is not None:
+        return _CachedResult(path, cached[0], suppressed=cached[1]), None
     return None, _Job(path, data, file_rules, key, settings)
 
 
@@ -296,16 +335,18 @@ def check_files(paths: Sequence[str], file_timeout: float | None = DEFAULT_FILE_
     pending = []
     for path in paths:
         try:
-            pending.append(_Job(path, read_source_bytes(path), rule_ids, None))
-        except (OSError, NotASourceFile) as error:
-            results[path] = FileResult(path, error=describe_read_error(path, error))
+            pending.append(_Job(path, read_input(path), rule_ids, None))
+        except Unreadable as error:
+            results[path] = FileResult(path, error=str(error))
     warm_up = _Job("warm-up.py", b"", rule_ids, None)  # imports the analyser in a new worker
     for job, result, _ in _analyse_all(pending, 1, file_timeout, warm_up):
         results[job.path] = result
     return [results[path] for path in paths if path in results]
 
 
-def _analyse_all(pending: list[_Job], jobs: int | None, file_timeout: float | None, warm_up: _Job | None = None):
+def _analyse_all(
+    pending: list[_Job], jobs: int | None, file_timeout: float | None, warm_up: _Job | None = None
+) -> Iterator[tuple[_Job, FileResult, dict[str, str]]]:
     """Every job analysed in worker processes: a crash, a hang or a memory blow-up costs one file."""
     workers = min(jobs or os.cpu_count() or 1, max(1, len(pending) // 4))
     for job, outcome in map_isolated(_analyse, pending, workers, file_timeout, warm_up=warm_up):
@@ -361,13 +402,3 @@ def _read_plain(path: str) -> dict[str, str]:
 
 def _is_jupyter(result: FileResult) -> bool:
     return any(f.cell is not None for f in result.findings)
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        byte = error.object[error.start]
-        return (
-            f"not valid {error.encoding} (byte {byte:#04x} at offset {error.start}); save it as UTF-8"
-            " or declare its encoding with a PEP 263 coding comment"
-        )
-    return str(error)

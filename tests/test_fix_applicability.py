@@ -46,3 +46,9 @@ def test_the_finding_carries_the_applicability_as_plain_text():
     # Findings cross processes and live in the cache as JSON: the value, not the enum.
     assert [a.value for a in Applicability] == ["safe", "unsafe", "display-only"]
     assert Finding.from_dict(_finding(Applicability.UNSAFE).to_dict()).fix_safety == "unsafe"
+
+
+def test_every_rule_with_a_fix_says_what_its_fix_needs():
+    """The reason --show-unfixed gives when a fix builder gave neither a fix nor a reason."""
+    assert [r.id for r in all_rules() if r.fix_safety and not r.fix_needs] == []
+    assert [r.id for r in all_rules() if r.fix_needs and not r.fix_safety] == []

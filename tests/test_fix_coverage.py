@@ -154,7 +154,7 @@ def test_sql_with_no_order_gets_one_of_its_answers():
     both = code.replace("collect_list(page) AS pages", "collect_list(page) AS pages, first(ref) AS ref")
     assert fix_source("job.py", both, {"SPX101"}, unsafe=True).fixed == both
     findings = [f for f in analyze("job.py", both) if f.rule_id == "SPX101"]
-    assert len(findings) == 2 and all("one arrival order together" in f.no_fix_reason for f in findings)
+    assert len(findings) == 2 and all("one arrival order together" in f.no_fix.reason for f in findings)
 
 
 def test_a_pivot_gets_no_min_fix():
@@ -217,7 +217,7 @@ def test_a_list_and_a_first_of_one_stage_are_left_with_a_reason():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
-    assert all("several order-dependent aggregates" in f.no_fix_reason for f in findings)
+    assert all("several order-dependent aggregates" in f.no_fix.reason for f in findings)
 
 
 def test_an_id_over_many_rows_with_no_key_is_hashed_with_its_copy_number():
@@ -240,7 +240,7 @@ def test_an_id_over_many_rows_with_no_key_is_hashed_with_its_copy_number():
     )
     findings = [f for f in analyze("job.py", streamed) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
-    assert all("come from a stream" in f.no_fix_reason for f in findings)
+    assert all("come from a stream" in f.no_fix.reason for f in findings)
 
 
 _STAGED_CUSTOMERS = (
@@ -346,7 +346,7 @@ def test_ids_that_content_cannot_number_say_why(rows: str, why: str):
         'numbered.orderBy("line_id").write.saveAsTable("lines")\n'
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
-    assert findings and all(f.fix is None and why in f.no_fix_reason for f in findings)
+    assert findings and all(f.fix is None and why in f.no_fix.reason for f in findings)
 
 
 def test_a_streaming_deduplication_says_why_it_is_left():
@@ -359,7 +359,7 @@ def test_a_streaming_deduplication_says_why_it_is_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX102"]
     assert findings and all(f.fix is None for f in findings)
-    assert all(f.no_fix_reason.startswith("a streaming deduplication keeps the first copy") for f in findings)
+    assert all(f.no_fix.reason.startswith("a streaming deduplication keeps the first copy") for f in findings)
 
 
 def test_a_partition_id_used_as_a_key_says_why_it_is_left():
@@ -376,7 +376,7 @@ def test_a_partition_id_used_as_a_key_says_why_it_is_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert findings and all(f.fix is None for f in findings)
-    assert all(f.no_fix_reason.startswith("`spark_partition_id()` batches rows for a function") for f in findings)
+    assert all(f.no_fix.reason.startswith("`spark_partition_id()` batches rows for a function") for f in findings)
     # Joined on rather than handed to a function: the generic reason.
     joined = code.replace(
         'labelled = batched.groupBy("batch").applyInPandas(label, "sensor string, label long")\n',
@@ -384,7 +384,7 @@ def test_a_partition_id_used_as_a_key_says_why_it_is_left():
     )
     findings = [f for f in analyze("job.py", joined) if f.rule_id == "SPX105"]
     assert findings and all(
-        f.no_fix_reason.startswith("`spark_partition_id()` says where a row sits") for f in findings
+        f.no_fix.reason.startswith("`spark_partition_id()` says where a row sits") for f in findings
     )
 
 
@@ -413,7 +413,7 @@ def test_lists_split_between_python_and_sql_text_are_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
-    assert all("one arrival order together" in f.no_fix_reason for f in findings)
+    assert all("one arrival order together" in f.no_fix.reason for f in findings)
 
 
 def test_lists_in_a_query_with_escapes_are_fixed_between_them():
@@ -467,7 +467,7 @@ def test_random_draws_with_no_row_hash_say_why_they_are_left():
     )
     findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     assert len(findings) == 2 and all(f.fix is None for f in findings)
-    reasons = sorted(f.no_fix_reason for f in findings)
+    reasons = sorted(f.no_fix.reason for f in findings)
     assert reasons[0].startswith("`randn` is not derived from the row")
     assert reasons[1].startswith("the split rows come from outside this module")
 
@@ -518,7 +518,7 @@ def test_a_sort_by_an_expression_with_nulls_placed_or_mixed_directions_is_left()
         )
         findings = [f for f in analyze("job.py", code) if f.rule_id == "SPX101"]
         assert findings and all(f.fix is None for f in findings), sort
-        assert all(f.no_fix_reason.startswith("the sort orders by an expression") for f in findings), sort
+        assert all(f.no_fix.reason.startswith("the sort orders by an expression") for f in findings), sort
 
 
 def test_a_list_of_a_frame_attribute_column_is_numbered_at_its_source():
@@ -548,7 +548,7 @@ def test_ids_over_sorted_rows_are_numbered_only_where_one_task_may_number_them()
     )
     # Many rows: row_number over the sort would be one task, a new SPX401 finding. Left, saying so.
     (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
-    assert finding.fix is None and "(SPX401)" in finding.no_fix_reason
+    assert finding.fix is None and "(SPX401)" in finding.no_fix.reason
     assert not fix_source("job.py", code, {"SPX105"}, unsafe=True).changed
     # A small limit first: numbered in the sort's order, and SPX401 has nothing to say.
     few = code.replace('.orderBy("ts", "seq")', '.limit(1000).orderBy("ts", "seq")')
@@ -578,7 +578,7 @@ def test_a_subset_parameter_is_partitioned_by_only_where_the_code_checked_it(bod
         assert "Window.partitionBy(*" in outcome.fixed and "dropDuplicates(" not in outcome.fixed
         assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX102"] == []
     else:
-        assert "nor a name the code checks is non-empty" in finding.no_fix_reason
+        assert "nor a name the code checks is non-empty" in finding.no_fix.reason
 
 
 @pytest.mark.parametrize(
@@ -604,7 +604,7 @@ def test_a_random_draw_breaking_sql_sort_ties_becomes_the_selected_columns(query
     (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX105"]
     outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
     if fixed is None:
-        assert not outcome.changed and finding.no_fix_reason
+        assert not outcome.changed and finding.no_fix
         return
     assert fixed in outcome.fixed and "rand" not in outcome.fixed.lower().replace("random", "")
     assert [f for f in analyze("job.py", outcome.fixed) if f.rule_id == "SPX105"] == []

@@ -40,5 +40,5 @@ def test_a_per_partition_lambda_says_why_it_is_left():
         "    yield next(rows)\n"
         "df.rdd.repartition(4).mapPartitions(lambda rows: firsts(rows)).collect()\n"
     )
-    reasons = [f.no_fix_reason for f in analyze("job.py", code) if f.rule_id == "SPX103"]
+    reasons = [f.no_fix.reason for f in analyze("job.py", code) if f.rule_id == "SPX103"]
     assert reasons and all(r and r.startswith("a per-partition lambda") for r in reasons), reasons

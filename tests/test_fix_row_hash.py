@@ -15,7 +15,7 @@ def _fixed(code: str) -> str:
 def _reasons(code: str) -> list[str]:
     outcome = fix_source("job.py", code, {"SPX105"}, unsafe=True)
     assert outcome.fixed == code
-    return [f.no_fix_reason or "" for f in outcome.remaining]
+    return [f.no_fix.reason if f.no_fix else "" for f in outcome.remaining]
 
 
 def test_a_draw_in_a_parenthesised_chain_keeps_its_lines_and_comments():

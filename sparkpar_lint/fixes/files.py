@@ -12,12 +12,10 @@ complete, so no temporary file or half-written file is left behind by SIGTERM, S
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import signal
 import stat
 import tempfile
-import tokenize
 from collections.abc import Iterable, Iterator
 
 _DEFERRED = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
@@ -27,10 +25,8 @@ class NotFixed(Exception):
     """The file is left as it is; the message completes "<path>: ..."."""
 
 
-def encoding_of(data: bytes) -> str:
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    # detect_encoding calls UTF-8 with a BOM "utf-8-sig", which also writes the BOM back.
-    return encoding
+class OutsideTree(NotFixed):
+    """A symlink leading out of every directory given: skipped on purpose, so a warning."""
 
 
 def checked_roots(paths: Iterable[str]) -> list[str]:
@@ -39,12 +35,12 @@ def checked_roots(paths: Iterable[str]) -> list[str]:
 
 
 def real_target(path: str, roots: Iterable[str]) -> str:
-    """The real path `fix` writes for `path`; NotFixed when a symlink leads out of every root."""
+    """The real path `fix` writes for `path`; OutsideTree when a symlink leads out of every root."""
     real = os.path.realpath(path)
     for real_root in roots:
         if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
             return real
-    raise NotFixed(f"symlink to {real}, outside the checked tree; not fixed")
+    raise OutsideTree(f"symlink to {real}, outside the checked tree; not fixed")
 
 
 def write_in_place(path: str, text: str, encoding: str, expected: bytes | None = None) -> None:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 
 from sparkpar_lint.graph.stage_graph import StageGraph
-from sparkpar_lint.model import Finding, RelatedLocation, Span
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Span
 from sparkpar_lint.project.summary import definition_line
 
 
@@ -28,10 +28,10 @@ def at_imported_calls(graph: StageGraph, findings: Iterable[Finding]) -> list[Fi
             (n for n in imported if finding.span == n.span or (n.spec is not None and _within(finding.span, n.span))),
             None,
         )
-        if node is None:
+        helper = node.imported if node is not None else None
+        if helper is None:
             out.append(finding)
             continue
-        helper = node.imported
         related = finding.related
         where = definition_line(helper.path, helper.function)
         if where is not None:
@@ -39,8 +39,8 @@ def at_imported_calls(graph: StageGraph, findings: Iterable[Finding]) -> list[Fi
             span = Span(line, column, line, column + len(helper.function))
             shown = _shown_path(graph.path, helper.path)
             related = (*related, RelatedLocation(span, f"`{helper.function}` is defined here", path=shown))
-        reason = f"the stage is in `{helper.function}`, defined in another module; fix it there"
-        out.append(dataclasses.replace(finding, related=related, fix=None, fix_safety=None, no_fix_reason=reason))
+        no_fix = NoFix(f"the stage is in `{helper.function}`, defined in another module; fix it there")
+        out.append(dataclasses.replace(finding, related=related, fix=None, fix_safety=None, no_fix=no_fix))
     return out
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from sparkpar_lint.confidence import links, with_assumptions
-from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity, Span
 from sparkpar_lint.settings import AnalysisSettings
 
 if TYPE_CHECKING:
@@ -55,12 +55,16 @@ class Rule:
     # "safe", "unsafe" or None: the best fix `sparkpar fix` has for this rule's findings (each
     # finding says whether it got one: a fix needs facts, such as a sort column, not always there).
     fix_safety: ClassVar[str | None] = None
+    # What that fix needs, in the words of the rule doc's "Fix safety" section: the reason
+    # `sparkpar fix --show-unfixed` gives for a finding whose fix builder gave neither a fix nor
+    # a reason of its own ("SPX101 needs a sort above the aggregate...").
+    fix_needs: ClassVar[str | None] = None
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
     registry: ClassVar[dict[str, type[Rule]]] = {}
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if getattr(cls, "id", None):
             Rule.registry[cls.id] = cls
@@ -83,14 +87,15 @@ class Rule:
         *,
         severity: Severity | None = None,
         related: tuple[RelatedLocation, ...] = (),
-        fix: Fix | str | None = None,
+        fix: Fix | NoFix | str | None = None,
         outcomes: bool | str | None = None,
     ) -> Finding:
-        """`fix` is the finding's fix, or a string saying why there is none (for --show-unfixed).
+        """`fix` is the finding's fix, or why there is none: a NoFix or its text (for --show-unfixed);
+        None: the rule's `fix_needs`.
         `outcomes`: True when the rule saw that the rows competing at its choice point differ, the
         condition it assumed otherwise ("`event_id` is not unique"); None lets confidence.py decide."""
-        reason = fix if isinstance(fix, str) else None
-        fix = None if isinstance(fix, str) else fix
+        no_fix = self._no_fix(fix)
+        fix = None if isinstance(fix, (NoFix, str)) else fix
         found = links(ctx.graph, self.id, span, outcomes)
         return Finding(
             rule_id=self.id,
@@ -101,9 +106,18 @@ class Rule:
             related=tuple(RelatedLocation(_plain(r.span), r.message, r.cell, r.path) for r in related),
             fix_safety=fix.safety.value if fix is not None else None,
             fix=fix,
-            no_fix_reason=reason,
+            no_fix=no_fix,
             links=found,
         )
+
+    def _no_fix(self, fix: Fix | NoFix | str | None) -> NoFix | None:
+        if isinstance(fix, NoFix):
+            return fix
+        if isinstance(fix, str):  # a fix builder's reason, in its own words
+            return NoFix(fix)
+        if fix is None and self.fix_needs:
+            return NoFix(f"{self.id} {self.fix_needs}")
+        return None
 
 
 def _plain(span: Span) -> Span:

@@ -33,6 +33,10 @@ class OrderDependentAggregate(Rule):
     severity = Severity.ERROR
     summary = "An aggregate whose result depends on row order runs after a shuffle that loses it."
     fix_safety = SAFE
+    fix_needs = (
+        "needs a sort above the aggregate whose columns reach it, or a batch source with no shuffle "
+        "before it, and a plain column as the aggregate's argument"
+    )
     VALID = [
         # The list reaches a UDF parameter that only sums over it (the other is the row's total).
         Valid(

@@ -53,6 +53,10 @@ class ArbitraryDuplicateKept(Rule):
     severity = Severity.ERROR
     summary = "dropDuplicates on a subset keeps an arbitrary row of each duplicate group."
     fix_safety = SAFE
+    fix_needs = (
+        "needs a batch query and a sort whose columns reach the deduplication, or a batch source "
+        "with no shuffle before it"
+    )
     VALID = [
         Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
         Valid(_PRELUDE + "clicks.dropDuplicates(None)\nclicks.drop_duplicates(subset=None)\n"),

@@ -46,6 +46,7 @@ class OrderDependentGroupFunction(Rule):
     severity = Severity.ERROR
     summary = "A grouped or per-partition function depends on the order its rows arrive in."
     fix_safety = SAFE
+    fix_needs = "needs the order the function reads its rows in (a sort upstream or its event time)"
     VALID = [
         Valid(
             _PRELUDE

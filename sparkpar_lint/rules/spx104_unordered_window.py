@@ -49,6 +49,10 @@ class UnorderedWindow(Rule):
     severity = Severity.ERROR
     summary = "An order-sensitive window function runs over a window with no orderBy."
     fix_safety = SAFE
+    fix_needs = (
+        "needs the window spec built in this module, one order for every use, and a sort, watermark "
+        "or unshuffled batch source to take it from"
+    )
     VALID = [
         # Numbered among identical copies (partitioned by the whole row): which copy is first changes no row.
         Valid(

@@ -42,6 +42,7 @@ class PartitioningDependentValue(Rule):
     severity = Severity.ERROR
     summary = "A value that depends on the partitioning (row ids, partition ids, random numbers)."
     fix_safety = UNSAFE
+    fix_needs = "needs the columns that identify a row, to hash them instead"
     VALID = [
         Valid(
             _PRELUDE

@@ -44,6 +44,10 @@ class UnorderedLimit(Rule):
     severity = Severity.ERROR
     summary = "A limit, take or first row is picked from rows a shuffle left in arbitrary order."
     fix_safety = SAFE
+    fix_needs = (
+        "needs a batch query whose rows Spark can order (a sort the shuffle discarded, the keys the "
+        "rows are unique on, or the whole row) or an RDD whose elements compare in Python"
+    )
     VALID = [
         # A join of two literal RDDs has at most 3*2 pairs, plus 3+2 unmatched rows: take(20) takes all.
         Valid(

@@ -57,6 +57,7 @@ class PartitionedStateWithoutPartitioning(Rule):
     severity = Severity.ERROR
     summary = "Per-key state in a partition-level function whose input is not partitioned by that key."
     fix_safety = SAFE
+    fix_needs = "needs the key the state is kept by, as a column or the pair's first element"
     VALID = [
         Valid(
             _PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)\n'

@@ -47,6 +47,7 @@ class StatefulStreamWithoutWatermark(Rule):
     severity = Severity.WARNING
     summary = "A streaming stateful operator with no `withWatermark` upstream: state grows without bound."
     fix_safety = UNSAFE
+    fix_needs = "needs an event-time column in the state's key"
     VALID = [
         # No event time in the key: no watermark would drop this state (SPX206's finding, not this one's).
         Valid(_PRELUDE + 'clicks.groupBy("user_id").count()\n'),

@@ -49,6 +49,7 @@ class PartitionerNotPreserved(Rule):
         "`preservesPartitioning=True` on a function that may change the key: keyed stages trust a stale partitioner."
     )
     fix_safety = SAFE
+    fix_needs = "needs the `preservesPartitioning` flag written in the call"
     VALID = [
         Valid(_PRELUDE + "pairs.mapValues(lambda v: v * 2).reduceByKey(lambda a, b: a + b)\n"),
         Valid(_PRELUDE + "pairs.map(lambda kv: (kv[0], kv[1] * 2), preservesPartitioning=True).reduceByKey(max)\n"),

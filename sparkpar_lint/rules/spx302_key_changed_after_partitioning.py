@@ -32,6 +32,7 @@ class KeyChangedAfterPartitioning(Rule):
     severity = Severity.ERROR
     summary = "The partition key is rewritten after a hash repartition that a partition-local function relies on."
     fix_safety = SAFE
+    fix_needs = "needs both the partitioning call and the consumer as method calls in this module"
     VALID = [
         # DISTRIBUTE BY applies to the SELECT's output: the rows are distributed by the new values.
         Valid(

@@ -29,6 +29,7 @@ class SinglePartitionWindow(Rule):
     severity = Severity.WARNING
     summary = "A window with `orderBy` or a frame but no `partitionBy` moves every row to one partition."
     fix_safety = UNSAFE
+    fix_needs = "needs a key the job already partitions by around the window"
     VALID = [
         # Literal dated rows (constructor calls of constants are literal data): a handful of rows.
         Valid(

@@ -61,6 +61,7 @@ class SerialRegion(Rule):
     severity = Severity.INFO
     summary = "`coalesce(1)`/`repartition(1)` before work that only needs per-key order: the region could be parallel."
     fix_safety = UNSAFE
+    fix_needs = "needs an order kept by the serial region (a sort before it or right after it)"
     VALID = [
         # One output file at the end of the job: nothing runs after it.
         Valid(_PRELUDE + 'clicks.coalesce(1).write.csv("out")\n'),
