@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 from sqlglot import exp
 
+from sparkpar_lint.graph.span_index import SpanIndex
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Confidence, Links, Span
 
@@ -69,54 +70,63 @@ def node_at(graph: StageGraph, span: Span) -> StageNode | None:
     the first inside the span (a flagged chain), else the stage running the flagged function or
     using the flagged window spec, else the last stage starting earlier on the same line (SQL)."""
     start, end = (span.line, span.column), (span.end_line, span.end_column)
+    index = graph.derived("spans", SpanIndex)
     holding: list[tuple[tuple[int, int], StageNode]] = []
     inside: list[StageNode] = []
-    same_line: list[StageNode] = []
-    for node in graph.overlapping(span.line, span.end_line):
+    for node in index.near(span):
         where = node.span
         first, last = (where.line, where.column), (where.end_line, where.end_column)
         if first <= start <= last:
             holding.append(((where.end_line - where.line, where.end_column - where.column), node))
         elif start <= first <= end:
             inside.append(node)
-        elif where.line == span.line and first < start:
-            same_line.append(node)
     if holding:
         return min(holding, key=lambda pair: (pair[0], -pair[1].id))[1]
     if inside:
         return inside[0]
-    return _running(graph, start) or (same_line[-1] if same_line else None) or _in_sql(graph, start)
+    return _running(graph, start) or index.last_starting_before(*start) or _in_sql(graph, start)
 
 
 def _running(graph: StageGraph, start: tuple[int, int]) -> StageNode | None:
     """The first stage that runs a user function, or uses a window spec, holding `start`."""
+    for node, spans, window_lines in graph.derived("running", _functions_and_windows):
+        if any((where.line, where.column) <= start <= (where.end_line, where.end_column) for where in spans):
+            return node
+        if start[0] in window_lines:
+            return node
+    return None
 
-    def holds(where: Span | None) -> bool:
-        return where is not None and (where.line, where.column) <= start <= (where.end_line, where.end_column)
 
+def _functions_and_windows(graph: StageGraph) -> list[tuple[StageNode, list[Span], set[int]]]:
+    """Each stage that runs user functions or uses window specs: their spans, and its specs' lines."""
+    found = []
     for node in graph.nodes:
         functions = [*node.functions, *node.function_slots.values()]
         functions += [c.udf for c in node.columns.calls if c.udf is not None]
-        if any(holds(graph.span_of(f.node)) for f in functions):
-            return node
-        if any(
-            c.window is not None and c.window.span is not None and c.window.span.line == start[0]
-            for c in node.columns.calls
-        ):
-            return node
-    return None
+        spans = [where for where in (graph.span_of(f.node) for f in functions) if where is not None]
+        lines = {c.window.span.line for c in node.columns.calls if c.window is not None and c.window.span is not None}
+        if spans or lines:
+            found.append((node, spans, lines))
+    return found
 
 
 def _in_sql(graph: StageGraph, start: tuple[int, int]) -> StageNode | None:
     """The last stage built from the SQL string holding `start`."""
     found = None
+    for where, node in graph.derived("sql_literals", _last_of_each_literal):
+        if (where.line, where.column) <= start <= (where.end_line, where.end_column):
+            found = node if found is None or node.id > found.id else found
+    return found
+
+
+def _last_of_each_literal(graph: StageGraph) -> list[tuple[Span, StageNode]]:
+    """The span of each SQL string the stages were built from, with the last stage built from it."""
+    last: dict[int, tuple[Span, StageNode]] = {}
     for node in graph.nodes:
         literal = getattr(node.sql, "literal", None)
         if literal is not None:
-            where = graph.span_of(literal)
-            if (where.line, where.column) <= start <= (where.end_line, where.end_column):
-                found = node
-    return found
+            last[id(literal)] = (graph.span_of(literal), node)
+    return list(last.values())
 
 
 def _sql_writes(node: StageNode) -> bool:

@@ -17,9 +17,6 @@ from sparkpar_lint.model import Span
 
 T = TypeVar("T")
 
-# A node spanning more lines than this is not indexed line by line (see `StageGraph.overlapping`).
-_WIDE_LINES = 50
-
 UNORDERED = "unordered"
 
 
@@ -290,7 +287,6 @@ class StageGraph:
     training_inputs: set[int] = field(default_factory=set)
     _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
     _call_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
-    _line_index: tuple[int, dict[int, list[int]], list[int]] | None = field(default=None, repr=False, compare=False)
     _derived: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
@@ -382,34 +378,6 @@ class StageGraph:
                     frontier.append(consumer)
         reached.discard(node.id)
         yield from (self.nodes[i] for i in sorted(reached))
-
-    def overlapping(self, line: int, end_line: int) -> list[StageNode]:
-        """The nodes whose span shares a line with `line`..`end_line`, in creation order; indexed
-        once per graph size by the lines each node covers (nodes over many lines, such as a long
-        chain's outer calls, are kept apart and always included)."""
-        if self._line_index is None or self._line_index[0] != len(self.nodes):
-            by_line: dict[int, list[int]] = {}
-            wide: list[int] = []
-            for candidate in self.nodes:
-                where = candidate.span
-                if where.end_line - where.line > _WIDE_LINES:
-                    wide.append(candidate.id)
-                    continue
-                for covered in range(where.line, where.end_line + 1):
-                    by_line.setdefault(covered, []).append(candidate.id)
-            self._line_index = (len(self.nodes), by_line, wide)
-        _, by_line, wide = self._line_index
-        if end_line - line > _WIDE_LINES:
-            ids = {c.id for c in self.nodes if c.span.line <= end_line and c.span.end_line >= line}
-        else:
-            ids = set(wide)
-            for covered in range(line, end_line + 1):
-                ids.update(by_line.get(covered, ()))
-        return [
-            self.nodes[i]
-            for i in sorted(ids)
-            if self.nodes[i].span.line <= end_line and self.nodes[i].span.end_line >= line
-        ]
 
     def derived(self, name: str, compute: Callable[[StageGraph], T]) -> T:
         """`compute(self)`, kept under `name` until the graph gains nodes: for a fact about the
