@@ -70,6 +70,10 @@ class GuardedProtocol(LanguageServerProtocol):
             return "Invalid Request: id must be a number or a string"
         if "method" not in data and "id" not in data:
             return "Invalid Request: neither a request, a notification nor a response"
+        known = lsp.METHOD_TO_TYPES.get(data["method"]) if "method" in data else None
+        if "id" in data and known is not None and known[1] is None:  # no response type
+            # pygls would drop the id and handle it as the notification: the requester waits forever.
+            return f"Invalid Request: {data['method']} is a notification"
         return None
 
     def _refuse(self, data: object, code: int, message: str) -> None:
