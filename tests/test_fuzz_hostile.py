@@ -1,4 +1,5 @@
-"""Fuzzing the real CLI with hostile file names, contents and configs (hypothesis).
+"""Fuzzing the real CLI with hostile file names, contents and configs, and the real language
+server with hostile messages (hypothesis).
 
 Whatever comes in: no traceback, no hang past the file budget, exit 0/1/2 as documented, no raw
 control character or workflow command in the output, and the one known-bad file is still
@@ -11,9 +12,11 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from lsp_raw import JOB, TIMEOUT, RawClient
 
 from samples import BAD_JOB
 from sparkpar_lint.cache import well_formed
@@ -210,3 +213,109 @@ def test_hostile_cache_entry_is_a_miss_or_a_hit(damage, fmt):
     assert again.exit_code == 1, again.stderr
     if not still_valid:
         assert concise.stdout == first.stdout  # a bad entry was a miss, and rewritten
+
+
+# LSP messages: one real server session takes every example, so a message that wedges, kills or
+# confuses it fails the examples after it too.
+LSP_METHODS = [
+    "textDocument/hover",
+    "textDocument/codeAction",
+    "initialize",
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didSave",
+    "textDocument/didClose",
+    "notebookDocument/didChange",
+    "$/cancelRequest",
+    "workspace/executeCommand",
+    "no/such",
+]
+numbers = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=3), st.none())
+positions = st.fixed_dictionaries({"line": numbers, "character": numbers})
+lsp_params = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "textDocument": st.one_of(json_values, st.fixed_dictionaries({"uri": st.text(max_size=30)})),
+            "position": positions,
+            "range": st.fixed_dictionaries({"start": positions, "end": positions}),
+            "context": st.fixed_dictionaries({"diagnostics": st.just([])}),
+            "contentChanges": st.lists(st.fixed_dictionaries({"text": st.text(max_size=20)}), max_size=2),
+        },
+    ),
+)
+lsp_ids = st.one_of(st.integers(-(2**40), 10**6 - 1), st.text(max_size=6), json_values)
+
+
+@st.composite
+def lsp_messages(draw) -> tuple[bytes, int | None]:
+    """(what is written to the server, the id of the request it must answer, if any)."""
+    kind = draw(st.sampled_from(["request", "notification", "odd id", "garbage body", "bad framing"]))
+    method = draw(st.sampled_from(LSP_METHODS) | st.text(max_size=10))
+    if kind == "garbage body":
+        return _framed(draw(st.binary(max_size=40) | json_values.map(lambda v: json.dumps(v).encode()))), None
+    if kind == "bad framing":
+        header = draw(
+            st.sampled_from([b"Content-Length: 99999999999999\r\n", b"Content-Length: -1\r\n", b"X-Other: 1\r\n", b""])
+        )
+        return header + b"\r\n" + draw(st.binary(max_size=40)).replace(b"\n", b" "), None
+    message: dict = {"jsonrpc": "2.0", "method": method, "params": draw(lsp_params)}
+    if kind == "notification":
+        return _framed(json.dumps(message).encode()), None
+    if kind == "odd id":
+        message["id"] = draw(lsp_ids)
+        return _framed(json.dumps(message).encode()), None  # answered, but maybe under id null
+    message["id"] = draw(st.integers(10**6, 10**9))
+    return _framed(json.dumps(message).encode()), message["id"]
+
+
+def _framed(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+@pytest.fixture(scope="module")
+def lsp_session(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lsp")
+    (root / "job.py").write_text(JOB)
+    client = RawClient(root)
+    client.request(1, "initialize", {"capabilities": {}, "processId": None, "rootUri": root.as_uri()})
+    client.send({"method": "initialized", "params": {}})
+    yield client, root
+    # Still serving as an editor needs it: a document opened now gets its diagnostics.
+    document = {"uri": (root / "last.py").as_uri(), "languageId": "python", "version": 1, "text": JOB}
+    client.send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
+    published = client.wait_for(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == document["uri"]
+    )
+    assert "SPX101" in {d["code"] for d in published["params"]["diagnostics"]}
+    assert client.request(2, "shutdown", None)["result"] is None
+    client.send({"method": "exit"})
+    assert client.process.wait(TIMEOUT) == 0
+    stderr = client.stderr()
+    assert "Traceback" not in stderr and 'File "' not in stderr and "Task exception" not in stderr, stderr
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=st.lists(lsp_messages(), min_size=1, max_size=4))
+def test_hostile_lsp_messages_are_each_answered_once_and_the_server_keeps_serving(lsp_session, messages):
+    client, root = lsp_session
+    expected = [msg_id for _, msg_id in messages if msg_id is not None]
+    assume(len(set(expected)) == len(expected))
+    before = len(client.seen)
+    for data, _ in messages:
+        client.process.stdin.write(data)
+    # A well-formed request after them is read and answered: nothing wedged the stream.
+    sentinel = {"textDocument": {"uri": (root / "job.py").as_uri()}, "position": {"line": 0, "character": 0}}
+    client.send({"id": "sentinel", "method": "textDocument/hover", "params": sentinel})
+    client.wait_for(lambda m: m.get("id") == "sentinel")
+    client.send({"id": "sentinel-2", "method": "textDocument/hover", "params": sentinel})
+    client.wait_for(lambda m: m.get("id") == "sentinel-2")
+    replies = [m for m in client.seen[before:] if "method" not in m]
+    for msg_id in expected:
+        answers = [m for m in replies if m.get("id") == msg_id]
+        assert len(answers) == 1, (msg_id, replies)
+        assert "error" not in answers[0] or answers[0]["error"]["code"] in (-32600, -32601, -32602), answers[0]
+    for reply in replies:
+        assert "Traceback" not in json.dumps(reply) and 'File "' not in json.dumps(reply), reply
+    assert not [m for m in client.seen[before:] if m.get("method") == "window/showMessage"]

@@ -26,13 +26,14 @@ import dataclasses
 import json
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
@@ -47,7 +48,14 @@ from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, FileResult, 
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import analysis_settings, check_text, effective_rules
-from sparkpar_lint.server.guard import GuardedProtocol, answer_unreadable, one_line_logs
+from sparkpar_lint.server.guard import (
+    UNREADABLE,
+    FramedInput,
+    GuardedProtocol,
+    answer_unframed,
+    answer_unreadable,
+    one_line_logs,
+)
 from sparkpar_lint.settings import AnalysisSettings
 from sparkpar_lint.sources.ipynb import cell_positions
 
@@ -121,12 +129,12 @@ class SparkparServer(LanguageServer):
         self.worker = StandingWorker(_check, warm_up=_WARM_UP)
 
     def report_server_error(self, error: Exception, source) -> None:
-        """A message that could not be read is answered (guard.py), never shown to the user."""
-        if source is JsonRpcException:
-            if not answer_unreadable(self.protocol, error):
-                logging.getLogger(__name__).warning("dropped a message: %s", error)
-            return
-        super().report_server_error(error, source)
+        """A message that could not be read is answered (guard.py); no error is shown to the user
+        (pygls pops "Error in server" up for any): requests carry theirs in the response, and the
+        rest is the client's garbage or our bug, for the log (one line)."""
+        if source is FeatureRequestError or source is JsonRpcException and answer_unreadable(self.protocol, error):
+            return  # answered (pygls has logged a failed request already)
+        logging.getLogger(__name__).warning("%s: %s", source.__name__, _one_line(error))
 
     def settings(self, path: Path) -> tuple[Config, Cache | None]:
         """The file's `[tool.sparkpar]` settings and the cache beside them (ConfigError if bad)."""
@@ -156,8 +164,11 @@ class SparkparServer(LanguageServer):
         return Path(root) if root else None
 
     def lint(self, uri: str) -> None:
-        """Analyse the document (or notebook) at `uri` and publish, without blocking the server."""
+        """Analyse the document (or notebook) at `uri` and publish, without blocking the server.
+        One the client never opened is left alone (pygls would read it from disk, or fail)."""
         self.pending.pop(uri, None)
+        if self.workspace.get_notebook_document(notebook_uri=uri) is None and not _is_open(self, uri):
+            return
         self.generation[uri] = self.generation.get(uri, 0) + 1
         asyncio.ensure_future(self._lint(uri, self.generation[uri]))
 
@@ -247,6 +258,10 @@ class SparkparServer(LanguageServer):
         if previous is not None:
             previous.cancel()
         self.pending[uri] = asyncio.get_running_loop().call_later(delay, self.lint, uri)
+
+
+def _one_line(error: Exception) -> str:
+    return (f"{type(error).__name__}: {error}".splitlines() or [""])[0]
 
 
 def _notebook_path(uri: str) -> str:
@@ -397,6 +412,11 @@ def build(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> SparkparServer:
         timeout = options.get("fileTimeout") if isinstance(options, dict) else None
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0:
             ls.file_timeout = float(timeout) or None
+
+    @server.feature(UNREADABLE)
+    def unreadable(ls: SparkparServer, params) -> None:
+        # FramedInput's stand-in for a header block it could not frame.
+        answer_unframed(ls.protocol, str(getattr(params, "reason", "unreadable headers")))
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: SparkparServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
@@ -625,6 +645,6 @@ def serve(file_timeout: float | None = DEFAULT_FILE_TIMEOUT) -> None:
     one_line_logs()
     server = build(file_timeout)
     try:
-        server.start_io()
+        server.start_io(stdin=FramedInput(sys.stdin.buffer))  # type: ignore[arg-type]
     finally:
         server.worker.close()
