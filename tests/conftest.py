@@ -46,10 +46,13 @@ def cluster_spark():
     spark.stop()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Tests that share a fixture their module defines with a wider scope than one test (a pytest
     run in a subprocess, a server) go to one pytest-xdist worker (`--dist loadgroup`), so the
-    fixture is built once, not once on each worker that gets one of them.
+    fixture is built once, not once on each worker that gets one of them. First among the hooks:
+    a worker's pytest-xdist reads the `xdist_group` marks in its own hook, and one run before this
+    would find none (tests/test_xdist_groups.py).
 
     pytest-xdist hands out work in collection order, so the long units go first: those groups and
     the slow tests, then the other Spark tests, then the rest. In file order a group of several
