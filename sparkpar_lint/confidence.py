@@ -49,7 +49,7 @@ def links(graph: StageGraph, rule_id: str, span: Span, outcomes: bool | str | No
     node = node_at(graph, span)
     assumed: list[str] = []
     if outcomes is None:
-        outcomes = True if _CHOICE.get(rule_id, BY_CONSTRUCTION) == BY_CONSTRUCTION else _rows_differ(node)
+        outcomes = True if _CHOICE.get(rule_id, BY_CONSTRUCTION) == BY_CONSTRUCTION else rows_differ(node)
     if isinstance(outcomes, str):
         assumed.append(outcomes)
     observed = node is not None and _observed(graph, node)
@@ -140,7 +140,7 @@ def _sql_writes(node: StageNode) -> bool:
     return isinstance(root, (exp.Insert, exp.Merge))
 
 
-def _rows_differ(node: StageNode | None) -> str:
+def rows_differ(node: StageNode | None) -> str:
     """The condition an order-dependent choice needs, as the reader would check it."""
     if node is None:
         return _ANY_ROWS

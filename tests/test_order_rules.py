@@ -35,10 +35,34 @@ def test_sort_discarded_points_at_the_whole_discarding_call():
 
 
 def test_sort_is_wasted_only_when_every_branch_discards_it():
-    both = PRELUDE + 'ranked = events.orderBy("ts")\nranked.distinct()\nranked.groupBy("user").count()\n'
+    both = PRELUDE + 'ranked = events.orderBy("ts")\nranked.repartition(4)\nranked.groupBy("user").agg(F.sum("n"))\n'
     assert [r for r, *_ in _found(both)] == ["SPX107"]
     one_uses = both + "ranked.take(3)\n"
     assert "SPX107" not in [r for r, *_ in _found(one_uses)]
+
+
+def test_sort_discarded_names_the_step_that_reads_the_lost_order():
+    code = PRELUDE + 'users = spark.read.parquet("users")\nrows = events.orderBy("ts").join(users, "id").collect()\n'
+    (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX107"]
+    assert [r.span.line for r in finding.related] == [5, 5]
+    assert "`collect` then reads rows in arbitrary order" in finding.message
+    assert finding.links.outcomes and finding.links.observed
+
+
+def test_sort_the_optimizer_removes_is_reported_only_when_its_order_is_read_later():
+    dropped = (
+        PRELUDE + 'users = spark.read.parquet("users")\nevents.orderBy("ts").join(users, "id").write.parquet("o")\n'
+    )
+    assert "SPX107" not in [r for r, *_ in _found(dropped)]
+    as_text = dropped.replace('.parquet("o")', '.csv("o")')
+    assert [r for r, *_ in _found(as_text)] == ["SPX107"]
+
+
+def test_sort_nothing_reads_assumes_a_reader_of_the_result():
+    code = PRELUDE + 'events.orderBy("ts").repartition(8).write.parquet("o")\n'
+    (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX107"]
+    assert not finding.links.outcomes
+    assert "holds if a reader of this result expects the order the sort gave" in finding.message
 
 
 def test_every_positional_read_after_one_shuffle_is_reported():

@@ -15,6 +15,16 @@ SORTS = frozenset({"establishes-total", "establishes-per-key", "sorts-within-par
 _ORDER_KEEPING_RESULTS = frozenset({"driver", "list", "Writer", "StreamWriter"})
 # Functions that see a whole partition (or its index) observe the row order inside it.
 _ORDER_OBSERVING_ROLES = frozenset({"partition", "partition-with-index", "row"})
+_RE_SORTS = frozenset({"establishes-total", "establishes-per-key"})
+# Actions that hand the driver the rows in the order they arrive.
+_ROWS_TO_DRIVER = frozenset({"collect", "collectAsList", "toPandas", "toArrow", "toLocalIterator"})
+# Files a person or a line-by-line tool reads top to bottom; a table's rows have no order.
+_ORDERED_FILES = frozenset({"csv", "json", "text"})
+# Aggregates Spark's optimizer treats as blind to input order whatever the column type. `sum` and
+# `avg` are not among them: over floating point their result depends on the order of addition.
+_ORDER_FREE_AGGREGATES = frozenset(
+    {"count", "count_distinct", "countDistinct", "min", "max", "collect_set", "bit_and", "bit_or", "bit_xor"}
+)
 
 
 def is_ordered(node: StageNode) -> bool:
@@ -110,3 +120,64 @@ def _reshuffles(window: WindowSpecValue, sort: StageNode) -> bool:
         # No partitionBy gathers all rows into one partition; a spec we could not read: no claim.
         return not window.has_partition
     return not set(sort.keys) <= set(window.partition_by)
+
+
+def order_reader(graph: StageGraph, discarder: StageNode) -> StageNode | None:
+    """The first step at or after `discarder` that reads row order before a new sort sets one: an
+    aggregate, window function or group function that sees rows in arrival order, a deduplication,
+    a limit, rows collected to the driver or written to a text file. None when nothing reads it."""
+    seen: set[int] = set()
+    todo = [discarder]
+    while todo:
+        node = todo.pop(0)
+        if node.id in seen or (node is not discarder and node.order_effect in _RE_SORTS):
+            continue
+        seen.add(node.id)
+        if _reads_order(node):
+            return node
+        todo.extend(graph.consumers(node))
+    return None
+
+
+def _reads_order(node: StageNode) -> bool:
+    spec = node.spec
+    if spec is None:
+        return False
+    # A window function ordered by its own ORDER BY does not read the arrival order.
+    if any(
+        c.spec is not None and c.spec.order_sensitive and not (c.window and c.window.order_by)
+        for c in node.columns.calls
+    ):
+        return True
+    return bool(
+        spec.order_requirement != "none"
+        or spec.keeps_arbitrary_row
+        or spec.produces_order_sensitive_groups
+        or spec.function_role in _ORDER_OBSERVING_ROLES
+        or spec.function_role == "group"
+        or node.method in _ROWS_TO_DRIVER
+        or (node.receiver == "Writer" and node.method in _ORDERED_FILES)
+    )
+
+
+def optimizer_drops(graph: StageGraph, sort: StageNode, discarder: StageNode) -> bool:
+    """Spark's optimizer removes a DataFrame or SQL sort that only a join, `distinct`, a later sort
+    or an aggregation it knows reads no order follows (its EliminateSorts rule): nothing runs it.
+    RDDs have no optimizer."""
+    if sort.receiver == "RDD":
+        return False
+    if discarder.order_effect in _RE_SORTS or discarder.method in ("join", "distinct"):
+        return True
+    if discarder.spec is None or discarder.spec.returns != "GroupedData":
+        return False
+    aggregations = graph.consumers(discarder)
+    return bool(aggregations) and all(_order_free_aggregation(a) for a in aggregations)
+
+
+def _order_free_aggregation(node: StageNode) -> bool:
+    if node.method in _ORDER_FREE_AGGREGATES:
+        return True
+    if node.method != "agg":
+        return False
+    aggregates = [c for c in node.columns.calls if c.spec is not None and c.spec.aggregate]
+    return bool(aggregates) and all(c.spec is not None and c.spec.name in _ORDER_FREE_AGGREGATES for c in aggregates)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sparkpar_lint.graph.order_flow import discarding_operation
+from sparkpar_lint.confidence import rows_differ
+from sparkpar_lint.graph.order_flow import discarding_operation, optimizer_drops, order_reader
 from sparkpar_lint.graph.stage_graph import StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -18,6 +19,11 @@ _FIX_BY_RECEIVER = {
     "DataFrame": "sort after the shuffle, or use an ordered window, `min_by`/`max_by`",
     "RDD": "sort after the shuffle (`sortBy`/`sortByKey`), or `takeOrdered`",
 }
+
+# Nothing in the code reads the lost order: only a reader of the result could rely on it.
+_NOTHING_READS = "a reader of this result expects the order the sort gave"
+# The driver (or a text file) gets every row, in the order they arrive: any two distinct rows can swap.
+_ROWS_KEPT_IN_ORDER = frozenset({"collect", "collectAsList", "toPandas", "toArrow", "toLocalIterator"})
 
 _SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -52,6 +58,21 @@ class SortDiscarded(Rule):
         Valid(_PRELUDE + 'events.orderBy("ts").coalesce(1).write.csv("out")\n'),
         # pandas: sort_values then groupby keeps order within groups.
         Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').groupby('user').first()\n"),
+        # The optimizer removes a sort that only a join or an aggregation reading no order follows.
+        Valid(
+            _PRELUDE
+            + 'users = spark.read.parquet("users")\nevents.orderBy("ts").join(users, "user_id").write.parquet("out")\n'
+        ),
+        Valid(_PRELUDE + 'events.sort("ts").filter("ts > 0").groupBy("user").agg(F.max("n")).write.parquet("out")\n'),
+        Valid(
+            _SQL_PRELUDE
+            + 'months = spark.sql("WITH m AS (SELECT month FROM calendar ORDER BY month) '
+            + 'SELECT s.* FROM sales s JOIN m ON s.month = m.month")\n'
+        ),
+        Valid(
+            _SQL_PRELUDE
+            + 'per_user = spark.sql("SELECT user, count(*) AS n FROM (SELECT * FROM visits ORDER BY ts) GROUP BY user")\n'
+        ),
         # SQL: the sort comes after the aggregation.
         Valid(
             _SQL_PRELUDE
@@ -63,16 +84,17 @@ class SortDiscarded(Rule):
             _PRELUDE + 'latest = events.orderBy("ts").groupBy("user").agg(F.last("page"))\n',
             line=4,
             column=16,
-            related_lines=(4,),
+            related_lines=(4, 4),
         ),
+        # The rows reach the driver after the join, in whatever order the join made.
         Invalid(
             _PRELUDE + 'by_time = events.sort(F.col("ts").desc())\n'
             'enriched = by_time.withColumn("day", F.to_date("ts"))\n'
             'users = spark.read.parquet("users")\n'
-            'joined = enriched.join(users, "user_id")\n',
+            'rows = enriched.join(users, "user_id").collect()\n',
             line=4,
             column=17,
-            related_lines=(7,),
+            related_lines=(7, 7),
         ),
         Invalid(
             _PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\n'
@@ -90,13 +112,13 @@ class SortDiscarded(Rule):
             column=15,
             related_lines=(4,),
         ),
-        # SQL: ORDER BY in a subquery, then GROUP BY.
+        # SQL: ORDER BY in a subquery, then a GROUP BY whose `first` was meant to see it.
         Invalid(
             _SQL_PRELUDE
-            + 'per_user = spark.sql("SELECT user, count(*) AS n FROM (SELECT * FROM visits ORDER BY ts) GROUP BY user")\n',
+            + 'last_page = spark.sql("SELECT user, first(page) AS p FROM (SELECT * FROM visits ORDER BY ts DESC) GROUP BY user")\n',
             line=3,
-            column=76,
-            related_lines=(3,),
+            column=80,
+            related_lines=(3, 3),
         ),
     ]
 
@@ -106,14 +128,31 @@ class SortDiscarded(Rule):
             if node.spec is None or node.order_effect != "establishes-total":
                 continue
             discarder = discarding_operation(graph, node)
-            if discarder is not None:
-                yield self._finding(ctx, node, discarder)
+            if discarder is None:
+                continue
+            reader = order_reader(graph, discarder)
+            # A sort the optimizer removes, with nothing after it reading order, costs nothing and
+            # decides nothing: a subquery's ORDER BY under a join, a sort before `count`.
+            if reader is None and optimizer_drops(graph, node, discarder):
+                continue
+            yield self._finding(ctx, node, discarder, reader)
 
-    def _finding(self, ctx: RuleContext, sort: StageNode, discarder: StageNode) -> Finding:
+    def _finding(self, ctx: RuleContext, sort: StageNode, discarder: StageNode, reader: StageNode | None) -> Finding:
+        fix = _FIX_BY_RECEIVER.get(sort.receiver, _FIX_BY_RECEIVER["DataFrame"])
+        related = [RelatedLocation(discarder.span, f"`{discarder.method}` shuffles the sorted rows here")]
+        if reader is None:
+            message = (
+                f"the order `{sort.method}` establishes is discarded by `{discarder.method}` before "
+                f"anything uses it: the sort is wasted work, and whatever relies on it sees rows in "
+                f"arbitrary order; {fix}"
+            )
+            return self.finding(ctx, sort.span, message, related=tuple(related), outcomes=_NOTHING_READS)
+        if reader is not discarder:
+            related.append(RelatedLocation(reader.span, f"`{reader.method}` reads the row order here"))
         message = (
-            f"the order `{sort.method}` establishes is discarded by `{discarder.method}` before "
-            "anything uses it: the sort is wasted work, and any later step that relies on it sees "
-            "rows in arbitrary order; " + _FIX_BY_RECEIVER.get(sort.receiver, _FIX_BY_RECEIVER["DataFrame"])
+            f"the order `{sort.method}` establishes is discarded by `{discarder.method}`, and "
+            f"`{reader.method}` then reads rows in arbitrary order instead; {fix}"
         )
-        related = (RelatedLocation(discarder.span, f"`{discarder.method}` shuffles the sorted rows here"),)
-        return self.finding(ctx, sort.span, message, related=related)
+        every_row = reader.receiver == "Writer" or reader.method in _ROWS_KEPT_IN_ORDER
+        outcomes = True if every_row else rows_differ(reader)
+        return self.finding(ctx, sort.span, message, related=tuple(related), outcomes=outcomes)
