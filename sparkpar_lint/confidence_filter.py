@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import click
 
-from sparkpar_lint.model import Confidence, Finding
+from sparkpar_lint.model import MIN_CONFIDENCE_ENVIRONMENT, Confidence, Finding
 
 
 def _parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Confidence | None:
@@ -15,14 +15,18 @@ def _parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Con
     try:
         return Confidence.parse(value)
     except ValueError as error:
+        if ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.ENVIRONMENT:
+            raise click.BadParameter(f"{error} (from ${MIN_CONFIDENCE_ENVIRONMENT})") from None
         raise click.BadParameter(str(error)) from None
 
 
 min_confidence_option = click.option(
     "--min-confidence",
+    envvar=MIN_CONFIDENCE_ENVIRONMENT,
     callback=_parse,
     metavar="[high|medium|low]",
-    help="Show findings of at least this confidence (default: [tool.sparkpar] min-confidence, else low).",
+    help=f"Show findings of at least this confidence (default: ${MIN_CONFIDENCE_ENVIRONMENT}, else [tool.sparkpar] "
+    "min-confidence, else high).",
 )
 
 

@@ -12,6 +12,11 @@ import pytest
 # reorder bugs that local[N] hides (its reducers read map outputs in a fixed order).
 CLUSTER_MASTER = "local-cluster[2,1,1024]"
 
+# The tests check what the rules find at every confidence, and most fixture findings assume a link;
+# a plain `sparkpar lint` shows only `high` ones. Set before any CLI runs, so subprocesses inherit
+# it; tests of the default itself remove it (monkeypatch.delenv).
+os.environ["SPARKPAR_MIN_CONFIDENCE"] = "low"
+
 
 @pytest.fixture(scope="session")
 def cluster_spark():

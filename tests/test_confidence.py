@@ -152,7 +152,29 @@ def test_sarif_rank_and_precision(sparkpar_cli, tmp_path):
     assert rules["SPX105"]["properties"]["precision"] == "high"
 
 
-def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path):
+def test_a_plain_run_shows_high_confidence_and_the_environment_can_choose(sparkpar_cli, tmp_path, monkeypatch):
+    _jobs(tmp_path)
+    monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")
+    plain = sparkpar_cli("lint", ".", "--format", "json", "--no-cache", "--select", "SPX101,SPX105")
+    assert [f["path"] for f in json.loads(plain.stdout)] == ["ids.py"]
+    assert "2 findings below high confidence not shown; `--min-confidence low` shows them" in plain.stderr
+
+    monkeypatch.setenv("SPARKPAR_MIN_CONFIDENCE", "medium")
+    (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nmin-confidence = "high"\n')
+    chosen = sparkpar_cli("lint", ".", "--format", "json", "--no-cache", "--select", "SPX101,SPX105")
+    assert sorted(f["path"] for f in json.loads(chosen.stdout)) == ["ids.py", "written.py"]
+    # The command line wins over the environment.
+    flag = sparkpar_cli("lint", ".", "--format", "json", "--no-cache", "--min-confidence", "low", "--select", "SPX101")
+    assert len(json.loads(flag.stdout)) == 2
+
+    monkeypatch.setenv("SPARKPAR_MIN_CONFIDENCE", "sure")
+    bad = sparkpar_cli("lint", ".")
+    assert bad.exit_code == 2 and "expected high, medium or low, got 'sure'" in bad.output
+    assert "SPARKPAR_MIN_CONFIDENCE" in bad.output
+
+
+def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")
     _jobs(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nmin-confidence = "high"\n')
     result = sparkpar_cli("lint", ".", "--format", "json", "--no-cache", "--select", "SPX101,SPX105")
@@ -173,7 +195,8 @@ def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path):
     assert "Traceback" not in bad.output
 
 
-def test_the_editor_shows_findings_below_the_threshold_as_hints(tmp_path):
+def test_the_editor_shows_findings_below_the_threshold_as_hints(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")  # the server inherits the environment
     (tmp_path / "pyproject.toml").write_text('[tool.sparkpar]\nselect = ["SPX101"]\nmin-confidence = "medium"\n')
 
     async def scenario():

@@ -44,7 +44,15 @@ from sparkpar_lint.discovery import matches
 from sparkpar_lint.fixes.engine import fix_source
 from sparkpar_lint.fixes.text_edits import LineEdit, finding_fixes, line_edits
 from sparkpar_lint.isolation import Failure, StandingWorker
-from sparkpar_lint.model import DEFAULT_MIN_CONFIDENCE, Confidence, FileResult, Finding, Severity, Span
+from sparkpar_lint.model import (
+    DEFAULT_MIN_CONFIDENCE,
+    MIN_CONFIDENCE_ENVIRONMENT,
+    Confidence,
+    FileResult,
+    Finding,
+    Severity,
+    Span,
+)
 from sparkpar_lint.ruledocs import MissingDoc, load_doc
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import analysis_settings, check_text, effective_rules
@@ -144,7 +152,12 @@ class SparkparServer(LanguageServer):
         return config, Cache(root / CACHE_DIR_NAME) if root is not None else None
 
     def min_confidence(self, path: str | None) -> Confidence:
-        """The file's `min-confidence` setting: findings below it are shown as hints."""
+        """The file's `min-confidence` setting, or the environment's as `sparkpar lint` reads it:
+        findings below it are shown as hints."""
+        try:
+            return Confidence.parse(os.environ[MIN_CONFIDENCE_ENVIRONMENT])
+        except (KeyError, ValueError):
+            pass  # unset, or a value `sparkpar lint` would reject: the file's setting decides
         try:
             return self.settings(Path(path))[0].min_confidence if path else DEFAULT_MIN_CONFIDENCE
         except ConfigError:
