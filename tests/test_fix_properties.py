@@ -306,7 +306,9 @@ def spx402_jobs(draw) -> str:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spx105_jobs())
 def test_spx105_fix_parses_is_idempotent_and_silences_the_rule(code: str):
-    _assert_rule_fixed(code, "SPX105")
+    # Known: after a sort, the fix numbers rows with a window ordered by the sort's own keys; that
+    # window re-sorts every row, and SPX107 reports the sort before it as wasted.
+    _assert_rule_fixed(code, "SPX105", known_new=frozenset({"SPX107"}))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
