@@ -4,6 +4,8 @@ A test that compares `df.collect()` with a list, after a `groupBy` or a window a
 under another partitioning although the job returned the same rows: the test, not the job,
 depends on row order. Recording what each `DataFrame.collect()` returned in the failing run and
 in a run as written tells the two apart (chispa and `assertDataFrameEqual` collect both sides).
+`DataFrame.take`/`first`/`head` collect a limit, so they are recorded too; an RDD's `take` and
+`first` run their own jobs, so `RDD.take` is recorded beside `RDD.collect`.
 """
 
 from __future__ import annotations
@@ -11,15 +13,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-# The classes that define `collect` in the PySpark versions the plugin runs on (DataFrames, and
-# RDDs, which 4.x keeps in pyspark.core); only those a test already imported are patched, so a
-# test without Spark never imports pyspark here.
+# The classes that define the methods returning rows in the PySpark versions the plugin runs on
+# (DataFrames, and RDDs, which 4.x keeps in pyspark.core); only those a test already imported
+# are patched, so a test without Spark never imports pyspark here.
 _COLLECTING = (
-    ("pyspark.sql.classic.dataframe", "DataFrame"),
-    ("pyspark.sql.connect.dataframe", "DataFrame"),
-    ("pyspark.sql.dataframe", "DataFrame"),
-    ("pyspark.core.rdd", "RDD"),
-    ("pyspark.rdd", "RDD"),
+    ("pyspark.sql.classic.dataframe", "DataFrame", ("collect",)),
+    ("pyspark.sql.connect.dataframe", "DataFrame", ("collect",)),
+    ("pyspark.sql.dataframe", "DataFrame", ("collect",)),
+    ("pyspark.core.rdd", "RDD", ("collect", "take")),
+    ("pyspark.rdd", "RDD", ("collect", "take")),
 )
 
 REORDERED = "reordered"
@@ -27,34 +29,36 @@ CHANGED = "changed"
 
 
 class recording:
-    """Within the block, every `DataFrame.collect()` and `RDD.collect()` appends the rows it returned
-    to `results`."""
+    """Within the block, every `DataFrame.collect()`, `RDD.collect()` and `RDD.take()` appends the
+    rows it returned to `results`."""
 
     def __init__(self) -> None:
         self.results: list[list[Any]] = []
-        self._patched: list[tuple[Any, Any]] = []
+        self._patched: list[tuple[Any, str, Any]] = []
 
     def __enter__(self) -> recording:
-        for module, name in _COLLECTING:
+        for module, name, methods in _COLLECTING:
             cls: Any = getattr(sys.modules.get(module), name, None)
-            original = None if cls is None else cls.__dict__.get("collect")
-            if cls is None or original is None or any(cls is done for done, _ in self._patched):
+            if cls is None or any(cls is done for done, _, _ in self._patched):
                 continue
-            cls.collect = self._recorded(original)
-            self._patched.append((cls, original))
+            for method in methods:
+                original = cls.__dict__.get(method)
+                if original is not None:
+                    setattr(cls, method, self._recorded(original))
+                    self._patched.append((cls, method, original))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for cls, original in reversed(self._patched):
-            cls.collect = original
+        for cls, method, original in reversed(self._patched):
+            setattr(cls, method, original)
 
     def _recorded(self, original: Any) -> Any:
-        def collect(df: Any, *args: Any, **kwargs: Any) -> Any:
+        def rows_of(df: Any, *args: Any, **kwargs: Any) -> Any:
             rows = original(df, *args, **kwargs)
             self.results.append(list(rows))
             return rows
 
-        return collect
+        return rows_of
 
 
 def compare(as_written: list[list[Any]], perturbed: list[list[Any]]) -> tuple[str, int] | None:

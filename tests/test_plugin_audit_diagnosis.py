@@ -53,6 +53,12 @@ def test_ids_of_rows(spark):
     df = spark.createDataFrame([(i,) for i in range(40)], "v int")
     ids = sorted(r.id for r in df.withColumn("id", F.monotonically_increasing_id()).collect())
     assert ids == first_seen("ids", ids)
+
+
+def test_rdd_keys_taken_in_arrival_order(spark):
+    counts = spark.sparkContext.parallelize([(i % 7, 1) for i in range(70)]).reduceByKey(lambda a, b: a + b)
+    keys = [key for key, _ in counts.take(10)]  # all seven keys, in the order the shuffle left them
+    assert keys == first_seen("rdd_keys", keys)
 """
 
 
@@ -82,6 +88,7 @@ def test_unittest_outcomes_are_read_as_pytest_reads_them(audited):
         "test_keys_in_arrival_order": "FAILED",
         "test_broken_as_written": "FAILED",
         "test_ids_of_rows": "FAILED",
+        "test_rdd_keys_taken_in_arrival_order": "FAILED",
     }, result.stdout[-4000:]
     # A TestCase failure is recorded on the item, not raised: the audit must see it and not re-run.
     assert (directory / "calls.log").read_text().split() == ["broken"]
@@ -94,6 +101,13 @@ def test_rows_in_another_order_are_the_tests_own_order_dependence(audited):
     assert "test_keys_in_arrival_order is order-dependent, in the test rather than the job" in report, report
     assert "── diagnosis" in report and "the test, not the job, depends on row order" in report, report
     assert "ignore_row_order=True" in report and "sorted(df.collect())" in report, report
+
+
+def test_rows_an_rdd_take_returned_in_another_order_are_the_tests_own_too(audited):
+    result, _ = audited
+    report = _report(result.stdout, "test_rdd_keys_taken_in_arrival_order")
+    assert "is order-dependent, in the test rather than the job" in report, report
+    assert "the test, not the job, depends on row order" in report, report
 
 
 def test_other_rows_are_the_jobs_order_dependence(audited):
@@ -113,8 +127,8 @@ def test_summary_line_with_quiet_output(audited):
     )
     assert line, result.stdout[-3000:]
     tests, runs, failed = map(int, line.groups())
-    # The broken test is not audited; each of the other two stops at its first failing run.
-    assert (tests, failed) == (2, 2) and 2 <= runs <= 2 * RUNS, line.group(0)
+    # The broken test is not audited; each of the other three stops at its first failing run.
+    assert (tests, failed) == (3, 3) and 3 <= runs <= 3 * RUNS, line.group(0)
 
 
 EXPECTS_FAILURE = """

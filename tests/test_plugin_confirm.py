@@ -183,3 +183,72 @@ def test_xdist_workers_verdicts_are_merged_into_one_file(pytester):
     (confirmed,) = [e for e in entries if e["verdict"] == "confirmed"]
     assert confirmed["tests"] == ["tests/test_ids.py::test_row_ids"] and "--sparkpar-seed=7" in confirmed["replay"]
     assert "sparkpar: 5 lint findings in the tested modules: 1 confirmed, 0 implicated, 2 not-reproduced" in output
+
+
+# The order rows come back in is not promised without a sort: here the first run sees them one
+# way and every later run the other, as a job's rows do when shuffle blocks arrive in another
+# order on a busy cluster. The check that a test is repeatable then fails on order alone.
+UNSTABLE_ORDER_TESTS = """
+import json
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from jobs.daily import latest_reading, numbered
+
+HERE = Path(__file__).parent
+CALLS = {"ids": 0, "latest": 0}
+
+
+def first_seen(name, value):
+    path = HERE / f"{name}.json"
+    if not path.exists():
+        path.write_text(json.dumps(value))
+    return json.loads(path.read_text())
+
+
+def as_returned(name, frame, column):
+    CALLS[name] += 1
+    order = F.col(column).asc() if CALLS[name] == 1 else F.col(column).desc()
+    return [list(row) for row in frame.orderBy(order).collect()]
+
+
+def test_row_ids_in_unstable_order(spark):
+    readings = spark.createDataFrame([(i % 4, i, float(i)) for i in range(40)], "sensor int, ts int, value double")
+    rows = as_returned("ids", numbered(readings).select("ts", "row_id"), "ts")
+    assert rows == first_seen("ids", rows)
+
+
+def test_latest_in_unstable_order(spark):
+    readings = spark.createDataFrame([(s, 10, float(s)) for s in range(4)], "sensor int, ts int, value double")
+    rows = as_returned("latest", latest_reading(readings), "sensor")
+    assert rows == first_seen("latest", rows)
+"""
+
+
+def test_rows_reordered_when_run_again_still_get_a_verdict(pytester):
+    """Run again unperturbed, each test fails on row order alone. The perturbed run is then judged
+    against the first run as written: the row ids changed (confirmed), the latest readings
+    were only reordered (the test's own order dependence: not reproduced); neither is unreached."""
+    (pytester.path / "jobs").mkdir()
+    (pytester.path / "jobs" / "__init__.py").write_text("")
+    (pytester.path / "jobs" / "daily.py").write_text(JOBS)
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_daily.py").write_text(UNSTABLE_ORDER_TESTS)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess(
+        "-rA", "--sparkpar-confirm", "--sparkpar-seed=7", f"--sparkpar-runs={RUNS}", "--sparkpar-master=local[2]"
+    )
+    output = result.stdout.str()
+    assert outcomes(output) == {
+        "test_row_ids_in_unstable_order": "FAILED",
+        "test_latest_in_unstable_order": "FAILED",
+    }, output[-4000:]
+    assert "the job's output changed" in output and "depends on row order" in output, output[-4000:]
+    assert _verdicts(pytester.path) == {
+        ("SPX105", 6): "confirmed",
+        ("SPX107", 10): "not-reproduced",
+        ("SPX101", 10): "not-reproduced",
+        ("SPX107", 18): "unreached",  # no test calls first_seen_page
+        ("SPX101", 18): "unreached",
+    }, output[-4000:]
