@@ -18,7 +18,7 @@ from sparkpar_lint.edits.function_body import (
     rows_sort,
 )
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
-from sparkpar_lint.graph.listed_groups import listed_in_arrival_order
+from sparkpar_lint.graph.listed_groups import listed_in_arrival_order, listed_on_driver
 from sparkpar_lint.graph.order_sensitivity import (
     FRAME,
     GROUPS,
@@ -38,6 +38,7 @@ ORDERED_ROLES = frozenset(
     {"group", "cogroup", "stateful-group", "stateful-processor", "partition", "partition-with-index"}
 )
 _PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
+_RDD_PRELUDE = 'from pyspark import SparkContext\nsc = SparkContext.getOrCreate()\nnames = sc.textFile("names.txt")\n'
 
 
 class OrderDependentGroupFunction(Rule):
@@ -185,6 +186,27 @@ class OrderDependentGroupFunction(Rule):
             + '    fitted = ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
             + '    return pdf.head(1).assign(next_units=fitted.forecast(1)[0], mean_units=np.asarray(pdf["units"]).mean())\n'
             + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n'
+        ),
+        # Groups read on the driver in an order of their own, or only counted; `mapValues(sorted)`.
+        Valid(
+            _RDD_PRELUDE + "for letter, group in names.groupBy(lambda n: n[0]).collect():\n"
+            '    print(letter, ", ".join(sorted(group)), len(group))\n'
+            "print(names.groupBy(len).mapValues(sorted).collect())\n"
+            "groups = names.groupBy(len).collect()\n"
+            "sizes = {size: len(group) for size, group in groups}\n"
+        ),
+        # The largest name and the set of names per length: no order of the values survives; the
+        # lists counted by a later stage, and lists sorted before they are saved.
+        Valid(
+            _RDD_PRELUDE + "for size, group in names.groupBy(len).collect():\n"
+            "    print(size, max(group), set(group))\n"
+            "print(names.groupBy(len).mapValues(list).map(lambda kv: (kv[0], len(kv[1]))).collect())\n"
+            'names.groupBy(len).mapValues(lambda vs: sorted(vs)).saveAsTextFile("by_length")\n'
+        ),
+        # Every value under a key is the literal 1: any order lists them alike.
+        Valid(
+            _RDD_PRELUDE + "words = names.flatMap(str.split).map(lambda w: (w, 1))\n"
+            "print(words.groupByKey().mapValues(list).collect())\n"
         ),
     ]
     INVALID = [
@@ -553,6 +575,60 @@ class OrderDependentGroupFunction(Rule):
             related_lines=(7,),
             expected_fix=None,
         ),
+        # `RDD.groupBy` gathers its groups as `groupByKey` does: listed as they arrived, printed.
+        Invalid(
+            _RDD_PRELUDE + "print(names.groupBy(lambda n: n[0]).mapValues(list).collect())\n",
+            line=4,
+            column=46,
+            related_lines=(4,),
+            expected_fix=_RDD_PRELUDE
+            + "print(names.groupBy(lambda n: n[0]).mapValues(lambda values: sorted(values, key=repr)).collect())\n",
+        ),
+        # The pairs mapped whole, their values listed.
+        Invalid(
+            _RDD_PRELUDE + "pairs = names.map(lambda n: (n[0], n))\n"
+            "print(pairs.groupByKey().map(lambda kv: (kv[0], list(kv[1]))).collect())\n",
+            line=5,
+            column=29,
+            related_lines=(5,),
+            expected_fix=None,
+        ),
+        # Collected groups joined into text on the driver, in a loop and in a comprehension.
+        Invalid(
+            _RDD_PRELUDE + "for letter, group in names.groupBy(lambda n: n[0]).collect():\n"
+            '    print(letter, ", ".join(group))\n',
+            line=5,
+            column=18,
+            related_lines=(4, 4),
+            expected_fix=None,
+        ),
+        Invalid(
+            _RDD_PRELUDE + "groups = names.groupBy(len).collect()\n"
+            "print([(size, list(group)) for size, group in groups])\n",
+            line=5,
+            column=14,
+            related_lines=(4, 4),
+            expected_fix=None,
+        ),
+        # Collected groups joined into a report file on the driver.
+        Invalid(
+            _RDD_PRELUDE + "counts = names.map(lambda n: (len(n), n)).groupByKey().collect()\n"
+            'with open("report.txt", "w") as out:\n'
+            "    for size, group in counts:\n"
+            "        out.write(f\"{size}: {' | '.join(group)}\\n\")\n",
+            line=7,
+            column=29,
+            related_lines=(4, 4),
+            expected_fix=None,
+        ),
+        # Each group made a tuple as it arrived and saved.
+        Invalid(
+            _RDD_PRELUDE + 'names.groupBy(len).map(lambda kv: (kv[0], tuple(kv[1]))).saveAsTextFile("by_length")\n',
+            line=4,
+            column=23,
+            related_lines=(4,),
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -571,6 +647,9 @@ class OrderDependentGroupFunction(Rule):
             listed = listed_in_arrival_order(graph, node)
             if listed is not None:
                 yield self._listed_finding(ctx, graph, node, listed)
+            iterated = listed_on_driver(graph, node)
+            if iterated is not None:
+                yield self._driver_finding(ctx, graph, node, iterated)
 
     def _listed_finding(self, ctx, graph: StageGraph, node: StageNode, listed) -> Finding:
         upstream = graph.input_of(node)
@@ -581,6 +660,20 @@ class OrderDependentGroupFunction(Rule):
         )
         related = (RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),)
         return self.finding(ctx, graph.span_of(listed), message, related=related, fix=_sorted_list_fix(listed))
+
+    def _driver_finding(self, ctx, graph: StageGraph, node: StageNode, listed: cst.CSTNode) -> Finding:
+        upstream = graph.input_of(node)
+        message = (
+            f"this reads a collected group's values in the order `{upstream.method}` delivered them, "
+            "which changes with partitioning; sort them first (`sorted(values, key=...)`) or keep "
+            "them as a set if the order means nothing"
+        )
+        related = (
+            RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),
+            RelatedLocation(node.span, f"`{node.method}` brings the groups to the driver as they are"),
+        )
+        reason = "the values are read on the driver; where to sort them is the author's choice"
+        return self.finding(ctx, graph.span_of(listed), message, related=related, fix=reason)
 
     def _finding(
         self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | str

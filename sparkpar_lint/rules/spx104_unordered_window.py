@@ -171,6 +171,55 @@ class UnorderedWindow(Rule):
             "display(numbered)\n"
             'events.write.mode("overwrite").saveAsTable("events_copy")\n'
         ),
+        # SQL ordered by a count: RANK gives tied stores the same rank, and a tie-breaker settles
+        # ROW_NUMBER; a key built with `concat` may tell rows apart (not judged as an amount).
+        Valid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE top_store AS\n"
+            "SELECT * FROM (\n"
+            "    SELECT region, store, RANK() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rnk\n"
+            "    FROM visits GROUP BY region, store\n"
+            ") WHERE rnk = 1\n"
+            '""")\n'
+        ),
+        Valid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE top_store AS\n"
+            "SELECT * FROM (\n"
+            "    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC, store) AS rn\n"
+            "    FROM visits GROUP BY region, store\n"
+            ") WHERE rn = 1\n"
+            '""")\n'
+        ),
+        Valid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE first_visit AS\n"
+            "SELECT * FROM (\n"
+            "    SELECT user, page, ROW_NUMBER() OVER (PARTITION BY user ORDER BY concat(day, '-', visit_id)) AS rn\n"
+            "    FROM visits\n"
+            ") WHERE rn = 1\n"
+            '""")\n'
+        ),
+        # One row per partition (grouped by the partition key itself): nothing competes. And a
+        # fallback between two dates is a date of the row, not a total that ties.
+        Valid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE spend AS\n"
+            "SELECT customer, SUM(amount) AS total,\n"
+            "       ROW_NUMBER() OVER (PARTITION BY customer ORDER BY SUM(amount) DESC) AS rn\n"
+            "FROM orders GROUP BY customer\n"
+            '""")\n'
+        ),
+        Valid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE latest_address AS\n"
+            "SELECT * FROM (\n"
+            "    SELECT customer, address,\n"
+            "           ROW_NUMBER() OVER (PARTITION BY customer ORDER BY COALESCE(moved_out, moved_in) DESC) AS rn\n"
+            "    FROM addresses\n"
+            ") WHERE rn = 1\n"
+            '""")\n'
+        ),
     ]
     INVALID = [
         # Literal rows that do tie: two math scores of 90 straddle the ntile boundary.
@@ -575,6 +624,54 @@ class UnorderedWindow(Rule):
             column=7,
             related_lines=(6, 5),
         ),
+        # SQL ordered by a computed total: every unsold item totals 0, so which one is kept per
+        # category is arrival order. No fix: the SELECT aggregates, so `*` is not the window's rows.
+        Invalid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "INSERT OVERWRITE TABLE best_sellers\n"
+            "SELECT category, item, sold FROM (\n"
+            "    SELECT i.category, i.item, COALESCE(SUM(s.qty), 0) AS sold,\n"
+            "           ROW_NUMBER() OVER (PARTITION BY i.category ORDER BY COALESCE(SUM(s.qty), 0) DESC) AS rn\n"
+            "    FROM items i LEFT JOIN sales s ON i.item = s.item\n"
+            "    GROUP BY i.category, i.item\n"
+            ") WHERE rn = 1\n"
+            '""")\n',
+            line=7,
+            column=11,
+            related_lines=(7,),
+            severity=Severity.INFO,
+            expected_fix=None,
+        ),
+        # An average ties too: two baskets of a store with the same mean price, one kept by arrival.
+        Invalid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "INSERT OVERWRITE TABLE best_basket\n"
+            "SELECT store, basket FROM (\n"
+            "    SELECT store, basket, ROW_NUMBER() OVER (PARTITION BY store ORDER BY AVG(price) DESC) AS rn\n"
+            "    FROM lines GROUP BY store, basket\n"
+            ") WHERE rn = 1\n"
+            '""")\n',
+            line=6,
+            column=26,
+            related_lines=(6,),
+            severity=Severity.INFO,
+            expected_fix=None,
+        ),
+        # A count ties just as easily: the store kept per region follows the shuffle.
+        Invalid(
+            _SQL_PRELUDE + 'spark.sql("""\n'
+            "CREATE TABLE top_store AS\n"
+            "SELECT * FROM (\n"
+            "    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rn\n"
+            "    FROM visits GROUP BY region, store\n"
+            ") WHERE rn = 1\n"
+            '""")\n',
+            line=6,
+            column=26,
+            related_lines=(6,),
+            severity=Severity.INFO,
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -600,14 +697,16 @@ class UnorderedWindow(Rule):
 
     def _tie_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
         window = call.window
-        column = window.order_by[0]
+        column = _computed_order(call) if window.order_opaque else None
+        column = column or window.order_by[0]
         related = ()
         if window.span is not None:
             related = (RelatedLocation(window.span, f"the window is ordered by `{column}` alone here"),)
+        how = f"`ORDER BY {column}, <unique key>`" if call.from_sql else "`orderBy(<column>, <unique id>)`"
         message = (
             f"`{call.function}` over a window ordered by `{column}` alone: rows of a partition that "
             f"share a `{column}` tie, and among tied rows the order is the shuffle's, so the result "
-            "can change with partitioning. Add a tie-breaker column (`orderBy(<column>, <unique id>)`) "
+            f"can change with partitioning. Add a tie-breaker column ({how}) "
             "unless the column is unique within each partition"
         )
         return self.finding(
@@ -888,9 +987,17 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     """One order column that nothing says is unique per partition, under a function that reads
     which of the tied rows comes first."""
     window = call.window
-    if window is None or not window.has_order or call.spec is None or window.order_opaque:
+    if window is None or not window.has_order or call.spec is None:
         return False
-    if call.function not in _ROW_PICKERS | _NEIGHBOURS or len(window.order_by) != 1:
+    if call.function not in _ROW_PICKERS | _NEIGHBOURS:
+        return False
+    if window.order_opaque:
+        # SQL ordered by a total or a count: amounts tie like a column of them, unless the
+        # partition holds one row (`PARTITION BY customer` over `GROUP BY customer`).
+        if call.function not in _ROW_PICKERS or _computed_order(call) is None:
+            return False
+        return not deduplicated_on(graph, node, window.partition_by)
+    if len(window.order_by) != 1:
         return False
     column = window.order_by[0]
     # `*` (a struct of the whole row) and the fixes' own sequence number tell every row apart.
@@ -908,6 +1015,15 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     if graph.unique_columns and is_unique_on(graph, node, (column,)):
         return False  # `[tool.sparkpar] unique-columns` says no two rows share it
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
+
+
+def _computed_order(call: ColumnCall) -> str | None:
+    """The computed amount a SQL window is ordered by alone (`COALESCE(SUM(amount), 0)`)."""
+    if not call.from_sql or call.sql is None:
+        return None
+    from sparkpar_lint.sql.computed_order import computed_order  # only with SQL read: the query was parsed
+
+    return computed_order(call.sql.expression)
 
 
 def _value_column(call: ColumnCall) -> str | None:

@@ -12,7 +12,9 @@ from sparkpar_lint.edits.code import string
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.previews import previewed, previewed_queries, size_read
+from sparkpar_lint.graph.result_reach import kept_as_result
 from sparkpar_lint.graph.row_bounds import at_most_rows
+from sparkpar_lint.graph.sort_ties import tied_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import at_most_one_row
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -140,6 +142,64 @@ class UnorderedLimit(Rule):
         Valid(
             _PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
             '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'
+        ),
+        # Sorted with a tie-breaker the rows are unique on (the grouping key), then returned.
+        Valid(
+            _PRELUDE + "def top_pages(n):\n"
+            '    views = events.groupBy("page").agg(F.count("*").alias("views"))\n'
+            '    return views.orderBy(F.desc("views"), "page").limit(n)\n'
+        ),
+        # A top ten sorted by a count that ties, only looked at: shown, printed row by row, displayed.
+        Valid(
+            _PRELUDE + 'views = events.groupBy("page").count().orderBy(F.desc("count"))\n'
+            "views.limit(10).show()\n"
+            "for row in views.take(10):\n    print(row)\n"
+            "display(views.limit(10))\n"
+        ),
+        # Orders that cannot tie: an id, a global row number, the grouping key.
+        Valid(
+            _PRELUDE + "from pyspark.sql.window import Window\n"
+            'def latest():\n    return events.orderBy(F.desc("event_id")).limit(10)\n'
+            "def ranked():\n"
+            '    numbered = events.withColumn("n", F.row_number().over(Window.orderBy(F.desc("ts"))))\n'
+            '    return numbered.orderBy("n").limit(10)\n'
+            "def busiest():\n"
+            '    return events.groupBy("page").count().orderBy("page").limit(10)\n'
+        ),
+        # Literal rows with no two scores alike: nothing ties.
+        Valid(
+            _PRELUDE + 'scores = spark.createDataFrame([("ann", 90), ("bo", 80), ("cy", 70)], ["name", "score"])\n'
+            'scores.orderBy(F.desc("score")).limit(1).write.json("winner")\n'
+        ),
+        # Only the sorted column reaches the pick: tied rows are the same row there.
+        Valid(
+            _PRELUDE + "def top_counts():\n"
+            '    return events.groupBy("page").count().orderBy(F.desc("count")).select("count").limit(3)\n'
+        ),
+        # A computed key that may tell rows apart (a struct of the key) is not judged as a tie.
+        Valid(
+            _PRELUDE + 'def top_pages():\n    views = events.groupBy("page").count()\n'
+            '    return views.orderBy(F.desc("count"), F.struct("page")).limit(10)\n'
+        ),
+        # A column as the source holds it: nothing says how often its values repeat.
+        Valid(
+            _PRELUDE
+            + 'def top_referrers():\n    return events.orderBy(F.desc("clicks")).select("referrer", "clicks").limit(10)\n'
+        ),
+        # Ordered by the grouping key itself (one row per day); a top five whose rows are only
+        # counted or sized.
+        Valid(
+            _PRELUDE + 'daily = events.groupBy("day").count()\n'
+            'def last_week():\n    return daily.orderBy(F.desc("day")).limit(7)\n'
+            'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
+            'if len(totals.orderBy(F.desc("total")).take(5)) < 5:\n'
+            '    raise ValueError("fewer than five regions")\n'
+            'print(totals.orderBy(F.desc("total")).limit(5).count())\n'
+        ),
+        # SQL: the grouping key breaks ties on the count.
+        Valid(
+            _SQL_PRELUDE + "def top_pages():\n"
+            '    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")\n'
         ),
     ]
     INVALID = [
@@ -361,6 +421,83 @@ class UnorderedLimit(Rule):
             "spread = sc.parallelize(range(1, 100, 3)).repartition(4)\n"
             "keep = spread.takeOrdered(5)\n",
         ),
+        # A top-n by a count that ties, returned: pages tied at the cut make it by shuffle order.
+        Invalid(
+            _PRELUDE + "def top_pages(n):\n"
+            '    views = events.groupBy("page").agg(F.count("*").alias("views"))\n'
+            '    return views.orderBy(F.desc("views")).limit(n)\n',
+            line=6,
+            column=42,
+            related_lines=(6,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # Written: sellers tied on revenue at the twentieth place.
+        Invalid(
+            _PRELUDE + 'revenue = events.groupBy("seller").agg(F.sum("amount").alias("revenue"))\n'
+            'revenue.orderBy(F.col("revenue").desc()).limit(20).write.parquet("top_sellers")\n',
+            line=5,
+            column=41,
+            related_lines=(5,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # Collected into a returned report: three carriers by a rate that ties.
+        Invalid(
+            _PRELUDE + "def worst_carriers():\n"
+            '    rates = events.groupBy("carrier").agg(F.avg("late").alias("late_rate"))\n'
+            '    top = rates.sort("late_rate", ascending=False).take(3)\n'
+            "    return [row.carrier for row in top]\n",
+            line=6,
+            column=51,
+            related_lines=(6,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # Literal rows that do tie: "ann" or "bo" is written as the winner.
+        Invalid(
+            _PRELUDE + 'scores = spark.createDataFrame([("ann", 90), ("bo", 90), ("cy", 70)], ["name", "score"])\n'
+            'scores.orderBy(F.desc("score")).limit(1).write.json("winner")\n',
+            line=5,
+            column=32,
+            related_lines=(5,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # Regions tied on their total at the fifth place, written through pandas.
+        Invalid(
+            _PRELUDE + 'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
+            'totals.orderBy(F.desc("total")).limit(5).toPandas().to_csv("top_regions.csv")\n',
+            line=5,
+            column=32,
+            related_lines=(5,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # `head(3)` handed to `json.dump`: the three regions saved follow the shuffle among ties.
+        Invalid(
+            _PRELUDE + "import json\n"
+            'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
+            "def save_best(path):\n"
+            '    best = totals.orderBy(F.desc("total")).head(3)\n'
+            '    with open(path, "w") as fh:\n'
+            "        json.dump([row.asDict() for row in best], fh)\n",
+            line=7,
+            column=43,
+            related_lines=(7,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
+        # SQL: ORDER BY a count alone, then LIMIT, returned.
+        Invalid(
+            _SQL_PRELUDE + "def top_pages():\n"
+            '    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC LIMIT 10")\n',
+            line=4,
+            column=99,
+            related_lines=(4,),
+            severity=Severity.WARNING,
+            expected_fix=None,
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -386,6 +523,8 @@ class UnorderedLimit(Rule):
                 consumer = _result_consumer(graph, node)
                 if consumer is not None:
                     yield self._source_finding(ctx, node, consumer)
+            elif (tie := tied_sort(graph, node)) is not None and (use := kept_as_result(graph, node)) is not None:
+                yield self._tie_finding(ctx, node, *tie, use)
 
     def _source_finding(self, ctx: RuleContext, node: StageNode, consumer: str) -> Finding:
         message = (
@@ -395,6 +534,27 @@ class UnorderedLimit(Rule):
             "use `sample` with a seed for a subset"
         )
         return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=_fix(ctx.graph, node))
+
+    def _tie_finding(
+        self, ctx: RuleContext, node: StageNode, sort: StageNode, columns: tuple[str, ...], seen: bool, use: str
+    ) -> Finding:
+        names = ", ".join(f"`{c}`" for c in columns)
+        what = f"`{node.method}()[...]`" if node.indexed else f"`{node.method}`"
+        sorting, how = f"`{sort.method}`", "`orderBy(..., <unique key>)`"
+        if node.sql is not None:
+            what, sorting, how = "`LIMIT`", "`ORDER BY`", "`ORDER BY ..., <unique key>`"
+        message = (
+            f"{what} keeps the first rows of an order by {names} alone, and {use} makes them the "
+            f"result: rows tied on {names} arrive in the order the shuffle left them, so which of "
+            "them make the cut changes with partitioning. Add a column the rows are unique on as "
+            f"a tie-breaker ({how})"
+        )
+        related = (RelatedLocation(sort.span, f"{sorting} by {names}, with no tie-breaker"),)
+        outcomes: bool | str = True if seen else f"two rows can share {names} at the cut"
+        reason = f"no column is known to tell rows tied on {names} apart; the tie-breaker is the author's choice"
+        return self.finding(
+            ctx, node.span, message, severity=Severity.WARNING, related=related, fix=reason, outcomes=outcomes
+        )
 
     def _finding(self, ctx: RuleContext, node: StageNode, shuffle: StageNode) -> Finding:
         what = f"`{node.method}()[...]`" if node.indexed else f"`{node.method}`"
