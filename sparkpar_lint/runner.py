@@ -104,15 +104,19 @@ def run(
     _importer_digest.cache_clear()
     module_digest.cache_clear()
     pending: list[_Job] = []
+    done = 0
     for path in found.files:
         result, job = _prepare(path, config, rule_ids, cache, settings)
         if result is not None:
             outcome.results.append(result)
             outcome.cache_hits += _is_cached(result)
+            done += 1
+            # A warm run of many files is all cache reads: the bar counts them too.
+            if on_progress is not None:
+                on_progress(done, len(found.files))
         if job is not None:
             pending.append(job)
     outcome.files_checked = len(found.files)
-    done = len(found.files) - len(pending)
     for job, result, source in _analyse_all(pending, jobs, file_timeout):
         if cache is not None and job.cache_key is not None and result.error is None:
             cache.put(job.cache_key, result.findings, result.suppressed)
