@@ -83,10 +83,13 @@ class Positions(Mapping):
         return len(self._ranges)
 
     def nodes_of(self, kind: type) -> list:
-        """Every node of exactly this type in the module, in file order (one walk, kept)."""
+        """Every node of exactly this type in the module, in file order (one walk, kept; it
+        passes over whitespace, brackets and punctuation unless one of those is asked for)."""
+        if issubclass(kind, _TRIVIA):
+            return [node for node in walk(self._module) if type(node) is kind]
         if self._by_type is None:
             self._by_type = {}
-            for node in walk(self._module):
+            for node in walk(self._module, trivia=False):
                 self._by_type.setdefault(type(node), []).append(node)
         return list(self._by_type.get(kind, ()))
 
@@ -277,13 +280,15 @@ class _Syntactic:
         computed[self.node] = CodeRange(start, end)
 
 
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and everything under it, in file order."""
+def walk(node: cst.CSTNode, trivia: bool = True) -> Iterator[cst.CSTNode]:
+    """`node` and everything under it, in file order; without `trivia`, not the subtrees of
+    whitespace, comment, bracket and punctuation fields (a third of a module's nodes)."""
     stack = [node]
+    which = 1 if trivia else 0
     while stack:
         current = stack.pop()
         yield current
-        for name in reversed(_kind(type(current))[1]):
+        for name in reversed(_kind(type(current))[which]):
             value = getattr(current, name)
             if type(value) in _SEQUENCES:
                 stack.extend(child for child in reversed(value) if _is_node(child))
