@@ -70,7 +70,8 @@ class RunResult:
     def exit_status(self) -> ExitStatus:
         if self.all_errors:
             return ExitStatus.ERROR
-        return ExitStatus.FINDINGS if self.findings else ExitStatus.CLEAN
+        # Not `self.findings`: sorting every finding again to see whether there is one.
+        return ExitStatus.FINDINGS if any(r.findings for r in self.results) else ExitStatus.CLEAN
 
 
 @dataclass(frozen=True)
