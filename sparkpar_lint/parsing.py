@@ -197,7 +197,9 @@ def _collect_when_grown() -> None:
     survives, once per as much again allocated, is linear in the files linted, where a collection
     after every file cost three times the analysis. The block count is a counter: reading it is
     free, where counting the tracked objects would walk them all."""
-    if sys.getallocatedblocks() < _next_collection[0]:
+    # A parse inside an analysis (an imported module's summary) leaves it to the next file's:
+    # with the tree frozen, a pass would miss the garbage frozen along with it.
+    if sys.getallocatedblocks() < _next_collection[0] or gc.get_freeze_count():
         return
     gc.collect()
     _next_collection[0] = max(_MIN_BLOCKS_FOR_COLLECTION, 2 * sys.getallocatedblocks())
