@@ -106,8 +106,10 @@ def run(
     module_digest.cache_clear()
     pending: list[_Job] = []
     done = 0
+    # One set object per distinct per-file selection: a job per file held its own copy.
+    selections: dict[frozenset[str], frozenset[str]] = {}
     for path in found.files:
-        result, job = _prepare(path, config, rule_ids, cache, settings)
+        result, job = _prepare(path, config, rule_ids, cache, settings, selections)
         if result is not None:
             outcome.results.append(result)
             outcome.cache_hits += _is_cached(result)
@@ -290,9 +292,15 @@ def map_in_workers(function: Callable[[T], R], items: Sequence[T], jobs: int | N
 
 
 def _prepare(
-    path: str, config: Config, rule_ids: Collection[str], cache: Cache | None, settings: AnalysisSettings
+    path: str,
+    config: Config,
+    rule_ids: Collection[str],
+    cache: Cache | None,
+    settings: AnalysisSettings,
+    selections: dict[frozenset[str], frozenset[str]],
 ) -> tuple[FileResult | None, _Job | None]:
-    """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
+    """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser;
+    `selections` keeps one copy of each distinct set of rules."""
     try:
         data = read_input(path)
     except Unreadable as error:
@@ -300,6 +308,7 @@ def _prepare(
     if not worth_analysing(path, data):
         return FileResult(path), None
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
+    file_rules = selections.setdefault(file_rules, file_rules)
     if cache is None:
         return None, _Job(path, data, file_rules, None, settings)
     key = cache.key(path, data, file_rules, dependency_text(path, data, settings))
