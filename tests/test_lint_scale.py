@@ -37,11 +37,14 @@ def live_graphs() -> int:
     return sum(1 for o in gc.get_objects() if type(o).__name__ == "StageGraph")
 
 
-def test_a_worker_frees_the_trees_of_files_it_linted(tmp_path, monkeypatch):
+def test_a_worker_frees_the_trees_of_files_it_linted(tmp_path, monkeypatch, request):
     # Each tree is cyclic garbage the collector's own trigger never reaches (see parsing.py), so
     # without the collection every graph of every file stays alive in a worker.
     paths = project(tmp_path, 1, 80)
     lint(paths.pop())  # imports the analysis: allocations that are not one tree's
+    thresholds = gc.get_threshold()
+    request.addfinalizer(lambda: gc.set_threshold(*thresholds))
+    parsing.full_passes_between_files()  # as in a worker: no full pass but ours
     monkeypatch.setattr(parsing, "_next_collection", [sys.getallocatedblocks() + 20_000])
     before = live_graphs()
     full_passes = gc.get_stats()[2]["collections"]
