@@ -195,6 +195,9 @@ def _serve(connection: Connection, function: Callable, consequence: str, parent:
         os.dup2(devnull, 2)
         os.close(devnull)
     _limit_memory()
+    from sparkpar_lint.parsing import full_passes_between_files  # here: a worker parses anyway
+
+    full_passes_between_files()
     while True:
         try:
             item = connection.recv()

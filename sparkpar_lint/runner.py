@@ -70,7 +70,8 @@ class RunResult:
     def exit_status(self) -> ExitStatus:
         if self.all_errors:
             return ExitStatus.ERROR
-        return ExitStatus.FINDINGS if self.findings else ExitStatus.CLEAN
+        # Not `self.findings`: sorting every finding again to see whether there is one.
+        return ExitStatus.FINDINGS if any(r.findings for r in self.results) else ExitStatus.CLEAN
 
 
 @dataclass(frozen=True)
@@ -104,15 +105,21 @@ def run(
     _importer_digest.cache_clear()
     module_digest.cache_clear()
     pending: list[_Job] = []
+    done = 0
+    # One set object per distinct per-file selection: a job per file held its own copy.
+    selections: dict[frozenset[str], frozenset[str]] = {}
     for path in found.files:
-        result, job = _prepare(path, config, rule_ids, cache, settings)
+        result, job = _prepare(path, config, rule_ids, cache, settings, selections)
         if result is not None:
             outcome.results.append(result)
             outcome.cache_hits += _is_cached(result)
+            done += 1
+            # A warm run of many files is all cache reads: the bar counts them too.
+            if on_progress is not None:
+                on_progress(done, len(found.files))
         if job is not None:
             pending.append(job)
     outcome.files_checked = len(found.files)
-    done = len(found.files) - len(pending)
     for job, result, source in _analyse_all(pending, jobs, file_timeout):
         if cache is not None and job.cache_key is not None and result.error is None:
             cache.put(job.cache_key, result.findings, result.suppressed)
@@ -285,9 +292,15 @@ def map_in_workers(function: Callable[[T], R], items: Sequence[T], jobs: int | N
 
 
 def _prepare(
-    path: str, config: Config, rule_ids: Collection[str], cache: Cache | None, settings: AnalysisSettings
+    path: str,
+    config: Config,
+    rule_ids: Collection[str],
+    cache: Cache | None,
+    settings: AnalysisSettings,
+    selections: dict[frozenset[str], frozenset[str]],
 ) -> tuple[FileResult | None, _Job | None]:
-    """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser."""
+    """A finished result (cache hit, unreadable, not Spark code) or a job for the analyser;
+    `selections` keeps one copy of each distinct set of rules."""
     try:
         data = read_input(path)
     except Unreadable as error:
@@ -295,6 +308,7 @@ def _prepare(
     if not worth_analysing(path, data):
         return FileResult(path), None
     file_rules = frozenset(rules_for_file(path, config, rule_ids))
+    file_rules = selections.setdefault(file_rules, file_rules)
     if cache is None:
         return None, _Job(path, data, file_rules, None, settings)
     key = cache.key(path, data, file_rules, dependency_text(path, data, settings))

@@ -65,7 +65,7 @@ def _alias_statements(module: cst.Module) -> dict[int, tuple]:
     sorted aggregate on every line quadratic. Kept for the last module only (rules ask about one
     module at a time, and the fixer's next pass parses a new one)."""
     found: dict[int, tuple] = {}
-    for function in (node for node in walk(module) if isinstance(node, cst.FunctionDef)):
+    for function in (node for node in walk(module, trivia=False) if isinstance(node, cst.FunctionDef)):
         body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
         for index, statement in enumerate(body):
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:

@@ -38,22 +38,31 @@ def search_dirs(directory: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _up_to_root(directory: str) -> list[Path]:
-    """`directory` and its parents up to the project root; empty for installed packages."""
+@lru_cache(maxsize=4096)
+def _up_to_root(directory: str) -> tuple[Path, ...]:
+    """`directory` and its parents up to the project root; empty for installed packages. Looked
+    up once per directory and run: every file of a run asks, for its cache key."""
     if any(part in _INSTALLED for part in Path(directory).parts):
-        return []
+        return ()
     chain = [Path(directory), *Path(directory).parents]
-    root = next((i for i, d in enumerate(chain) if any((d / m).exists() for m in _ROOT_MARKERS)), None)
-    return chain[: (root if root is not None else _LEVELS_WITHOUT_MARKER) + 1]
+    root = next((i for i, d in enumerate(chain) if _is_root(d)), None)
+    return tuple(chain[: (root if root is not None else _LEVELS_WITHOUT_MARKER) + 1])
+
+
+def _is_root(directory: Path) -> bool:
+    return any((directory / m).exists() for m in _ROOT_MARKERS)
 
 
 def project_root(path: str) -> str | None:
     """The directory marking the project (pyproject.toml, setup.py, setup.cfg, .git) above `path`;
     None without one: a tree with no marker is not walked for the callers of its modules."""
-    chain = _up_to_root(os.path.dirname(os.path.abspath(path)))
-    if not chain or not any((chain[-1] / m).exists() for m in _ROOT_MARKERS):
-        return None
-    return str(chain[-1])
+    return _root_of(os.path.dirname(os.path.abspath(path)))
+
+
+@lru_cache(maxsize=4096)
+def _root_of(directory: str) -> str | None:
+    chain = _up_to_root(directory)
+    return str(chain[-1]) if chain and _is_root(chain[-1]) else None
 
 
 # A project walked for the modules importing one of its modules is this size at most; larger
@@ -174,5 +183,7 @@ def imported_modules(importer: str, data: bytes) -> list[str]:
 def forget() -> None:
     """Drop what was found on disk (a long-lived editor server sees modules come and go)."""
     search_dirs.cache_clear()
+    _up_to_root.cache_clear()
+    _root_of.cache_clear()
     _module_file.cache_clear()
     importers_index.cache_clear()
