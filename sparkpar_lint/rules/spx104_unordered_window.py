@@ -54,6 +54,12 @@ class UnorderedWindow(Rule):
         "or unshuffled batch source to take it from"
     )
     VALID = [
+        # Numbered, then only counted: how ties fall cannot change how many rows there are.
+        Valid(
+            _PRELUDE
+            + 'numbered = events.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day")))\n'
+            + "print(numbered.count())\n"
+        ),
         # Numbered among identical copies (partitioned by the whole row): which copy is first changes no row.
         Valid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
