@@ -157,3 +157,17 @@ def test_the_cli_reports_the_erasure(sparkpar_cli, tmp_path):
     )
     assert [f["path"] for f in json.loads(medium.stdout)] == ["written.py"]
     assert "2 findings below medium confidence not shown" in medium.stderr
+
+
+def test_a_function_local_is_followed_only_in_its_function():
+    """`latest` in another function is another variable: it neither keeps nor shows this one."""
+    source = HEADER + (
+        "def look():\n"
+        '    latest = readings.dropDuplicates(["meter"])\n'
+        "    latest.show(5)\n"
+        "\n"
+        "\n"
+        "def keep(latest):\n"
+        "    publish(latest)\n"
+    )
+    assert [f.links.erased for f in _of(source, "SPX102")] == [PREVIEW]

@@ -259,6 +259,7 @@ def _reads_of(graph: StageGraph, assign: cst.Assign, target: cst.Name) -> list[c
         and _suite_of(graph, other) is suite
     ]
     until = min((span for span in later if span > statement), default=None)
+    scope = _function_of(graph, statement)
     targets = {id(t.target) for other in _nodes(graph, cst.Assign) for t in other.targets}
     names = []
     for name in _nodes(graph, cst.Name):
@@ -267,10 +268,18 @@ def _reads_of(graph: StageGraph, assign: cst.Assign, target: cst.Name) -> list[c
         where = graph.span_of(name)
         if where < statement or _within(where, statement):
             continue  # an earlier binding, or this assignment's own value
+        if scope is not None and not _within(where, scope):
+            continue  # a function's local: another function's name of that spelling is another
         if until is not None and where > until and not _within(where, until):
             continue  # a later binding's
         names.append(name)
     return names
+
+
+def _function_of(graph: StageGraph, statement: Span) -> Span | None:
+    """The innermost `def` holding `statement`."""
+    holding = [where for where in map(graph.span_of, _nodes(graph, cst.FunctionDef)) if _within(statement, where)]
+    return max(holding, default=None)
 
 
 def _suite_of(graph: StageGraph, assign: cst.Assign) -> cst.CSTNode | None:
