@@ -137,10 +137,10 @@ def read_only_by_stages(graph: StageGraph, node: StageNode) -> bool:
     consumers = graph.consumers(node)
     if any(_reads(c, value) for c in consumers):
         return True
-    assign = next((a for a in _nodes(graph, cst.Assign) if a.value is value), None)
-    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    assign = _index(graph).assign_of.get(id(value))
+    if assign is None:
         return False
-    return all(any(_reads(c, name) for c in consumers) for name in _reads_of(graph, assign, assign.targets[0].target))
+    return all(any(_reads(c, name) for c in consumers) for name in _reads_of(graph, assign))
 
 
 def _deduplicates(node: StageNode) -> bool:
@@ -170,13 +170,14 @@ def _uses_seen(graph: StageGraph, node: StageNode, consumers: list[StageNode], f
         return counting
     if any(_reads(c, value) for c in consumers):
         return True
-    assign = next((a for a in _nodes(graph, cst.Assign) if a.value is value), None)
-    if assign is None and driver and (_printed(graph, value) or _pandas_preview(graph, value)):
-        found.add(PREVIEW)
-        return True
-    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-        return False  # returned, passed on, stored in a container: kept
-    reads = _reads_of(graph, assign, assign.targets[0].target)
+    assign = _index(graph).assign_of.get(id(value))
+    if assign is None:
+        # Returned, passed on, stored in a container: kept, unless only printed or `.head()`-ed.
+        if driver and (_printed(graph, value) or _pandas_preview(graph, value)):
+            found.add(PREVIEW)
+            return True
+        return False
+    reads = _reads_of(graph, assign)
     if not reads:
         found.add(UNUSED)
     for name in reads:
@@ -198,13 +199,12 @@ def _uses_seen(graph: StageGraph, node: StageNode, consumers: list[StageNode], f
 def _printed(graph: StageGraph, value: cst.BaseExpression) -> bool:
     """`value` is read inside a `print(...)`/`display(...)` argument only through calls that format
     it (`print(", ".join(str(x) for x in rows.collect()))`)."""
-    for call in _nodes(graph, cst.Call):
-        if isinstance(call.func, cst.Name) and call.func.value in PREVIEW_FUNCTIONS:
-            finder = _Formatted(value)
-            for arg in call.args:
-                arg.value.visit(finder)
-            if finder.found is not None:
-                return finder.found
+    for call in _index(graph).prints:
+        finder = _Formatted(value)
+        for arg in call.args:
+            arg.value.visit(finder)
+        if finder.found is not None:
+            return finder.found
     return False
 
 
@@ -239,58 +239,38 @@ def _formats(call: cst.Call) -> bool:
 
 def _alone(graph: StageGraph, value: cst.BaseExpression) -> bool:
     """`value` is a statement by itself: a lazy frame there computes nothing and shows no row."""
-    return any(statement.value is value for statement in _nodes(graph, cst.Expr))
+    return id(value) in _index(graph).alone
 
 
-def _reads_of(graph: StageGraph, assign: cst.Assign, target: cst.Name) -> list[cst.Name]:
-    """The names reading `target`'s binding: after the assignment, up to the next statement binding
-    the same name (whose right-hand side still reads this binding). Read in file order, so a
-    loop's later bindings are not followed back: any read left unexplained keeps the result."""
+def _reads_of(graph: StageGraph, assign: cst.Assign) -> list[cst.Name]:
+    """The names reading the binding `assign` makes: after it, inside its function if it is in
+    one, up to the next statement of the same block binding the name again (whose right-hand side
+    still reads this binding). Read in file order, so a loop's later bindings are not followed
+    back: any read left unexplained keeps the result."""
+    index = _index(graph)
+    name = cst.ensure_type(assign.targets[0].target, cst.Name).value
     statement = graph.span_of(assign)
-    suite = _suite_of(graph, assign)
+    block = index.block_of(graph, assign)
     # Only a binding in the same block surely replaces this one: after `if c: x = a else: x = b`
     # either may be read.
     later = [
         graph.span_of(other)
-        for other in _nodes(graph, cst.Assign)
-        if other is not assign
-        and any(isinstance(t.target, cst.Name) and t.target.value == target.value for t in other.targets)
-        and suite is not None
-        and _suite_of(graph, other) is suite
+        for other in index.bindings.get(name, ())
+        if other is not assign and block is not None and index.block_of(graph, other) is block
     ]
     until = min((span for span in later if span > statement), default=None)
-    scope = _function_of(graph, statement)
-    targets = {id(t.target) for other in _nodes(graph, cst.Assign) for t in other.targets}
+    scope = max((where for where in index.functions(graph) if _within(statement, where)), default=None)
     names = []
-    for name in _nodes(graph, cst.Name):
-        if name.value != target.value or id(name) in targets:
-            continue
-        where = graph.span_of(name)
+    for read in index.reads.get(name, ()):
+        where = graph.span_of(read)
         if where < statement or _within(where, statement):
             continue  # an earlier binding, or this assignment's own value
         if scope is not None and not _within(where, scope):
             continue  # a function's local: another function's name of that spelling is another
         if until is not None and where > until and not _within(where, until):
             continue  # a later binding's
-        names.append(name)
+        names.append(read)
     return names
-
-
-def _function_of(graph: StageGraph, statement: Span) -> Span | None:
-    """The innermost `def` holding `statement`."""
-    holding = [where for where in map(graph.span_of, _nodes(graph, cst.FunctionDef)) if _within(statement, where)]
-    return max(holding, default=None)
-
-
-def _suite_of(graph: StageGraph, assign: cst.Assign) -> cst.CSTNode | None:
-    """The block (a module's or a compound statement's body) whose own statements hold `assign`."""
-    line = graph.statement_of(assign)
-    if line is None:
-        return None
-    blocks: list[cst.CSTNode] = [*_nodes(graph, cst.IndentedBlock)]
-    if graph.module is not None:
-        blocks.append(graph.module)
-    return next((block for block in blocks if any(s is line for s in getattr(block, "body", ()))), None)
 
 
 def _within(inner: Span, outer: Span) -> bool:
@@ -300,11 +280,10 @@ def _within(inner: Span, outer: Span) -> bool:
 def _pandas_preview(graph: StageGraph, value: cst.BaseExpression) -> bool:
     """`pdf.head()` or `df.toPandas().head()` (or `tail`, `describe`, ...) shown or on a line by
     itself, where `value` holds collected rows."""
-    for call in _nodes(graph, cst.Call):
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.value is value:
-            return func.attr.value in _PANDAS_PREVIEWS and id(call) in graph.previewed_args
-    return False
+    call = _index(graph).method_on.get(id(value))
+    if call is None:
+        return False
+    return cst.ensure_type(call.func, cst.Attribute).attr.value in _PANDAS_PREVIEWS and id(call) in graph.previewed_args
 
 
 def _reads(consumer: StageNode, value: cst.BaseExpression) -> bool:
@@ -315,6 +294,51 @@ def _reads(consumer: StageNode, value: cst.BaseExpression) -> bool:
     if isinstance(call.func, cst.Attribute) and call.func.value is value:
         return True
     return any(arg.value is value for arg in call.args)
+
+
+class _Index:
+    """What the questions above look up, gathered in one pass over the module's nodes per graph:
+    asked once per finding, a scan each time made a module of 3,000 findings quadratic."""
+
+    def __init__(self, graph: StageGraph) -> None:
+        assigns = _nodes(graph, cst.Assign)
+        targets = {id(t.target) for a in assigns for t in a.targets}
+        # id(value) -> the assignment binding it to one name.
+        self.assign_of = {
+            id(a.value): a for a in assigns if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+        }
+        self.bindings: dict[str, list[cst.Assign]] = {}
+        for a in self.assign_of.values():
+            self.bindings.setdefault(cst.ensure_type(a.targets[0].target, cst.Name).value, []).append(a)
+        self.reads: dict[str, list[cst.Name]] = {}
+        for name in _nodes(graph, cst.Name):
+            if id(name) not in targets:
+                self.reads.setdefault(name.value, []).append(name)
+        self.alone = {id(statement.value) for statement in _nodes(graph, cst.Expr)}
+        calls = _nodes(graph, cst.Call)
+        self.prints = [c for c in calls if isinstance(c.func, cst.Name) and c.func.value in PREVIEW_FUNCTIONS]
+        self.method_on = {id(c.func.value): c for c in calls if isinstance(c.func, cst.Attribute)}
+        self._blocks: dict[int, cst.CSTNode] | None = None
+        self._functions: list[Span] | None = None
+
+    def block_of(self, graph: StageGraph, assign: cst.Assign) -> cst.CSTNode | None:
+        """The block (a module's or a compound statement's body) whose own statements hold `assign`."""
+        if self._blocks is None:
+            blocks: list[cst.CSTNode] = [*_nodes(graph, cst.IndentedBlock)]
+            if graph.module is not None:
+                blocks.append(graph.module)
+            self._blocks = {id(s): block for block in blocks for s in getattr(block, "body", ())}
+        line = graph.statement_of(assign)
+        return self._blocks.get(id(line)) if line is not None else None
+
+    def functions(self, graph: StageGraph) -> list[Span]:
+        if self._functions is None:
+            self._functions = [graph.span_of(f) for f in _nodes(graph, cst.FunctionDef)]
+        return self._functions
+
+
+def _index(graph: StageGraph) -> _Index:
+    return graph.derived("erasure", _Index)
 
 
 def _nodes(graph: StageGraph, kind: type[_Node]) -> list[_Node]:
