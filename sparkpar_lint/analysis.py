@@ -12,7 +12,7 @@ import libcst as cst
 from sparkpar_lint.graph.builder import build_graph
 from sparkpar_lint.graph.positions import Positions, functions_with_parameters
 from sparkpar_lint.graph.stage_graph import StageGraph
-from sparkpar_lint.model import Finding, Span
+from sparkpar_lint.model import COUNTED, Finding, Span
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module, tree_kept_out_of_collection, with_deep_stack
 from sparkpar_lint.project.findings import at_imported_calls
 from sparkpar_lint.project.summary import ProjectIndex
@@ -85,6 +85,8 @@ def _run_rules(
             continue
         rule = rule_class()
         for finding in rule.check(ctx):
+            if finding.links.erased == COUNTED:
+                continue  # only counts its choice cannot change read the result: nothing can differ
             # Helpers analysed once per call site report the same span again: keep one.
             findings.setdefault((finding.rule_id, finding.span), finding)
         if project is not None and not callers_of:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import libcst as cst
 from sqlglot import exp
 
+from sparkpar_lint.graph.erasure import KEPT, fate
 from sparkpar_lint.graph.span_index import SpanIndex
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Confidence, Links, Span
+from sparkpar_lint.model import PREVIEW, UNUSED, Confidence, Links, Span
 
 # What each rule's choice point depends on. Order and arrival choices pick among rows, which differ
 # only if the data lets them; the others differ by construction (another partitioning numbers rows
@@ -35,6 +36,17 @@ _CHOICE = {
 _NOT_KEPT = frozenset({"count", "isEmpty", "countApprox", "show", "display", "printSchema", "explain"})
 _HANDED_ON = frozenset({"foreach", "foreachPartition", "foreachBatch"})
 OBSERVED_ASSUMED = "this result reaches a write, a collected or returned value, or a key downstream"
+# Choices whose difference only rows can carry: where the result stops at a preview, a count or
+# nothing, graph/erasure.py says so (a clock read or a retry is seen some other way).
+_ERASABLE = frozenset({*_CHOICE, "SPX105"})
+# Choices that keep or drop each row by its key alone: how many rows come out is fixed, so a count
+# cannot tell one outcome from another (not a function run on a group's rows, which may emit any
+# number of rows; not a sample or a random column).
+_COUNT_FIXED = frozenset({"SPX101", "SPX102", "SPX104", "SPX106", "SPX107", "SPX108"})
+ERASED = {
+    PREVIEW: "only shown in a preview: another run may show other rows, nothing computed from them changes",
+    UNUSED: "its result is not used: it matters once something reads it",
+}
 
 
 def rule_confidence(rule_id: str) -> Confidence:
@@ -53,16 +65,23 @@ def links(graph: StageGraph, rule_id: str, span: Span, outcomes: bool | str | No
     if isinstance(outcomes, str):
         assumed.append(outcomes)
     observed = node is not None and _observed(graph, node)
+    if not observed and node is not None and rule_id in _ERASABLE:
+        ending = fate(graph, node, rule_id in _COUNT_FIXED)
+        if ending != KEPT:
+            return Links(outcomes=outcomes is True, observed=False, assumed=tuple(assumed), erased=ending)
     if not observed:
         assumed.append(OBSERVED_ASSUMED)
     return Links(choice=True, outcomes=outcomes is True, observed=observed, assumed=tuple(assumed))
 
 
 def with_assumptions(message: str, found: Links) -> str:
-    """The message with what it assumed, so a reader can check it in seconds."""
-    if not found.assumed:
-        return message
-    return f"{message} (holds if {', and if '.join(found.assumed)})"
+    """The message with what it assumed, so a reader can check it in seconds, and where its
+    result ends when nothing keeps it."""
+    if found.assumed:
+        message = f"{message} (holds if {', and if '.join(found.assumed)})"
+    if found.erased in ERASED:
+        message = f"{message} ({ERASED[found.erased]})"
+    return message
 
 
 def node_at(graph: StageGraph, span: Span) -> StageNode | None:
@@ -183,7 +202,10 @@ def _observed(graph: StageGraph, node: StageNode) -> bool:
         if stage.id in returned:
             return True
         if spec.returns == "driver" and stage.method not in _NOT_KEPT and call is not None and id(call) not in unseen:
-            return True
+            # Rows collected into a name that is only shown (`pdf = ....toPandas()`, `pdf.head()`)
+            # are a preview too.
+            if fate(graph, stage, count_fixed=False) == KEPT:
+                return True
     return False
 
 

@@ -47,26 +47,35 @@ class Links:
     `choice` an operation whose result depends on order, partitioning, micro-batch split or retry;
     `outcomes` the competing rows or runs can differ; `observed` the difference reaches a write, a
     collected or returned value, a key, a join or a filter. `assumed` holds, for each assumed link,
-    the condition the finding needs, as the reader would check it ("`event_id` is not unique")."""
+    the condition the finding needs, as the reader would check it ("`event_id` is not unique").
+    `erased`: the analysis saw the result reach only a preview (`PREVIEW`: a person may see other
+    rows, nothing computed from them changes) or nothing at all (`UNUSED`); `observed` is then
+    false, and the finding is at the lowest confidence whatever else holds."""
 
     choice: bool = True
     outcomes: bool = True
     observed: bool = True
     assumed: tuple[str, ...] = ()
+    erased: str | None = None
 
     @property
     def confidence(self) -> Confidence:
+        if self.erased is not None:
+            return Confidence.LOW
         missing = 3 - sum((self.choice, self.outcomes, self.observed))
         return (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, Confidence.LOW)[missing]
 
     def to_dict(self) -> dict[str, Any]:
         state = {True: "established", False: "assumed"}
-        return {
+        data = {
             "choice": state[self.choice],
             "outcomes": state[self.outcomes],
-            "observed": state[self.observed],
+            "observed": "erased" if self.erased is not None else state[self.observed],
             "assumed": list(self.assumed),
         }
+        if self.erased is not None:
+            data["erased_by"] = self.erased
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Links:
@@ -75,7 +84,15 @@ class Links:
             outcomes=data["outcomes"] == "established",
             observed=data["observed"] == "established",
             assumed=tuple(data["assumed"]),
+            erased=data.get("erased_by"),
         )
+
+
+# How a finding's result is erased (`Links.erased`): it only reaches previews, or nothing; or only
+# counts its choice cannot change, and then no outcome can show at all: the run drops the finding.
+PREVIEW = "preview"
+UNUSED = "unused"
+COUNTED = "count"
 
 
 class ExitStatus(enum.IntEnum):

@@ -42,7 +42,11 @@ def test_sort_is_wasted_only_when_every_branch_discards_it():
 
 
 def test_sort_discarded_names_the_step_that_reads_the_lost_order():
-    code = PRELUDE + 'users = spark.read.parquet("users")\nrows = events.orderBy("ts").join(users, "id").collect()\n'
+    code = (
+        PRELUDE
+        + 'users = spark.read.parquet("users")\nrows = events.orderBy("ts").join(users, "id").collect()\n'
+        + "publish(rows)\n"
+    )
     (finding,) = [f for f in analyze("job.py", code) if f.rule_id == "SPX107"]
     assert [r.span.line for r in finding.related] == [5, 5]
     assert "`collect` then reads rows in arbitrary order" in finding.message

@@ -787,6 +787,10 @@ class GraphBuilder:
         return TemplateValue(expr) if value is None else UNKNOWN  # None: it holds an f-string
 
     def ev_FormattedString(self, expr: cst.FormattedString, scope: Scope) -> Value:
+        # What an f-string shows is computed all the same: `print(f"{deduped.count()} rows")`.
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.ev(part.expression, scope)
         return TemplateValue(expr)
 
     def ev_List(self, expr: cst.List | cst.Tuple | cst.Set, scope: Scope) -> Value:

@@ -154,7 +154,8 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
     if node.receiver == "GroupedData" and node.spec.state == "partitioned" and upstream is not None:
         if upstream.method in ("groupBy", "groupby") and upstream.keys and not upstream.columns.calls:
             return [frozenset(upstream.keys)]
-        return []
+        named = _grouping_names(upstream)
+        return [frozenset(named)] if named else []
     if node.method in _DEDUPLICATING:
         subset = literal_names(_argument(node.call, 0, "subset"))
         if subset:
@@ -179,6 +180,8 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
                 return inherited
         return []
     if node.method == "select":
+        if node.selectivity == "any":
+            return []  # an `explode` among the columns repeats the other columns' values
         columns = output_columns(graph, node)
         return [s for s in inherited if columns is not None and s <= columns]
     if node.spec.forwarding in ("all", "dropped", "renamed") and node.spec.selectivity in (
@@ -193,8 +196,55 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
             return [s for s in inherited if not s & dropped]
         if node.method == "withColumnRenamed":
             return []
+        if node.method == "withColumn":
+            return _with_column_sets(node, inherited)
         return inherited
     return []
+
+
+def _grouping_names(group: StageNode) -> list[str] | None:
+    """The output names of a `groupBy` whose every key is a name or a named expression
+    (`groupBy("product", F.to_date("ts").alias("day"))`): one row per value of them all."""
+    if group.method not in ("groupBy", "groupby") or group.call is None or not group.call.args:
+        return None
+    names = []
+    for arg in group.call.args:
+        if arg.keyword is not None or arg.star:
+            return None
+        listed = literal_names(arg.value)
+        name = _output_name(arg.value)
+        if listed is not None:
+            names += listed
+        elif name is not None:
+            names.append(name)
+        else:
+            return None
+    return names
+
+
+def _with_column_sets(node: StageNode, inherited: list[frozenset[str]]) -> list[frozenset[str]]:
+    """`withColumn(name, value)`: sets holding `name` are gone (it is written over); a value unique
+    by construction adds one: `monotonically_increasing_id()` is unique in the frame,
+    `row_number()` over a window is unique within the window's partition."""
+    if node.call is None:
+        return []
+    name = literal_names(_argument(node.call, 0, "colName"))
+    value = _argument(node.call, 1, "col")
+    if name is None or len(name) != 1 or value is None:
+        return []
+    written = name[0]
+    kept = [s for s in inherited if written not in s]
+    if isinstance(value, cst.Call) and _callee(value) == "monotonically_increasing_id" and not value.args:
+        return [*kept, frozenset({written})]
+    numbering = [c for c in node.columns.calls if c.function == "row_number" and c.window is not None]
+    if (
+        len(numbering) == 1
+        and len(node.columns.calls) == 1
+        and isinstance(value, cst.Call)
+        and _callee(value) == "over"
+    ):
+        return [*kept, frozenset({*numbering[0].window.partition_by, written})]
+    return kept
 
 
 def is_unique_on(graph: StageGraph, node: StageNode, columns) -> bool:

@@ -38,6 +38,12 @@ class OrderDependentAggregate(Rule):
         "before it, and a plain column as the aggregate's argument"
     )
     VALID = [
+        # Only tested for emptiness: which value came first cannot change that.
+        Valid(
+            _PRELUDE
+            + 'firsts = spark.read.parquet("t").groupBy("user").agg(F.first("page"))\n'
+            + "if firsts.isEmpty():\n    raise SystemExit(1)\n"
+        ),
         # The list reaches a UDF parameter that only sums over it (the other is the row's total).
         Valid(
             _PRELUDE

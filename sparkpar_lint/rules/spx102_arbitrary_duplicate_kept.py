@@ -13,6 +13,7 @@ from sparkpar_lint.edits.chain import drop_call, method_call, receiver_of
 from sparkpar_lint.edits.code import column_function, string
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
+from sparkpar_lint.graph.erasure import read_only_by_stages
 from sparkpar_lint.graph.imports import dotted_name
 from sparkpar_lint.graph.literal_rows import duplicates_identical
 from sparkpar_lint.graph.order_flow import upstream_sort
@@ -43,6 +44,18 @@ _EVENT_ID = re.compile(
 # A record id hashed from the record's own identifying fields (`sha2(concat(vin, ts, name))`).
 _DIGESTS = frozenset({"sha2", "sha1", "sha", "md5", "xxhash64", "hash", "crc32"})
 _BATCH_PARAMETERS = frozenset({"batch_id", "epoch_id", "batchId", "epochId"})
+# The examples' `users = clicks.dropDuplicates(["user"])` once fixed.
+_USERS_FIXED = (
+    "users = (\n"
+    '    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
+    "    .withColumn(\n"
+    '        "_sparkpar_rn",\n'
+    '        F.row_number().over(Window.partitionBy("user").orderBy("_sparkpar_seq")),\n'
+    "    )\n"
+    '    .filter(F.col("_sparkpar_rn") == 1)\n'
+    '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
+    ")\n"
+)
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
 
@@ -58,6 +71,10 @@ class ArbitraryDuplicateKept(Rule):
         "with no shuffle before it"
     )
     VALID = [
+        # Only counted, through a name, a cache and a `distinct()` of rows already one per user.
+        Valid(
+            _PRELUDE + 'users = clicks.dropDuplicates(["user"]).cache()\nprint(f"{users.distinct().count()} users")\n'
+        ),
         Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
         Valid(_PRELUDE + "clicks.dropDuplicates(None)\nclicks.drop_duplicates(subset=None)\n"),
         Valid(
@@ -137,6 +154,22 @@ class ArbitraryDuplicateKept(Rule):
         Valid("class Log:\n    def dropDuplicates(self, cols):\n        return self\nLog().dropDuplicates(['user'])\n"),
     ]
     INVALID = [
+        # Only shown: a person may see another row each run (lowest confidence, still reported).
+        Invalid(
+            _PRELUDE + 'users = clicks.dropDuplicates(["user"])\nusers.show(5)\n',
+            line=4,
+            column=15,
+            severity=Severity.WARNING,
+            expected_fix=_PRELUDE + _USERS_FIXED + "users.show(5)\n",
+        ),
+        # Counted, but also handed to code this file does not show: the count erases nothing.
+        Invalid(
+            _PRELUDE + 'users = clicks.dropDuplicates(["user"])\nprint(users.count())\npublish(users)\n',
+            line=4,
+            column=15,
+            severity=Severity.WARNING,
+            expected_fix=_PRELUDE + _USERS_FIXED + "print(users.count())\npublish(users)\n",
+        ),
         # The near miss: `SELECT *` says nothing about the columns beside the subset.
         Invalid(
             "from pyspark.sql import SparkSession\n"
@@ -673,11 +706,12 @@ def _has_subset(node: StageNode) -> bool:
 
 
 def _only_subset_used(graph: StageGraph, node: StageNode) -> bool:
-    """Every consumer reads only subset columns or no row content at all."""
+    """Every consumer reads only subset columns or no row content at all, and nothing else reads
+    the result (`n = deduped.count()` beside `publish(deduped)` hands the rows on)."""
     consumers = graph.consumers(node)
     if not consumers or not node.keys:
         return False
-    return all(_reads_only(consumer, set(node.keys)) for consumer in consumers)
+    return all(_reads_only(consumer, set(node.keys)) for consumer in consumers) and read_only_by_stages(graph, node)
 
 
 def _only_subset_present(graph: StageGraph, node: StageNode) -> bool:

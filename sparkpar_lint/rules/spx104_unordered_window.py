@@ -43,6 +43,30 @@ _PRELUDE = (
 _SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
 
 
+def _row_tie_broken(rows: str, order: str) -> str:
+    """The examples' `rows.withColumn("n", row_number() over user by order)` written once fixed."""
+    return (
+        "(\n"
+        f"    {rows}.withColumn(\n"
+        '        "n",\n'
+        "        F.row_number().over(\n"
+        '            Window.partitionBy("user").orderBy(\n'
+        f'                "{order}",\n'
+        "                F.to_json(\n"
+        '                    F.struct("*"),\n'
+        "                    {\n"
+        '                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
+        '                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
+        "                    },\n"
+        "                ),\n"
+        "            ),\n"
+        "        ),\n"
+        "    )\n"
+        '    .write.parquet("out")\n'
+        ")\n"
+    )
+
+
 class UnorderedWindow(Rule):
     id = "SPX104"
     name = "unordered-window"
@@ -54,6 +78,29 @@ class UnorderedWindow(Rule):
         "or unshuffled batch source to take it from"
     )
     VALID = [
+        # Orders unique within each partition by how the rows were built: one row per user and day
+        # (the day a named expression), a `row_number()` per user, a `monotonically_increasing_id()`.
+        Valid(
+            _PRELUDE
+            + 'daily = events.groupBy("user", F.to_date("ts").alias("day")).agg(F.count("*").alias("visits"))\n'
+            + 'daily.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day"))).write.parquet("o")\n'
+        ),
+        Valid(
+            _PRELUDE
+            + 'ranked = events.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy("ts", "page")))\n'
+            + 'ranked.withColumn("n", F.first("page").over(Window.partitionBy("user").orderBy("r"))).write.parquet("o")\n'
+        ),
+        Valid(
+            _PRELUDE
+            + 'ided = events.orderBy("ts", "page").withColumn("seq_no", F.monotonically_increasing_id())\n'
+            + 'ided.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("o")\n'
+        ),
+        # Numbered, then only counted: how ties fall cannot change how many rows there are.
+        Valid(
+            _PRELUDE
+            + 'numbered = events.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day")))\n'
+            + "print(numbered.count())\n"
+        ),
         # Numbered among identical copies (partitioned by the whole row): which copy is first changes no row.
         Valid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -222,6 +269,32 @@ class UnorderedWindow(Rule):
         ),
     ]
     INVALID = [
+        # The near misses: `rank()` gives tied rows one number; a join on a key the other side may
+        # repeat copies an id onto several rows.
+        Invalid(
+            _PRELUDE
+            + 'ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))\n'
+            + 'ranked.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("r"))).write.parquet("out")\n',
+            line=5,
+            column=23,
+            severity=Severity.INFO,
+            expected_fix=_PRELUDE
+            + 'ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))\n'
+            + _row_tie_broken("ranked", "r"),
+        ),
+        Invalid(
+            _PRELUDE
+            + 'ided = events.withColumn("seq_no", F.monotonically_increasing_id())\n'
+            + 'pages = ided.join(spark.read.parquet("pages"), "page")\n'
+            + 'pages.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("out")\n',
+            line=6,
+            column=22,
+            severity=Severity.INFO,
+            expected_fix=_PRELUDE
+            + 'ided = events.withColumn("seq_no", F.monotonically_increasing_id())\n'
+            + 'pages = ided.join(spark.read.parquet("pages"), "page")\n'
+            + _row_tie_broken("pages", "seq_no"),
+        ),
         # Literal rows that do tie: two math scores of 90 straddle the ntile boundary.
         Invalid(
             "from pyspark.sql import SparkSession, Window, functions as F\n"
@@ -1012,8 +1085,11 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return _literal_rows_tie(graph, node, window.partition_by, column, call)
     if call.function in _NEIGHBOURS:
         return False
-    if graph.unique_columns and is_unique_on(graph, node, (column,)):
-        return False  # `[tool.sparkpar] unique-columns` says no two rows share it
+    rows = graph.input_of(node)
+    if rows is not None and is_unique_on(graph, rows, (*window.partition_by, column)):
+        # No two rows of a partition share it: `[tool.sparkpar] unique-columns` says so, or the rows
+        # were built so (one per `groupBy` key, a `monotonically_increasing_id()`, a `row_number()`).
+        return False
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
 
 

@@ -51,6 +51,8 @@ class UnorderedLimit(Rule):
         "rows are unique on, or the whole row) or an RDD whose elements compare in Python"
     )
     VALID = [
+        # Only counted: any 5 rows are 5 rows.
+        Valid(_PRELUDE + 'few = events.groupBy("user").count().limit(5).cache()\nprint(f"{few.count()} rows")\n'),
         # A join of two literal RDDs has at most 3*2 pairs, plus 3+2 unmatched rows: take(20) takes all.
         Valid(
             "from pyspark import SparkContext\n"
