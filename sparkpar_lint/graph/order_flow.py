@@ -155,9 +155,14 @@ def _reads_order(node: StageNode) -> bool:
         or spec.produces_order_sensitive_groups
         or spec.function_role in _ORDER_OBSERVING_ROLES
         or spec.function_role == "group"
-        or node.method in _ROWS_TO_DRIVER
-        or (node.receiver == "Writer" and node.method in _ORDERED_FILES)
+        or hands_on_every_row(node)
     )
+
+
+def hands_on_every_row(node: StageNode) -> bool:
+    """Every row leaves in arrival order, to the driver or a text file: any two distinct rows can
+    swap, whatever the data."""
+    return node.method in _ROWS_TO_DRIVER or (node.receiver == "Writer" and node.method in _ORDERED_FILES)
 
 
 def optimizer_drops(graph: StageGraph, sort: StageNode, discarder: StageNode) -> bool:

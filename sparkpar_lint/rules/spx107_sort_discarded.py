@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sparkpar_lint.confidence import rows_differ
-from sparkpar_lint.graph.order_flow import discarding_operation, optimizer_drops, order_reader
+from sparkpar_lint.graph.order_flow import discarding_operation, hands_on_every_row, optimizer_drops, order_reader
 from sparkpar_lint.graph.stage_graph import StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -22,8 +22,6 @@ _FIX_BY_RECEIVER = {
 
 # Nothing in the code reads the lost order: only a reader of the result could rely on it.
 _NOTHING_READS = "a reader of this result expects the order the sort gave"
-# The driver (or a text file) gets every row, in the order they arrive: any two distinct rows can swap.
-_ROWS_KEPT_IN_ORDER = frozenset({"collect", "collectAsList", "toPandas", "toArrow", "toLocalIterator"})
 
 _SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -153,6 +151,5 @@ class SortDiscarded(Rule):
             f"the order `{sort.method}` establishes is discarded by `{discarder.method}`, and "
             f"`{reader.method}` then reads rows in arbitrary order instead; {fix}"
         )
-        every_row = reader.receiver == "Writer" or reader.method in _ROWS_KEPT_IN_ORDER
-        outcomes = True if every_row else rows_differ(reader)
+        outcomes = True if hands_on_every_row(reader) else rows_differ(reader)
         return self.finding(ctx, sort.span, message, related=tuple(related), outcomes=outcomes)
