@@ -109,6 +109,18 @@ def test_a_cell_that_does_not_parse_is_spx901_there_and_noqa_cannot_hide_it(spar
     assert lines[1].startswith("job.ipynb:cell 3:2:41: SPX101")
 
 
+def test_a_cell_in_newer_python_syntax_is_checked_not_reported_unparsable(sparkpar_cli, tmp_path):
+    # A backslash inside an f-string's braces is Python 3.12 (PEP 701), what Databricks runtimes
+    # run; the interpreter running the linter may be older. A real syntax error stays SPX901.
+    newer = "%pip install tabulate\nsep = f\"{',\\n'.join(['a', 'b'])}\"\n" + FIRST_AFTER_SORT
+    broken = "del = 400"
+    (tmp_path / "job.ipynb").write_text(notebook(JOB_CELLS[1], ("code", newer), ("code", broken)))
+    result = lint(sparkpar_cli, "--format", "concise", "job.ipynb")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("job.ipynb:cell 2:3:41: SPX101"), result.output
+    assert lines[1].startswith("job.ipynb:cell 3:1:5: SPX901 cannot parse cell 3")
+
+
 def test_noqa_never_hides_an_unparsable_python_file(sparkpar_cli, tmp_path):
     (tmp_path / "job.py").write_text("import pyspark\nx = (1,  # noqa\n")
     result = lint(sparkpar_cli, "--format", "concise", "job.py")

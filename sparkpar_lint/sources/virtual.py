@@ -13,7 +13,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from sparkpar_lint.model import Span
+from sparkpar_lint.parsing import TooDeeplyNested, parse_module
 from sparkpar_lint.sources.cells import (
     DISPLAY,
     MASK,
@@ -157,8 +160,20 @@ def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> li
         except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
             return mask_all(cell.lines)
         return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in candidate]
+    if _newer_python(masked := mask_magics(cell.lines)):
+        return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in masked]
     virtual.broken.append((cell, errors[1]))  # the error with magics masked, as IPython sees it
     return mask_all(cell.lines)
+
+
+def _newer_python(lines: list[str]) -> bool:
+    """Python a newer interpreter than this one accepts (PEP 701 f-strings of 3.12, as Databricks
+    runtimes run them): `ast` judges by the running version, LibCST by the grammar it knows."""
+    try:
+        parse_module("".join(line + "\n" for line in lines))
+    except (cst.ParserSyntaxError, TooDeeplyNested, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _run_line(line: str) -> str:
