@@ -152,9 +152,10 @@ def _root_name(node: cst.BaseExpression) -> cst.Name | None:
 class _Mutations(cst.CSTVisitor):
     """Writes to names the function does not own: globals, closure variables, captured objects."""
 
-    def __init__(self, local: set[str], declared_outer: set[str]) -> None:
+    def __init__(self, local: set[str], declared_outer: set[str], modules: frozenset[str] = frozenset()) -> None:
         self.local = local
         self.declared_outer = declared_outer
+        self.modules = modules
         self.found: list[tuple[str, cst.CSTNode]] = []
 
     def _outer(self, name: cst.Name | None) -> bool:
@@ -197,6 +198,8 @@ class _Mutations(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
             root = _root_name(func.value)
+            if isinstance(func.value, cst.Name) and func.value.value in self.modules:
+                return  # `os.remove(path)`: a module's function, not a method of shared data
             if self._outer(root):
                 self.found.append((root.value, node))
         elif isinstance(func, cst.Name) and func.value == "next" and node.args:
@@ -210,7 +213,7 @@ class _Mutations(cst.CSTVisitor):
         nested_local, nested_declared = local_names(node)
         local = (self.local | nested_local) - nested_declared
         declared = {n for n in nested_declared if n not in self.local} | (self.declared_outer - nested_local)
-        visitor = _Mutations(local, declared)
+        visitor = _Mutations(local, declared, self.modules)
         node.body.visit(visitor)
         self.found.extend(visitor.found)
 
@@ -226,19 +229,43 @@ class _Mutations(cst.CSTVisitor):
         return False
 
 
-def mutations(function: UserFunction, receiver_is_captured: bool = False) -> list[tuple[str, cst.CSTNode]]:
+def mutations(
+    function: UserFunction, receiver_is_captured: bool = False, modules: frozenset[str] = frozenset()
+) -> list[tuple[str, cst.CSTNode]]:
     """Outer names the function mutates, with the statement or call that mutates each.
 
     `receiver_is_captured`: the function is a bound method handed to Spark (`rdd.map(self.parse)`),
     so its first parameter is an object pickled into every task, not a value it owns.
+    `modules`: names the module binds with `import`; `os.remove(...)` on one mutates nothing.
     """
     local, declared_outer = local_names(function.node)
     names = parameter_names(function.node)
     if receiver_is_captured and names:
         local = local - {names[0]}
-    visitor = _Mutations(local, declared_outer)
+    visitor = _Mutations(local, declared_outer, modules)
     function.node.body.visit(visitor)
     return visitor.found
+
+
+def imported_modules(module: cst.Module | None) -> frozenset[str]:
+    """Names bound by `import x` / `import x as y` outside functions: modules, never a list or dict."""
+    found: set[str] = set()
+
+    class _Imports(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                name = alias.asname.name if alias.asname else alias.name
+                while isinstance(name, cst.Attribute):
+                    name = name.value
+                if isinstance(name, cst.Name):
+                    found.add(name.value)
+
+    if module is not None:
+        module.visit(_Imports())
+    return frozenset(found)
 
 
 def mutated_outer_names(function: UserFunction) -> set[str]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 
 from sparkpar_lint.graph.processors import state_handles
-from sparkpar_lint.graph.user_functions import executor_functions, mutations
+from sparkpar_lint.graph.user_functions import executor_functions, imported_modules, mutations
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -63,8 +64,40 @@ class HiddenMutableState(Rule):
             + "def note(path):\n    SEEN.append(path)\n    return spark.read.parquet(path)\n"
             + 'note("p").select("a")\n'
         ),
+        # `os.remove` is a function of the imported module: the task deletes its own scratch file.
+        Valid(
+            dedent("""\
+                import os
+                import tempfile
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sizes(paths):
+                    for path in paths:
+                        scratch = tempfile.mkstemp()[1]
+                        with open(scratch, "w") as out:
+                            out.write(path)
+                        yield (path, os.path.getsize(scratch))
+                        os.remove(scratch)
+                spark.sparkContext.textFile("p").mapPartitions(sizes).collect()
+            """)
+        ),
     ]
     INVALID = [
+        # Imported by name, not as a module: `pending` is a list every task has its own copy of.
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                from jobs.queue import pending
+                spark = SparkSession.builder.getOrCreate()
+                def drop_done(line):
+                    pending.remove(line)
+                    return line
+                spark.sparkContext.textFile("t").map(drop_done).collect()
+            """),
+            line=5,
+            column=4,
+            related_lines=(4,),
+        ),
         Invalid(
             _PRELUDE
             + "visits = {}\n"
@@ -144,9 +177,10 @@ class HiddenMutableState(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
+        modules = imported_modules(graph.module)
         for function, is_method in executor_functions(graph):
             handles = state_handles(graph, function) if function.role == "stateful-processor" else frozenset()
-            for name, where in mutations(function, receiver_is_captured=is_method):
+            for name, where in mutations(function, receiver_is_captured=is_method, modules=modules):
                 if graph.shared_variables.get(name) == "Accumulator":
                     continue
                 if handles and _through_handle(where, handles):
