@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from sparkpar_lint.graph.imports import ImportTable
+from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.user_functions import executor_functions
 from sparkpar_lint.model import Finding, Severity
@@ -25,6 +26,10 @@ _PROCESSING_TIME_MARKERS = ("ProcessingTimeTimeout", "processingtime")
 # What one call of the function covers, by catalogue role.
 _GROUP_ROLES = frozenset({"group", "cogroup", "stateful-group", "stateful-processor"})
 _PARTITION_ROLES = frozenset({"partition", "partition-with-index"})
+
+# A draw over rows the job makes up (`spark.range`, the rate stream) is usually the data being
+# generated: that a retry must repeat it is assumed, not seen.
+_GENERATED = "a retried task must draw the same values: these rows are made up by the job, like test data"
 
 _PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -145,8 +150,15 @@ class ProcessingTimeDependence(Rule):
                             ctx, graph.span_of(arg.value), _timeout_message("`ProcessingTimeTimeout`", node.method)
                         )
         for function, _ in executor_functions(graph):
-            for value in per_task_values(function.node, ImportTable(graph.imports)):
-                yield self.finding(ctx, graph.span_of(value.call), _message(value.name, value.kind, function))
+            values = per_task_values(function.node, ImportTable(graph.imports))
+            generated = any(v.kind == "random" for v in values) and runs_on_made_up_rows(graph, function)
+            for value in values:
+                yield self.finding(
+                    ctx,
+                    graph.span_of(value.call),
+                    _message(value.name, value.kind, function),
+                    outcomes=_GENERATED if generated and value.kind == "random" else None,
+                )
             for call in _state_clock_calls(function.node):
                 yield self.finding(
                     ctx,

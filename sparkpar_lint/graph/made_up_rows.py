@@ -1,0 +1,63 @@
+"""Rows a job makes up instead of reading: `spark.range(n)`, the `rate` stream, literal rows.
+
+A random value drawn per row of such a frame is the data being generated (test or demo input), not
+a value computed from rows that exist elsewhere: whether a retried task must draw the same values
+is the reader's call, not something the code shows.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sparkpar_lint.graph.literal_rows import literal_rows
+from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+
+# Streaming sources that count rather than read (Spark's test sources).
+_COUNTING_STREAMS = frozenset({"rate", "rate-micro-batch"})
+
+
+def runs_on_made_up_rows(graph: StageGraph, function: UserFunction) -> bool:
+    """Every stage that runs `function` reads only made-up rows (and at least one stage does)."""
+    stages = [node for node in graph.nodes if _runs(node, function)]
+    return bool(stages) and all(_made_up(graph, node) for node in stages)
+
+
+def _runs(node: StageNode, function: UserFunction) -> bool:
+    target = function.node
+    if any(f.node is target for f in (*node.functions, *node.function_slots.values())):
+        return True
+    return any(c.udf is not None and c.udf.node is target for c in node.columns.calls)
+
+
+def _made_up(graph: StageGraph, node: StageNode) -> bool:
+    """All the sources above `node`, through every input, make their rows up."""
+    frontier, seen, sources = [node], set(), []
+    while frontier:
+        current = frontier.pop()
+        if current.id in seen:
+            continue
+        seen.add(current.id)
+        if not current.inputs:
+            sources.append(current)
+        frontier.extend(graph.nodes[i] for i in current.inputs)
+    return all(_counts(graph, source) for source in sources)
+
+
+def _counts(graph: StageGraph, source: StageNode) -> bool:
+    if source.method == "range":  # SparkSession.range / SparkContext.range: numbers, not data
+        return True
+    if source.streaming and source.method == "load":
+        return _stream_format(source.call) in _COUNTING_STREAMS
+    return literal_rows(graph, source) is not None
+
+
+def _stream_format(call: cst.Call | None) -> str | None:
+    """The `format("...")` named on the reader chain `call` ends (`readStream.format("rate").load()`)."""
+    receiver = call.func.value if call is not None and isinstance(call.func, cst.Attribute) else None
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if receiver.func.attr.value == "format" and receiver.args:
+            value = receiver.args[0].value
+            return value.evaluated_value if isinstance(value, cst.SimpleString) else None  # type: ignore[return-value]
+        receiver = receiver.func.value
+    return None
