@@ -5,6 +5,7 @@ the injector reads it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -12,7 +13,9 @@ import pytest
 
 from pytest_sparkpar.faults import EXECUTOR_MAIN, executor_pids
 
-APP = "app-20261127120000-0000"
+# The second in the id is this process's pid: two runs of these tests at once (two xdist workers,
+# two checkouts on one machine) would otherwise start look-alike executors each finds as its own.
+APP = f"app-{os.getpid():014d}-0000"
 
 
 def _executor_like(port: int) -> subprocess.Popen:
@@ -57,4 +60,4 @@ def test_executors_of_another_driver_with_the_same_application_id_are_not_ours(t
 
 def test_a_port_that_only_ends_like_ours_is_another_driver(two_applications):
     assert executor_pids(APP, "1001") == []
-    assert executor_pids("app-20261127120000-0001", "41001") == []
+    assert executor_pids(APP.replace("-0000", "-0001"), "41001") == []
