@@ -16,7 +16,7 @@ from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.order_consumers import aggregate_alias, order_free_udf, order_never_observed
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import constant_within, literal_names
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.ordering import sort_reaches
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
@@ -547,7 +547,7 @@ class OrderDependentAggregate(Rule):
         return self.finding(ctx, call.span, message, related=tuple(related), fix=fix)
 
 
-def _named_as_before(node: StageNode, call: ColumnCall, fix: Fix | str | None) -> Fix | str | None:
+def _named_as_before(node: StageNode, call: ColumnCall, fix: Fix | NoFix | None) -> Fix | NoFix | None:
     """The fix with its new aggregate aliased to the name Spark gave the old one, where the old one
     is an unnamed argument of the stage (`agg(F.last("page"))` makes a column `last(page)`, which
     later code, `show()` and writes see): the fixed expression would otherwise be named after its
@@ -578,7 +578,7 @@ _LAST = {"last", "last_value"}
 _LISTS = {"collect_list", "array_agg"}
 
 
-def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode | None) -> Fix | None:
+def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode | None) -> Fix | NoFix | None:
     """Replace the aggregate with one that reads an order column instead of the arrival order.
 
     The order is the upstream sort's columns (safe) or, with no sort, a sequence number added at
@@ -623,7 +623,7 @@ def _fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: StageNode |
     return Fix(safety, what + gone, ((call.call, new_call), *extra), imports + more)
 
 
-def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | None:
+def _global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
     """A global aggregate reads the order of the sort above it, if any (safe), else takes one of
     its answers."""
     sort = _discarded_sort(graph, node)
@@ -648,7 +648,7 @@ def _pivoted(graph: StageGraph, node: StageNode) -> bool:
     return source is not None and source.method == "pivot"
 
 
-def _one_of_its_answers(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
+def _one_of_its_answers(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
     """With no order anywhere to take (no sort, rows not straight from a source), the answer
     that is one of those the aggregate can already give, whatever the partitioning: `first` →
     `min`, `last` → `max` (a value of one of the group's rows, null only when all are), and
@@ -711,13 +711,13 @@ def _sql_siblings(graph: StageGraph, node: StageNode, call: ColumnCall) -> list[
     ]
 
 
-_SHARED_ORDER = (
+_SHARED_ORDER = NoFix(
     "the stage has several order-dependent aggregates that read one arrival order together "
     "(their values come from the same rows); one shared order is the author's to choose"
 )
 
 
-def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: list[ColumnCall]) -> Fix | str:
+def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: list[ColumnCall]) -> Fix | NoFix:
     """`first("a")`, `first("b")` → `F.min(F.struct("a", "b")).getField("a")`, `...getField("b")`:
     every value from the one row that is smallest over all of them, so they still come from one
     row, as in the original. Lists that line up (`collect_list` of two columns) keep no such
@@ -733,7 +733,7 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     for c in calls:
         name = column_name(c.call.args[0].value) if c.call.args else None
         if name is None or "." in name or not _ignores_nulls_at_most(c.call):
-            return "the stage's first/last aggregates read expressions, not plain columns, to take from one row"
+            return NoFix("the stage's first/last aggregates read expressions, not plain columns, to take from one row")
         names += [name] if name not in names else []
     chooser = "min" if call.function in _FIRST else "max"
     row, imports = column_function(call.call, "struct", [string(n) for n in names])
@@ -749,7 +749,7 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     )
 
 
-def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | str:
+def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | NoFix:
     """`collect_list("a")`, `collect_list("b")` → `array_compact(array_sort(collect_list(struct("a",
     "b"))).getField("a"))`, and the same for `b`: both lists in the one order of the sorted rows, each
     without its nulls, which is what the original gives when the rows arrive in that order."""
@@ -757,7 +757,7 @@ def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | str:
     for c in calls:
         name = column_name(c.call.args[0].value) if len(c.call.args) == 1 else None
         if name is None or "." in name or c.call.args[0].keyword is not None or c.call.args[0].star:
-            return "the stage's lists that line up collect expressions, not plain columns, to sort as one row"
+            return NoFix("the stage's lists that line up collect expressions, not plain columns, to sort as one row")
         names += [name] if name not in names else []
     row, imports = column_function(call.call, "struct", [string(n) for n in names])
     collected, more = column_function(call.call, call.function, [row])
@@ -869,7 +869,7 @@ def _frame_column(value: cst.BaseExpression) -> str | None:
     return None
 
 
-_SORT_UNREADABLE = (
+_SORT_UNREADABLE = NoFix(
     "the sort orders by an expression, in mixed directions or with its nulls placed explicitly: "
     "no struct of its columns gives that order (use `min_by`/`max_by` on that expression)"
 )

@@ -30,7 +30,7 @@ from sparkpar_lint.graph.order_sensitivity import (
 )
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # Roles whose function sees a whole group or partition (catalogue function_role).
@@ -672,11 +672,11 @@ class OrderDependentGroupFunction(Rule):
             RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),
             RelatedLocation(node.span, f"`{node.method}` brings the groups to the driver as they are"),
         )
-        reason = "the values are read on the driver; where to sort them is the author's choice"
+        reason = NoFix("the values are read on the driver; where to sort them is the author's choice")
         return self.finding(ctx, graph.span_of(listed), message, related=related, fix=reason)
 
     def _finding(
-        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | str
+        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | NoFix
     ) -> Finding:
         where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
         message = (
@@ -688,7 +688,7 @@ class OrderDependentGroupFunction(Rule):
         return self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
 
 
-def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
+def _sorted_list_fix(listed: cst.CSTNode) -> Fix | NoFix:
     """`mapValues(lambda values: list(values))` or `mapValues(list)` → the values sorted by
     `repr`: one order of their own (unsafe: one of the orders the shuffle could deliver; `repr`
     orders values of any type, `None` too)."""
@@ -704,7 +704,7 @@ def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
         values = call.args[0].with_changes(value=listed.body.args[0].value)
         replacement = listed.with_changes(body=call.with_changes(args=[values, call.args[1]]))
     else:
-        return "the values are listed by code other than `list`, so no sort was added"
+        return NoFix("the values are listed by code other than `list`, so no sort was added")
     return Fix(
         UNSAFE, "the grouped values are listed sorted by `repr`: one order of their own", ((listed, replacement),)
     )
@@ -748,18 +748,18 @@ _SORTS = ("establishes-total", "sorts-within-partitions", "establishes-per-key")
 _TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|offset)($|_)|_at$", re.IGNORECASE)
 
 
-def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | NoFix:
     """Sort the rows at the top of the function (batch), or release them in event-time order on
     watermark pulses (streaming `applyInPandasWithState`, unsafe); else why not."""
     if node.streaming:
         if not isinstance(function.node, cst.FunctionDef):
-            return "a lambda over a stream's groups: no function body to release rows in event-time order in"
+            return NoFix("a lambda over a stream's groups: no function body to release rows in event-time order in")
         return _pulse_fix(graph, node, function)
     columns, safety, source = _order_columns(graph, node, function)
     if isinstance(function.node, cst.Lambda):
         return _lambda_fix(node, function, kinds, helpers, columns, safety, source)
     if not columns and function.role in ("partition", "partition-with-index"):
-        return (
+        return NoFix(
             "no order column to sort a partition by (no sort upstream, no watermark, no time-like field read), "
             "and which rows share a partition changes with partitioning too, so sorting them fixes nothing"
         )
@@ -777,36 +777,36 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
         elif data.kind == ROWS and not columns and not _advanced_by_hand(function.node, name):
             sorts.append(rows_sort(name, columns))
     if not sorts:
-        return (
+        return NoFix(
             "no sort to add at the top: the rows are advanced by hand with `next()`, come as Arrow batches, "
             "or the function reads no field of the order column"
         )
     # Offer the fix only when it silences the rule: a second pass must find nothing to sort.
     fixed = insert_at_top(function.node, sorts)
     if find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return "rows sorted at the top would still be read in an order of their own (a helper or a later step)"
+        return NoFix("rows sorted at the top would still be read in an order of their own (a helper or a later step)")
     what = f"`{function.name}` sorts its rows by ({', '.join(columns) or 'every column'}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
 
 
-def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | str:
+def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | NoFix:
     """`lambda pdf: pdf.assign(n=range(len(pdf)))` → `lambda pdf: pdf.sort_values([...]).assign(...)`:
     a lambda has no statement to sort in, so each read of its frame reads a sorted copy (`len(pdf)`
     needs none). The copies keep the index, so they line up with each other by label."""
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
     if function.role in ("partition", "partition-with-index"):
-        return (
+        return NoFix(
             "a per-partition lambda: which rows share a partition changes with partitioning too, so a sort "
             "of them fixes nothing"
         )
     if len(frames) != 1 or node.method == "applyInArrow":
-        return "a lambda over rows, several frames or Arrow batches: no one frame to read sorted"
+        return NoFix("a lambda over rows, several frames or Arrow batches: no one frame to read sorted")
     frame, lam = frames[0], function.node
     # The group's key is one value within the group: sorting by it orders nothing.
     columns = tuple(c for c in columns if c not in node.keys) if set(columns) - set(node.keys) else columns
     rebinds = m.findall(lam.body, m.Param(name=m.Name(frame)) | m.CompFor(target=m.Name(frame)))
     if rebinds or m.findall(lam.body, m.Arg(keyword=m.Name("inplace"))):
-        return "the lambda reuses its frame's name in a nested scope or changes the frame in place"
+        return NoFix("the lambda reuses its frame's name in a nested scope or changes the frame in place")
 
     class _Sorted(cst.CSTTransformer):
         """Every read of the frame but `len(frame)` and a sort of its own (`frame.sort_values(...)`)."""
@@ -833,7 +833,7 @@ def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns
 
     fixed = lam.with_changes(body=lam.body.visit(_Sorted()))
     if fixed.deep_equals(lam) or find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return "the lambda's frame read sorted would still be read in an order of its own"
+        return NoFix("the lambda's frame read sorted would still be read in an order of its own")
     what = f"`{function.name}` reads its frame sorted by ({', '.join(columns) or 'every column'}): {source}"
     return Fix(safety, what, ((lam, lambda updated: updated.with_changes(body=updated.body.visit(_Sorted()))),))
 
@@ -935,25 +935,25 @@ def _time_like_columns(function: cst.FunctionDef) -> list[str]:
     return found
 
 
-def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | str:
+def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | NoFix:
     """`applyInPandasWithState(f, out, state, mode, "NoTimeout")` on a watermarked stream →
     `applyInPandasWithState(release_in_event_time_order(f, "ts"), out, PULSE_STATE_SCHEMA, mode,
     PULSE_TIMEOUT)`: rows are buffered in the group state and released in event-time order once the
     watermark passes them (unsafe: output comes one watermark delay later)."""
     if node.method != "applyInPandasWithState" or node.call is None:
-        return (
+        return NoFix(
             f"a streaming `{node.method}`: only `applyInPandasWithState` can buffer rows until a watermark orders them"
         )
     event_time = next((c for c in map(_watermark_column, graph.upstream(node)) if c is not None), None)
     if event_time is None:
-        return "a stream with no watermark upstream: no event time to release its rows in order"
+        return NoFix("a stream with no watermark upstream: no event time to release its rows in order")
     args = list(node.call.args)
     if len(args) != 5 or any(a.keyword is not None or a.star for a in args):
-        return "`applyInPandasWithState` not called with its five arguments by position"
+        return NoFix("`applyInPandasWithState` not called with its five arguments by position")
     timeout = args[4].value
     timeout_text = cst.Module([]).code_for_node(timeout)
     if not timeout_text.endswith(("NoTimeout", 'NoTimeout"', "NoTimeout'")):
-        return "the state function sets its own timeouts, which would clash with the watermark pulses"
+        return NoFix("the state function sets its own timeouts, which would clash with the watermark pulses")
     wrapped = cst.Call(
         func=cst.Name("release_in_event_time_order"),
         args=[cst.Arg(args[0].value.deep_clone()), cst.Arg(string(event_time))],

@@ -24,7 +24,7 @@ from sparkpar_lint.graph.key_space import (
 )
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.model import Finding, NoFix, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.console_sort import SORTS, sort_into_foreach_batch, writer_calls
 from sparkpar_lint.rules.fixers.stream_dedup import dedup_watermark_fix
@@ -302,7 +302,7 @@ class StateProblem:
     span: Span
     message: str
     severity: Severity | None
-    fix: Fix | str | None
+    fix: Fix | NoFix | None
     without_event_time: bool
 
 
@@ -356,7 +356,7 @@ def stream_state_problems(ctx: RuleContext) -> Iterator[StateProblem]:
 
 
 _DEDUPLICATIONS = ("dropDuplicates", "drop_duplicates", "distinct", "dropDuplicatesWithinWatermark")
-_KEYLESS = (
+_KEYLESS = NoFix(
     "no event time is in the state's key: a watermark would drop none of it, and a window, a TTL or "
     "update mode would change the answer, a choice only the author can make"
 )
@@ -440,17 +440,17 @@ def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
-_EQUALITY_JOIN = (
+_EQUALITY_JOIN = NoFix(
     "the join matches on equalities alone: a time range between the sides' event times would change "
     "which on-time pairs match, a rule only the author can set"
 )
 
 
-def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | str:
+def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | NoFix:
     """Watermarks for the sides that lack one, when the condition already bounds the event times."""
     condition = _join_condition(graph, node)
     if bounded is None or condition is None or len(node.inputs) != 2:
-        return (
+        return NoFix(
             "the join's condition is built elsewhere (a helper, a parameter, or a name bound more than once), "
             "so its time range is unknown"
         )
@@ -664,7 +664,7 @@ def _growth(space: KeySpace) -> str:
     return f"; that is fine if {_key_text(space)} has few values, and grows without bound if not"
 
 
-def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | NoFix:
     """`withWatermark(event_time, delay)` right before the stateful stage.
 
     Only where the event time is part of the state's key (a `window(...)` column, or a grouping
@@ -673,10 +673,10 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     comes from a `select` in between.
     """
     if node.spec.function_role in ("stateful-group", "stateful-processor"):
-        return "the state function decides when a key's state expires (a timeout, a TTL or `state.remove()`)"
+        return NoFix("the state function decides when a key's state expires (a timeout, a TTL or `state.remove()`)")
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
     if grouping is None or grouping.call is None or receiver_of(grouping.call) is None:
-        return "the stateful stage is not a method call on a frame to put a watermark before"
+        return NoFix("the stateful stage is not a method call on a frame to put a watermark before")
     event_time = _event_time(grouping)
     if event_time is None:
         return dedup_watermark_fix(graph, node, delay) or _no_event_time(node, grouping)
@@ -685,23 +685,23 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
 
 
-def _no_event_time(node: StageNode, grouping: StageNode) -> str:
+def _no_event_time(node: StageNode, grouping: StageNode) -> NoFix:
     """Why a state with no event-time column in its key gets no watermark."""
     keys = ", ".join(grouping.keys)
     if _keeps_every_row(node):
-        return (
+        return NoFix(
             "a whole-row deduplication whose rows have no single timestamp column named like an event time "
             "in a schema of this file to put a watermark on"
         )
     if node.method in _DEDUPLICATIONS:
-        return (
+        return NoFix(
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
             "and no DDL schema in this file gives the rows a single `timestamp` one named like an event time "
             "(a string time needs parsing, in a format only the author knows), nor does the chain stamp "
             "their arrival (`withColumn(name, current_timestamp())`)"
         )
-    return f"the state's key ({keys or 'its grouping'}) has no plain event-time column to put a watermark on"
+    return NoFix(f"the state's key ({keys or 'its grouping'}) has no plain event-time column to put a watermark on")
 
 
 # Stages that may sit between the aggregation and a console sink switched to update mode: each is
@@ -714,7 +714,7 @@ _UPDATE_MODE_STAGES = frozenset(
 )
 
 
-def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
+def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | NoFix:
     """An event-time window aggregation shown on the console (or in a memory table nothing reads) in
     complete mode: the watermark fix plus `outputMode("update")`; else why not, for `--show-unfixed`.
 
@@ -725,12 +725,12 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     no fix.
     """
     if node.spec.data_args or not _window_column(graph, node):
-        return "complete mode with no event-time window in the key: no watermark can drop this state"
+        return NoFix("complete mode with no event-time window in the key: no watermark can drop this state")
     watermark = _fix(graph, node, delay)
-    if isinstance(watermark, str):
-        return "the window's time column is not a plain column to put a watermark on"
+    if isinstance(watermark, NoFix):
+        return NoFix("the window's time column is not a plain column to put a watermark on")
     update = _console_update_mode(graph, node)
-    if isinstance(update, str):
+    if isinstance(update, NoFix):
         return update
     return Fix(
         UNSAFE,
@@ -740,11 +740,11 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     )
 
 
-def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
+def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """A watermarked window aggregation shown on the console (or an unread memory table) in complete
     mode: `outputMode("update")`, so the watermark it already has can drop closed windows."""
     if not _window_column(graph, node):
-        return "complete mode with no event-time window in the key: update mode would not bound this state"
+        return NoFix("complete mode with no event-time window in the key: update mode would not bound this state")
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
     watermarked = {
         column_name(n.call.args[0].value)
@@ -752,9 +752,9 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
         if n.method == "withWatermark" and n.call is not None and n.call.args
     }
     if grouping is None or _event_time(grouping) not in watermarked:
-        return "complete mode, and no watermark on the window's column in this chain to drop windows with"
+        return NoFix("complete mode, and no watermark on the window's column in this chain to drop windows with")
     update = _console_update_mode(graph, node)
-    if isinstance(update, str):
+    if isinstance(update, NoFix):
         return update
     return Fix(
         UNSAFE,
@@ -763,7 +763,7 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     )
 
 
-def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | str:
+def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | NoFix:
     """Each complete-mode sink's literal `outputMode("complete")` and its `"update"` replacement,
     when every such sink is the console or an unread memory table and nothing after the aggregation
     needs complete mode; else why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
@@ -772,7 +772,7 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
     blocking = [n for n in later if n not in sinks and n.method not in _UPDATE_MODE_STAGES]
     sort = blocking[0] if len(blocking) == 1 and blocking[0].method in SORTS and blocking[0].call else None
     if blocking and sort is None:
-        return (
+        return NoFix(
             f"`{blocking[0].method}` after the aggregation is allowed in complete mode only, which keeps every "
             "window; update mode (which a watermark needs) would need that step moved into a `foreachBatch` "
             "function, a rewrite left to the author"
@@ -782,49 +782,49 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
         settings = _writer_settings(sink.call)
         mode, sink_format = settings.get("outputMode"), settings.get("format")
         if "outputMode" in settings and not isinstance(mode, cst.SimpleString):
-            return "an output mode not written as a literal `outputMode(...)` on a sink's chain"
+            return NoFix("an output mode not written as a literal `outputMode(...)` on a sink's chain")
         if mode is None or (mode.evaluated_value or "").lower() != "complete":
             continue
         if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value not in ("console", "memory"):
-            return (
+            return NoFix(
                 "complete mode into a sink whose readers get the whole result table each batch; update mode "
                 "(which a watermark needs to drop state) would change what they see"
             )
         if sort is not None:
             if sink_format.evaluated_value != "console" or graph.module is None:
-                return (
+                return NoFix(
                     f"`{sort.method}` after the aggregation is allowed in complete mode only, and only a console "
                     "sink's sort can move into a `foreachBatch` that shows each batch"
                 )
             moved = sort_into_foreach_batch(graph.module, sort.call, writer_calls(sink.call))
-            if isinstance(moved, str):
+            if isinstance(moved, NoFix):
                 return moved
             replacements += moved
         if sink_format.evaluated_value == "memory":
             unread = _unread_memory_table(graph, settings.get("queryName"))
-            if isinstance(unread, str):
+            if isinstance(unread, NoFix):
                 return unread
         quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
         replacements.append(
             (mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :]))
         )
     if not replacements:
-        return "complete mode not set as a literal `outputMode(...)` on a sink's chain in this module"
+        return NoFix("complete mode not set as a literal `outputMode(...)` on a sink's chain in this module")
     return tuple(replacements)
 
 
-def _unread_memory_table(graph: StageGraph, name: cst.BaseExpression | None) -> None | str:
+def _unread_memory_table(graph: StageGraph, name: cst.BaseExpression | None) -> None | NoFix:
     """None when no string of the module but the `queryName(...)` itself names the memory table
     (no `spark.table("t")`, no `FROM t` in SQL text): no reader here sees the whole table, so update
     mode changes only rows nobody reads. Else why not."""
     if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
-        return "complete mode into a memory table whose name is not a literal `queryName(...)`"
+        return NoFix("complete mode into a memory table whose name is not a literal `queryName(...)`")
     table = name.evaluated_value
     read = re.compile(rf"^{re.escape(table)}$|\b(from|join|table)\s+`?{re.escape(table)}\b", re.IGNORECASE)
     texts = [s.evaluated_value for s in graph.nodes_of(cst.SimpleString) if s is not name]
     texts += [t.value for t in graph.nodes_of(cst.FormattedStringText)]
     if any(isinstance(t, str) and read.search(t) for t in texts):
-        return (
+        return NoFix(
             f"complete mode into the memory table `{table}`, which this module reads whole: update mode "
             "(which a watermark needs to drop state) would change what it reads"
         )

@@ -11,7 +11,7 @@ from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import changed_columns, stale_partitioning
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
 
@@ -210,7 +210,7 @@ class KeyChangedAfterPartitioning(Rule):
             yield self.finding(ctx, breaker.span, message, related=related, fix=_fix(graph, partitioner, node))
 
 
-def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str | None:
+def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | NoFix | None:
     """The same `repartition` right before the partition-local consumer, after every change.
 
     The original is dropped when the consumer is all it feeds; otherwise it stays for the others.
@@ -230,21 +230,21 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
     return Fix(SAFE, description, tuple(replacements))
 
 
-def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str:
+def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | NoFix:
     """`DISTRIBUTE BY k` under a SELECT that rewrites `k` -> `.repartition("k")` right before the
     consumer, the clause removed when the consumer is all its rows feed (the same partitioning
     by the new values that the fixed twin's outer `DISTRIBUTE BY` gives)."""
     if consumer.call is None or receiver_of(consumer.call) is None:
-        return "the consumer is not a method call in this module to put `repartition` before"
+        return NoFix("the consumer is not a method call in this module to put `repartition` before")
     if partitioner.columns.calls or not partitioner.keys:
-        return "`DISTRIBUTE BY` an expression: the key to repartition by after the change is the author's"
+        return NoFix("`DISTRIBUTE BY` an expression: the key to repartition by after the change is the author's")
     path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
     for node in path[1:]:
         changed = changed_columns(node, partitioner.keys)
         kept = node.projection.defined | node.projection.passed if node.projection is not None else set()
         if changed and (node.method not in _KEEPS_NAME or any(k.lower() not in kept for k in changed)):
             # Dropped or renamed: no column of that name left to repartition by.
-            return "a step drops or renames the key: which column to repartition by is the author's"
+            return NoFix("a step drops or renames the key: which column to repartition by is the author's")
     moved = insert_before("repartition", [string(k) for k in partitioner.keys], skip_rdd=True)
     replacements: list = [(consumer.call, moved)]
     if all(len(graph.consumers(n)) == 1 for n in path):
@@ -295,4 +295,4 @@ def _without_distribute(site) -> tuple | None:
         return None  # something follows the keys in the same query: leave the text alone
     start, end = tokens[index - 1].end + 1, tokens[last].end + 1
     literal = rewrite(site.literal, parsed.text, [(start, end, "")])
-    return (site.literal, literal) if not isinstance(literal, str) else None
+    return (site.literal, literal) if not isinstance(literal, NoFix) else None
