@@ -58,7 +58,7 @@ def _harmless_here(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
             ),
             None,
         )
-        if wrapper is not None:
+        if wrapper is not None and wrapper.call is not None and wrapper.udf is not None:
             position = next(i for i, a in enumerate(wrapper.call.args) if a.value is call.call)
             return wrapper.call.args[position].keyword is None and order_free_udf(wrapper.udf.node, position)
         if call.enclosing:
