@@ -1,4 +1,5 @@
-"""Rule registry: every module in this package named spxNNN_*.py defines one rule."""
+"""Rule registry: every module in this package named spxNNN_*.py defines one rule, as does every
+package named spxNNN (a rule whose fixes outweigh it: `spx101/`)."""
 
 from __future__ import annotations
 

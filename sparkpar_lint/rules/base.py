@@ -87,15 +87,15 @@ class Rule:
         *,
         severity: Severity | None = None,
         related: tuple[RelatedLocation, ...] = (),
-        fix: Fix | NoFix | str | None = None,
+        fix: Fix | NoFix | None = None,
         outcomes: bool | str | None = None,
     ) -> Finding:
-        """`fix` is the finding's fix, or why there is none: a NoFix or its text (for --show-unfixed);
+        """`fix` is the finding's fix, or why there is none (a NoFix, for --show-unfixed);
         None: the rule's `fix_needs`.
         `outcomes`: True when the rule saw that the rows competing at its choice point differ, the
         condition it assumed otherwise ("`event_id` is not unique"); None lets confidence.py decide."""
         no_fix = self._no_fix(fix)
-        fix = None if isinstance(fix, (NoFix, str)) else fix
+        fix = None if isinstance(fix, NoFix) else fix
         found = links(ctx.graph, self.id, span, outcomes)
         return Finding(
             rule_id=self.id,
@@ -110,11 +110,9 @@ class Rule:
             links=found,
         )
 
-    def _no_fix(self, fix: Fix | NoFix | str | None) -> NoFix | None:
+    def _no_fix(self, fix: Fix | NoFix | None) -> NoFix | None:
         if isinstance(fix, NoFix):
             return fix
-        if isinstance(fix, str):  # a fix builder's reason, in its own words
-            return NoFix(fix)
         if fix is None and self.fix_needs:
             return NoFix(f"{self.id} {self.fix_needs}")
         return None

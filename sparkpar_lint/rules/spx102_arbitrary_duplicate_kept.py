@@ -20,7 +20,7 @@ from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
 from sparkpar_lint.graph.uniqueness import constant_within, is_unique_on, literal_names, output_columns, self_union
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, sort_reaches, whole_row, window_class
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
@@ -546,7 +546,7 @@ class ArbitraryDuplicateKept(Rule):
 RANK_COLUMN = "_sparkpar_rn"
 
 
-def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | NoFix:
     """`df.dropDuplicates(subset)` → the first row of each subset group by an explicit order:
     `row_number()` over `Window.partitionBy(subset).orderBy(order)`, kept where it is 1.
 
@@ -556,19 +556,19 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
     (unsafe: arrival order is a choice). Streaming queries have no `row_number`: no fix.
     """
     if node.streaming:
-        return (
+        return NoFix(
             "a streaming deduplication keeps the first copy the state store sees, and streams have "
             "no `row_number` to choose another; dedup on a key that tells copies apart, or keep the "
             "latest with an aggregation over the event time"
         )
     if node.call is None or receiver_of(node.call) is None:
-        return f"`{node.method}` is not a method call this fix can rewrite"
+        return NoFix(f"`{node.method}` is not a method call this fix can rewrite")
     subset: list = [string(k) for k in node.keys]
     shown = per = ", ".join(node.keys)
     if not node.keys:
         given = _guarded_subset(graph, node)
         if given is None:
-            return (
+            return NoFix(
                 "the deduplication's subset is not a list of column names this fix can read, nor a name "
                 "the code checks is non-empty right before (`dropDuplicates(subset) if subset else ...`)"
             )
@@ -578,9 +578,9 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | st
     if sort is not None:
         order = sort_arguments(graph, sort)
         if order is None:
-            return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
+            return NoFix(f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)")
         if not sort_reaches(graph, sort, node):
-            return f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns"
+            return NoFix(f"a stage between `{sort.method}` and `{node.method}` may drop the sort's columns")
         tie, imports, how = tie_breaker(graph, graph.input_of(node), (*node.keys, *sort.keys), like)
         order, safety = [*order, *([tie] if tie is not None else [])], SAFE
         what = f"the first row by the `{sort.method}` order ({how})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 import libcst.matchers as m
@@ -30,15 +31,13 @@ from sparkpar_lint.graph.order_sensitivity import (
 )
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # Roles whose function sees a whole group or partition (catalogue function_role).
 ORDERED_ROLES = frozenset(
     {"group", "cogroup", "stateful-group", "stateful-processor", "partition", "partition-with-index"}
 )
-_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
-_RDD_PRELUDE = 'from pyspark import SparkContext\nsc = SparkContext.getOrCreate()\nnames = sc.textFile("names.txt")\n'
 
 
 class OrderDependentGroupFunction(Rule):
@@ -50,315 +49,428 @@ class OrderDependentGroupFunction(Rule):
     fix_needs = "needs the order the function reads its rows in (a sort upstream or its event time)"
     VALID = [
         Valid(
-            _PRELUDE
-            + "def fill_gaps(pdf):\n"
-            + '    pdf = pdf.sort_values(["ts", "seq"])\n'
-            + '    pdf["temp"] = pdf["temp"].interpolate()\n'
-            + "    return pdf\n"
-            + 'readings = spark.read.parquet("readings")\n'
-            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def fill_gaps(pdf):
+                    pdf = pdf.sort_values(["ts", "seq"])
+                    pdf["temp"] = pdf["temp"].interpolate()
+                    return pdf
+                readings = spark.read.parquet("readings")
+                readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)
+                """)
         ),
         # The group key is constant within a group: its first row is as good as any.
         # `shape[0]`, `size` and `columns` describe the group, not one of its rows.
         Valid(
-            _PRELUDE
-            + "def profile(pdf):\n"
-            + "    rows, width = pdf.shape[0], pdf.shape[1]\n"
-            + "    return pdf.assign(n=rows, k=width, cells=pdf.size, first_col=pdf.columns[0])\n"
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, k long")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def profile(pdf):
+                    rows, width = pdf.shape[0], pdf.shape[1]
+                    return pdf.assign(n=rows, k=width, cells=pdf.size, first_col=pdf.columns[0])
+                spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, k long")
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "def summarize(pdf):\n"
-            + '    device = pdf["device"].iloc[0]\n'
-            + '    return pdf.assign(device_id=device, n=len(pdf), total=pdf["temp"].sum())\n'
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(summarize, "device string, n long")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def summarize(pdf):
+                    device = pdf["device"].iloc[0]
+                    return pdf.assign(device_id=device, n=len(pdf), total=pdf["temp"].sum())
+                spark.read.parquet("r").groupBy("device").applyInPandas(summarize, "device string, n long")
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "def gaps(rows):\n"
-            + "    prev = None\n"
-            + "    for r in sorted(rows, key=lambda r: (r.ts, r.id)):\n"
-            + "        if prev is not None:\n"
-            + "            yield (r.user, r.ts - prev)\n"
-            + "        prev = r.ts\n"
-            + 'spark.read.parquet("c").rdd.mapPartitions(gaps)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def gaps(rows):
+                    prev = None
+                    for r in sorted(rows, key=lambda r: (r.ts, r.id)):
+                        if prev is not None:
+                            yield (r.user, r.ts - prev)
+                        prev = r.ts
+                spark.read.parquet("c").rdd.mapPartitions(gaps)
+                """)
         ),
         # Order-free folds and an arg-max loop.
         Valid(
-            _PRELUDE
-            + "def latest(rows):\n"
-            + "    best, total = None, 0\n"
-            + "    for r in rows:\n"
-            + "        total += r.amount\n"
-            + "        if best is None or r.ts > best.ts:\n"
-            + "            best = r\n"
-            + "    return [(best, total)]\n"
-            + 'spark.read.parquet("c").rdd.mapPartitions(latest)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def latest(rows):
+                    best, total = None, 0
+                    for r in rows:
+                        total += r.amount
+                        if best is None or r.ts > best.ts:
+                            best = r
+                    return [(best, total)]
+                spark.read.parquet("c").rdd.mapPartitions(latest)
+                """)
         ),
         # A first-row flag only initialises an extreme the other rows then compare against.
         Valid(
-            _PRELUDE
-            + "def min_max(values):\n"
-            + "    first = True\n"
-            + "    for v in values:\n"
-            + "        if first:\n"
-            + "            low = v\n"
-            + "            high = v\n"
-            + "            first = False\n"
-            + "        else:\n"
-            + "            if v < low:\n"
-            + "                low = v\n"
-            + "            if v > high:\n"
-            + "                high = v\n"
-            + "    return [(low, high)]\n"
-            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(min_max)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def min_max(values):
+                    first = True
+                    for v in values:
+                        if first:
+                            low = v
+                            high = v
+                            first = False
+                        else:
+                            if v < low:
+                                low = v
+                            if v > high:
+                                high = v
+                    return [(low, high)]
+                spark.sparkContext.textFile("t").map(float).mapPartitions(min_max)
+                """)
         ),
         # `next(it)` only seeds running extremes the rest of the partition is folded into.
         Valid(
-            _PRELUDE
-            + "def bounds(values):\n"
-            + "    try:\n"
-            + "        first = next(values)\n"
-            + "    except StopIteration:\n"
-            + "        return []\n"
-            + "    low = high = first\n"
-            + "    n = 1\n"
-            + "    for v in values:\n"
-            + "        low = min(low, v)\n"
-            + "        if v > high:\n"
-            + "            high = v\n"
-            + "        n += 1\n"
-            + "    return [(low, high, n)]\n"
-            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(bounds)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def bounds(values):
+                    try:
+                        first = next(values)
+                    except StopIteration:
+                        return []
+                    low = high = first
+                    n = 1
+                    for v in values:
+                        low = min(low, v)
+                        if v > high:
+                            high = v
+                        n += 1
+                    return [(low, high, n)]
+                spark.sparkContext.textFile("t").map(float).mapPartitions(bounds)
+                """)
         ),
         # Slices of a driver-side list, in list order: every run hands over the same rows in the same order.
         Valid(
-            _PRELUDE
-            + "def firsts(rows):\n"
-            + "    yield list(rows)[:1]\n"
-            + "spark.sparkContext.parallelize(range(100), 4).mapPartitions(firsts).collect()\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def firsts(rows):
+                    yield list(rows)[:1]
+                spark.sparkContext.parallelize(range(100), 4).mapPartitions(firsts).collect()
+                """)
         ),
         # pandas on the driver, not a function Spark runs per group.
-        Valid("import pandas as pd\npdf = pd.read_csv('x.csv')\npdf['v'] = pdf['v'].ffill()\nprint(pdf.iloc[0])\n"),
-        Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)\n'),
+        Valid(
+            dedent("""\
+                import pandas as pd
+                pdf = pd.read_csv('x.csv')
+                pdf['v'] = pdf['v'].ffill()
+                print(pdf.iloc[0])
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.textFile("t").map(lambda l: l.split(",")).groupByKey().mapValues(len)
+                """)
+        ),
         # Literal pairs whose values under each key are equal: every order lists them alike.
         Valid(
-            _PRELUDE + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 1)])\n'
-            "print(votes.groupByKey().mapValues(list).collect())\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 1)])
+                print(votes.groupByKey().mapValues(list).collect())
+                """)
         ),
         # Sorted values, a list that a later stage sums, and a split after a sort.
         Valid(
-            _PRELUDE
-            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], int(l[2:])))\n'
-            + "pairs.groupByKey().mapValues(sorted).collect()\n"
-            + "pairs.groupByKey().mapValues(list).mapValues(sum).collect()\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], int(l[2:])))
+                pairs.groupByKey().mapValues(sorted).collect()
+                pairs.groupByKey().mapValues(list).mapValues(sum).collect()
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "from sklearn.model_selection import train_test_split\n"
-            + "def holdout(pdf):\n"
-            + '    train, test = train_test_split(pdf.sort_values(["ts", "id"]), test_size=0.2, random_state=7)\n'
-            + "    return test\n"
-            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                from sklearn.model_selection import train_test_split
+                def holdout(pdf):
+                    train, test = train_test_split(pdf.sort_values(["ts", "id"]), test_size=0.2, random_state=7)
+                    return test
+                spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")
+                """)
         ),
         # The row holding the group's largest value, by label (the group's frame is indexed
         # 0..n-1 afresh) or by position: chosen by value, not by arrival (ties as for a sort).
         Valid(
-            _PRELUDE
-            + "import numpy as np\n"
-            + "def top_score(pdf):\n"
-            + '    best = pdf["score"].idxmax()\n'
-            + "    return pdf.iloc[best : best + 1]\n"
-            + "def lowest(pdf):\n"
-            + '    return pdf.iloc[[np.argmin(pdf["score"].values)]]\n'
-            + 'scores = spark.read.parquet("scores")\n'
-            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n'
-            + 'scores.groupBy("player").applyInPandas(lowest, scores.schema)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                import numpy as np
+                def top_score(pdf):
+                    best = pdf["score"].idxmax()
+                    return pdf.iloc[best : best + 1]
+                def lowest(pdf):
+                    return pdf.iloc[[np.argmin(pdf["score"].values)]]
+                scores = spark.read.parquet("scores")
+                scores.groupBy("player").applyInPandas(top_score, scores.schema)
+                scores.groupBy("player").applyInPandas(lowest, scores.schema)
+                """)
         ),
         # The series sorted before a time-series model reads it; a mean of the same values.
         Valid(
-            _PRELUDE
-            + "import numpy as np\n"
-            + "from statsmodels.tsa.api import ExponentialSmoothing\n"
-            + "def forecast(pdf):\n"
-            + '    pdf = pdf.sort_values("week")\n'
-            + '    fitted = ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
-            + '    return pdf.head(1).assign(next_units=fitted.forecast(1)[0], mean_units=np.asarray(pdf["units"]).mean())\n'
-            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                import numpy as np
+                from statsmodels.tsa.api import ExponentialSmoothing
+                def forecast(pdf):
+                    pdf = pdf.sort_values("week")
+                    fitted = ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()
+                    return pdf.head(1).assign(next_units=fitted.forecast(1)[0], mean_units=np.asarray(pdf["units"]).mean())
+                spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")
+                """)
         ),
         # Groups read on the driver in an order of their own, or only counted; `mapValues(sorted)`.
         Valid(
-            _RDD_PRELUDE + "for letter, group in names.groupBy(lambda n: n[0]).collect():\n"
-            '    print(letter, ", ".join(sorted(group)), len(group))\n'
-            "print(names.groupBy(len).mapValues(sorted).collect())\n"
-            "groups = names.groupBy(len).collect()\n"
-            "sizes = {size: len(group) for size, group in groups}\n"
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                for letter, group in names.groupBy(lambda n: n[0]).collect():
+                    print(letter, ", ".join(sorted(group)), len(group))
+                print(names.groupBy(len).mapValues(sorted).collect())
+                groups = names.groupBy(len).collect()
+                sizes = {size: len(group) for size, group in groups}
+                """)
         ),
         # The largest name and the set of names per length: no order of the values survives; the
         # lists counted by a later stage, and lists sorted before they are saved.
         Valid(
-            _RDD_PRELUDE + "for size, group in names.groupBy(len).collect():\n"
-            "    print(size, max(group), set(group))\n"
-            "print(names.groupBy(len).mapValues(list).map(lambda kv: (kv[0], len(kv[1]))).collect())\n"
-            'names.groupBy(len).mapValues(lambda vs: sorted(vs)).saveAsTextFile("by_length")\n'
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                for size, group in names.groupBy(len).collect():
+                    print(size, max(group), set(group))
+                print(names.groupBy(len).mapValues(list).map(lambda kv: (kv[0], len(kv[1]))).collect())
+                names.groupBy(len).mapValues(lambda vs: sorted(vs)).saveAsTextFile("by_length")
+                """)
         ),
         # Every value under a key is the literal 1: any order lists them alike.
         Valid(
-            _RDD_PRELUDE + "words = names.flatMap(str.split).map(lambda w: (w, 1))\n"
-            "print(words.groupByKey().mapValues(list).collect())\n"
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                words = names.flatMap(str.split).map(lambda w: (w, 1))
+                print(words.groupByKey().mapValues(list).collect())
+                """)
         ),
     ]
     INVALID = [
         # A time-series model fitted on the values in arrival order: `set_index` does not sort.
         Invalid(
-            _PRELUDE
-            + "import numpy as np\n"
-            + "import statsmodels.tsa.api as tsa\n"
-            + "def forecast(pdf):\n"
-            + '    pdf = pdf.set_index("week")\n'
-            + '    fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
-            + "    return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])\n"
-            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                import numpy as np
+                import statsmodels.tsa.api as tsa
+                def forecast(pdf):
+                    pdf = pdf.set_index("week")
+                    fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()
+                    return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])
+                spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")
+                """),
             line=7,
             column=13,
             related_lines=(9,),
             # Repeatable, though in the order of every column rather than of the weeks (doc).
-            expected_fix=_PRELUDE
-            + "import numpy as np\n"
-            + "import statsmodels.tsa.api as tsa\n"
-            + "def forecast(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + '    pdf = pdf.set_index("week")\n'
-            + '    fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()\n'
-            + "    return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])\n"
-            + 'spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             import numpy as np
+                             import statsmodels.tsa.api as tsa
+                             def forecast(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 pdf = pdf.set_index("week")
+                                 fitted = tsa.ExponentialSmoothing(np.asarray(pdf["units"]), trend="add").fit()
+                                 return pdf.iloc[:0].assign(next_units=fitted.forecast(1)[0])
+                             spark.read.parquet("sales").groupBy("shop").applyInPandas(forecast, "shop long, next_units double")
+                             """),
         ),
         # After a filter the index labels are arrival positions with gaps: `iloc` of a label then
         # reads whichever row arrived at that position.
         Invalid(
-            _PRELUDE
-            + "def top_score(pdf):\n"
-            + '    pdf = pdf[pdf["score"] > 0]\n'
-            + '    return pdf.iloc[[pdf["score"].idxmax()]]\n'
-            + 'scores = spark.read.parquet("scores")\n'
-            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def top_score(pdf):
+                    pdf = pdf[pdf["score"] > 0]
+                    return pdf.iloc[[pdf["score"].idxmax()]]
+                scores = spark.read.parquet("scores")
+                scores.groupBy("player").applyInPandas(top_score, scores.schema)
+                """),
             line=5,
             column=11,
             related_lines=(7,),
-            expected_fix=_PRELUDE
-            + "def top_score(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + '    pdf = pdf[pdf["score"] > 0]\n'
-            + '    return pdf.iloc[[pdf["score"].idxmax()]]\n'
-            + 'scores = spark.read.parquet("scores")\n'
-            + 'scores.groupBy("player").applyInPandas(top_score, scores.schema)\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def top_score(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 pdf = pdf[pdf["score"] > 0]
+                                 return pdf.iloc[[pdf["score"].idxmax()]]
+                             scores = spark.read.parquet("scores")
+                             scores.groupBy("player").applyInPandas(top_score, scores.schema)
+                             """),
         ),
         # Near miss of the shape read: a value taken from the first row by position.
         Invalid(
-            _PRELUDE
-            + "def profile(pdf):\n"
-            + "    rows = pdf.shape[0]\n"
-            + '    return pdf.assign(n=rows, first=pdf["temp"].values[0])\n'
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def profile(pdf):
+                    rows = pdf.shape[0]
+                    return pdf.assign(n=rows, first=pdf["temp"].values[0])
+                spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")
+                """),
             line=5,
             column=36,
             related_lines=(6,),
-            expected_fix=_PRELUDE
-            + "def profile(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + "    rows = pdf.shape[0]\n"
-            + '    return pdf.assign(n=rows, first=pdf["temp"].values[0])\n'
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def profile(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 rows = pdf.shape[0]
+                                 return pdf.assign(n=rows, first=pdf["temp"].values[0])
+                             spark.read.parquet("r").groupBy("device").applyInPandas(profile, "n long, first double")
+                             """),
         ),
         # The row `next` takes is kept as it is, not folded with the others.
         Invalid(
-            _PRELUDE
-            + "def head_and_total(values):\n"
-            + "    first = next(values)\n"
-            + "    total = first\n"
-            + "    for v in values:\n"
-            + "        total += v\n"
-            + "    return [(first, total)]\n"
-            + 'spark.sparkContext.textFile("t").map(float).mapPartitions(head_and_total)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def head_and_total(values):
+                    first = next(values)
+                    total = first
+                    for v in values:
+                        total += v
+                    return [(first, total)]
+                spark.sparkContext.textFile("t").map(float).mapPartitions(head_and_total)
+                """),
             line=4,
             column=12,
             expected_fix=None,
         ),
         # The same flag, but nothing ever replaces the first row it keeps.
         Invalid(
-            _PRELUDE
-            + "def sample(rows):\n"
-            + "    first = True\n"
-            + "    for r in rows:\n"
-            + "        if first:\n"
-            + "            kept = r\n"
-            + "            first = False\n"
-            + "    return [kept]\n"
-            + 'spark.read.parquet("c").rdd.mapPartitions(sample)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sample(rows):
+                    first = True
+                    for r in rows:
+                        if first:
+                            kept = r
+                            first = False
+                    return [kept]
+                spark.read.parquet("c").rdd.mapPartitions(sample)
+                """),
             line=7,
             column=12,
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE
-            + "def fill_gaps(pdf):\n"
-            + '    pdf["temp"] = pdf["temp"].interpolate()\n'
-            + "    return pdf\n"
-            + 'readings = spark.read.parquet("readings")\n'
-            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def fill_gaps(pdf):
+                    pdf["temp"] = pdf["temp"].interpolate()
+                    return pdf
+                readings = spark.read.parquet("readings")
+                readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)
+                """),
             line=4,
             column=18,
             related_lines=(7,),
             # No sort, watermark or time-like column to read the order from: every column, in the
             # frame's order, decides (unsafe).
-            expected_fix=_PRELUDE
-            + "def fill_gaps(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + '    pdf["temp"] = pdf["temp"].interpolate()\n'
-            + "    return pdf\n"
-            + 'readings = spark.read.parquet("readings")\n'
-            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def fill_gaps(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 pdf["temp"] = pdf["temp"].interpolate()
+                                 return pdf
+                             readings = spark.read.parquet("readings")
+                             readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "def first_page(pdf):\n"
-            + "    return pdf.head(1)\n"
-            + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def first_page(pdf):
+                    return pdf.head(1)
+                spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")
+                """),
             line=4,
             column=11,
-            expected_fix=_PRELUDE
-            + "def first_page(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + "    return pdf.head(1)\n"
-            + 'spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def first_page(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 return pdf.head(1)
+                             spark.read.parquet("c").groupby("user").applyInPandas(first_page, "user string, page string")
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "def gaps(rows):\n"
-            + "    prev = None\n"
-            + "    for r in rows:\n"
-            + "        if prev is not None:\n"
-            + "            yield (r.user, r.ts - prev)\n"
-            + "        prev = r.ts\n"
-            + 'spark.read.parquet("c").rdd.mapPartitions(gaps)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def gaps(rows):
+                    prev = None
+                    for r in rows:
+                        if prev is not None:
+                            yield (r.user, r.ts - prev)
+                        prev = r.ts
+                spark.read.parquet("c").rdd.mapPartitions(gaps)
+                """),
             line=6,
             column=11,
             # The loop reads `r.ts`: a time-like field, so the rows are sorted by it (unsafe guess).
-            expected_fix=_PRELUDE
-            + "def gaps(rows):\n"
-            + "    rows = sorted(rows, key=lambda row: (row.ts, repr(row)))\n"
-            + "    prev = None\n"
-            + "    for r in rows:\n"
-            + "        if prev is not None:\n"
-            + "            yield (r.user, r.ts - prev)\n"
-            + "        prev = r.ts\n"
-            + 'spark.read.parquet("c").rdd.mapPartitions(gaps)\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def gaps(rows):
+                                 rows = sorted(rows, key=lambda row: (row.ts, repr(row)))
+                                 prev = None
+                                 for r in rows:
+                                     if prev is not None:
+                                         yield (r.user, r.ts - prev)
+                                     prev = r.ts
+                             spark.read.parquet("c").rdd.mapPartitions(gaps)
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: tuple(l.split(",")))\n'
-            + "pairs.groupByKey().mapValues(lambda pages: list(pages)[0])\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: tuple(l.split(",")))
+                pairs.groupByKey().mapValues(lambda pages: list(pages)[0])
+                """),
             line=4,
             column=43,
             expected_fix=None,  # a lambda over grouped values: no frame to read sorted
@@ -366,210 +478,269 @@ class OrderDependentGroupFunction(Rule):
         # A pandas lambda has no statement to sort in: each read of its frame reads a sorted copy
         # (the index is kept, so the copies line up); `len(pdf)` needs no order.
         Invalid(
-            _PRELUDE
-            + 'loans = spark.read.parquet("loans").orderBy("customer", "day")\n'
-            + 'loans.groupBy("customer").applyInPandas(lambda pdf: pdf.assign(n=range(len(pdf))), loans.schema)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                loans = spark.read.parquet("loans").orderBy("customer", "day")
+                loans.groupBy("customer").applyInPandas(lambda pdf: pdf.assign(n=range(len(pdf))), loans.schema)
+                """),
             line=4,
             column=65,
-            expected_fix=_PRELUDE
-            + 'loans = spark.read.parquet("loans").orderBy("customer", "day")\n'
-            + "(\n"
-            + '    loans.groupBy("customer")\n'
-            + "    .applyInPandas(lambda pdf: (\n"
-            + '        pdf.sort_values(["day", *pdf.columns.difference(["day"])])\n'
-            + "        .assign(n=range(len(pdf)))\n"
-            + "    ), loans.schema)\n"
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             loans = spark.read.parquet("loans").orderBy("customer", "day")
+                             (
+                                 loans.groupBy("customer")
+                                 .applyInPandas(lambda pdf: (
+                                     pdf.sort_values(["day", *pdf.columns.difference(["day"])])
+                                     .assign(n=range(len(pdf)))
+                                 ), loans.schema)
+                             )
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "def smooth(x):\n"
-            + "    return x.rolling(3).mean()\n"
-            + "def per_device(pdf):\n"
-            + '    pdf["smooth"] = smooth(pdf["temp"])\n'
-            + "    return pdf\n"
-            + 'spark.readStream.table("r").groupBy("device").applyInPandas(per_device, "d string")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def smooth(x):
+                    return x.rolling(3).mean()
+                def per_device(pdf):
+                    pdf["smooth"] = smooth(pdf["temp"])
+                    return pdf
+                spark.readStream.table("r").groupBy("device").applyInPandas(per_device, "d string")
+                """),
             line=4,
             column=11,
             expected_fix=None,  # a stream without a watermark: no event time to order by
         ),
         Invalid(
-            _PRELUDE
-            + "def first_batch_rows(batches):\n"
-            + "    yield next(batches)\n"
-            + 'spark.read.parquet("c").mapInPandas(first_batch_rows, "user string")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def first_batch_rows(batches):
+                    yield next(batches)
+                spark.read.parquet("c").mapInPandas(first_batch_rows, "user string")
+                """),
             line=4,
             column=10,
             expected_fix=None,  # an iterator of batches: sorting it would need the whole partition
         ),
         # The job sorted before the shuffle: that order, with the other columns breaking ties (safe).
         Invalid(
-            _PRELUDE
-            + "def fill_gaps(key, pdf):\n"
-            + '    """Carry the last temperature forward."""\n'
-            + '    pdf["temp"] = pdf["temp"].ffill()\n'
-            + "    return pdf\n"
-            + 'readings = spark.read.parquet("readings").orderBy("ts")\n'
-            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+            dedent('''\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def fill_gaps(key, pdf):
+                    """Carry the last temperature forward."""
+                    pdf["temp"] = pdf["temp"].ffill()
+                    return pdf
+                readings = spark.read.parquet("readings").orderBy("ts")
+                readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)
+                '''),
             line=5,
             column=18,
             related_lines=(8,),
-            expected_fix=_PRELUDE
-            + "def fill_gaps(key, pdf):\n"
-            + '    """Carry the last temperature forward."""\n'
-            + '    pdf = pdf.sort_values(["ts", *pdf.columns.difference(["ts"])], ignore_index=True)\n'
-            + '    pdf["temp"] = pdf["temp"].ffill()\n'
-            + "    return pdf\n"
-            + 'readings = spark.read.parquet("readings").orderBy("ts")\n'
-            + 'readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)\n',
+            expected_fix=dedent('''\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def fill_gaps(key, pdf):
+                                 """Carry the last temperature forward."""
+                                 pdf = pdf.sort_values(["ts", *pdf.columns.difference(["ts"])], ignore_index=True)
+                                 pdf["temp"] = pdf["temp"].ffill()
+                                 return pdf
+                             readings = spark.read.parquet("readings").orderBy("ts")
+                             readings.groupBy("device").applyInPandas(fill_gaps, readings.schema)
+                             '''),
         ),
         # No sort, but the function diffs a time-like column: sort by it (unsafe guess).
         Invalid(
-            _PRELUDE
-            + "def rate(pdf):\n"
-            + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
-            + "    return pdf\n"
-            + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def rate(pdf):
+                    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()
+                    return pdf
+                spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")
+                """),
             line=4,
             column=18,
-            expected_fix=(
-                _PRELUDE
-                + "def rate(pdf):\n"
-                + "    pdf = pdf.sort_values(\n"
-                + '        ["event_time", *pdf.columns.difference(["event_time"])],\n'
-                + "        ignore_index=True,\n"
-                + "    )\n"
-                + '    pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()\n'
-                + "    return pdf\n"
-                + 'spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")\n'
-            ),
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def rate(pdf):
+                                 pdf = pdf.sort_values(
+                                     ["event_time", *pdf.columns.difference(["event_time"])],
+                                     ignore_index=True,
+                                 )
+                                 pdf["rate"] = pdf["temp"].diff() / pdf["event_time"].diff()
+                                 return pdf
+                             spark.read.parquet("r").groupBy("device").applyInPandas(rate, "device string, rate double")
+                             """),
         ),
         # Cogrouped frames: only the frame whose time column the function diffs is sorted.
         Invalid(
-            _PRELUDE
-            + "def merge(left, right):\n"
-            + '    left["gap"] = left["event_time"].diff()\n'
-            + '    return left.merge(right, on="k")\n'
-            + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
-            + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def merge(left, right):
+                    left["gap"] = left["event_time"].diff()
+                    return left.merge(right, on="k")
+                a, b = spark.read.parquet("a"), spark.read.parquet("b")
+                a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")
+                """),
             line=4,
             column=18,
-            expected_fix=(
-                _PRELUDE
-                + "def merge(left, right):\n"
-                + "    left = left.sort_values(\n"
-                + '        ["event_time", *left.columns.difference(["event_time"])],\n'
-                + "        ignore_index=True,\n"
-                + "    )\n"
-                + '    left["gap"] = left["event_time"].diff()\n'
-                + '    return left.merge(right, on="k")\n'
-                + 'a, b = spark.read.parquet("a"), spark.read.parquet("b")\n'
-                + 'a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")\n'
-            ),
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             def merge(left, right):
+                                 left = left.sort_values(
+                                     ["event_time", *left.columns.difference(["event_time"])],
+                                     ignore_index=True,
+                                 )
+                                 left["gap"] = left["event_time"].diff()
+                                 return left.merge(right, on="k")
+                             a, b = spark.read.parquet("a"), spark.read.parquet("b")
+                             a.groupBy("k").cogroup(b.groupBy("k")).applyInPandas(merge, "k string, gap double")
+                             """),
         ),
         # A watermarked stream: the rows wait in the group state and are released in event-time
         # order once the watermark passes them (unsafe: output comes a watermark delay later).
         Invalid(
-            _PRELUDE
-            + "def track(key, pdfs, state):\n"
-            + "    for pdf in pdfs:\n"
-            + "        yield pdf.head(1)\n"
-            + 'events = spark.readStream.table("e").withWatermark("ts", "10 minutes")\n'
-            + 'events.groupBy("device").applyInPandasWithState(track, "d string", "n long", "Append", "NoTimeout")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def track(key, pdfs, state):
+                    for pdf in pdfs:
+                        yield pdf.head(1)
+                events = spark.readStream.table("e").withWatermark("ts", "10 minutes")
+                events.groupBy("device").applyInPandasWithState(track, "d string", "n long", "Append", "NoTimeout")
+                """),
             line=5,
             column=14,
             related_lines=(7,),
             # The import and the call would pass 100 characters: one name, one argument a line.
-            expected_fix="from pyspark.sql import SparkSession\n"
-            + "from sparkpar_lint.runtime.pulses import (\n"
-            + "    PULSE_STATE_SCHEMA,\n"
-            + "    PULSE_TIMEOUT,\n"
-            + "    release_in_event_time_order,\n"
-            + ")\n"
-            + "\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + "def track(key, pdfs, state):\n"
-            + "    for pdf in pdfs:\n"
-            + "        yield pdf.head(1)\n"
-            + 'events = spark.readStream.table("e").withWatermark("ts", "10 minutes")\n'
-            + "(\n"
-            + '    events.groupBy("device")\n'
-            + "    .applyInPandasWithState(\n"
-            + '        release_in_event_time_order(track, "ts"),\n'
-            + '        "d string",\n'
-            + "        PULSE_STATE_SCHEMA,\n"
-            + '        "Append",\n'
-            + "        PULSE_TIMEOUT,\n"
-            + "    )\n"
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             from sparkpar_lint.runtime.pulses import (
+                                 PULSE_STATE_SCHEMA,
+                                 PULSE_TIMEOUT,
+                                 release_in_event_time_order,
+                             )
+
+                             spark = SparkSession.builder.getOrCreate()
+                             def track(key, pdfs, state):
+                                 for pdf in pdfs:
+                                     yield pdf.head(1)
+                             events = spark.readStream.table("e").withWatermark("ts", "10 minutes")
+                             (
+                                 events.groupBy("device")
+                                 .applyInPandasWithState(
+                                     release_in_event_time_order(track, "ts"),
+                                     "d string",
+                                     PULSE_STATE_SCHEMA,
+                                     "Append",
+                                     PULSE_TIMEOUT,
+                                 )
+                             )
+                             """),
         ),
         # Near miss of the equal literal values: "ann" has two different values.
         Invalid(
-            _PRELUDE + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])\n'
-            "print(votes.groupByKey().mapValues(list).collect())\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])
+                print(votes.groupByKey().mapValues(list).collect())
+                """),
             line=4,
             column=35,
             related_lines=(4,),
-            expected_fix=_PRELUDE
-            + 'votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])\n'
-            + "print(votes.groupByKey().mapValues(lambda values: sorted(values, key=repr)).collect())\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             votes = spark.sparkContext.parallelize([("ann", 1), ("bo", 1), ("ann", 2)])
+                             print(votes.groupByKey().mapValues(lambda values: sorted(values, key=repr)).collect())
+                             """),
         ),
         # Each key's values listed as they arrived, and collected.
         Invalid(
-            _PRELUDE
-            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))\n'
-            + "print(pairs.groupByKey().mapValues(lambda vs: list(vs)).collect())\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))
+                print(pairs.groupByKey().mapValues(lambda vs: list(vs)).collect())
+                """),
             line=4,
             column=35,
             related_lines=(4,),
             # The values in one order of their own (unsafe).
-            expected_fix=_PRELUDE
-            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))\n'
-            + "print(pairs.groupByKey().mapValues(lambda vs: sorted(vs, key=repr)).collect())\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:2], l[2:]))
+                             print(pairs.groupByKey().mapValues(lambda vs: sorted(vs, key=repr)).collect())
+                             """),
         ),
         # A group's rows numbered by their position, and split by position.
         Invalid(
-            _PRELUDE
-            + 'loans = spark.read.parquet("loans")\n'
-            + 'loans.groupBy("client").applyInPandas(lambda g: g.assign(n=range(len(g))), "client long, n long")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                loans = spark.read.parquet("loans")
+                loans.groupBy("client").applyInPandas(lambda g: g.assign(n=range(len(g))), "client long, n long")
+                """),
             line=4,
             column=59,
             # No order to read: the whole row, column by column (unsafe), as for a `def`.
-            expected_fix=_PRELUDE
-            + 'loans = spark.read.parquet("loans")\n'
-            + "(\n"
-            + '    loans.groupBy("client")\n'
-            + "    .applyInPandas(lambda g: (\n"
-            + "        g.sort_values(list(g.columns))\n"
-            + "        .assign(n=range(len(g)))\n"
-            + '    ), "client long, n long")\n'
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             loans = spark.read.parquet("loans")
+                             (
+                                 loans.groupBy("client")
+                                 .applyInPandas(lambda g: (
+                                     g.sort_values(list(g.columns))
+                                     .assign(n=range(len(g)))
+                                 ), "client long, n long")
+                             )
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "from sklearn.model_selection import train_test_split\n"
-            + "def holdout(pdf):\n"
-            + "    train, test = train_test_split(pdf, test_size=0.2, random_state=7)\n"
-            + "    return test\n"
-            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                from sklearn.model_selection import train_test_split
+                def holdout(pdf):
+                    train, test = train_test_split(pdf, test_size=0.2, random_state=7)
+                    return test
+                spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")
+                """),
             line=5,
             column=18,
-            expected_fix=_PRELUDE
-            + "from sklearn.model_selection import train_test_split\n"
-            + "def holdout(pdf):\n"
-            + "    pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)\n"
-            + "    train, test = train_test_split(pdf, test_size=0.2, random_state=7)\n"
-            + "    return test\n"
-            + 'spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             from sklearn.model_selection import train_test_split
+                             def holdout(pdf):
+                                 pdf = pdf.sort_values(list(pdf.columns), ignore_index=True)
+                                 train, test = train_test_split(pdf, test_size=0.2, random_state=7)
+                                 return test
+                             spark.read.parquet("s").groupBy("store").applyInPandas(holdout, "store long, v double")
+                             """),
         ),
         # A transformWithState processor: its rows per key arrive in shuffle order.
         Invalid(
-            "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
-            "class FirstVisit(StatefulProcessor):\n"
-            "    def handleInputRows(self, key, rows, timer_values):\n"
-            "        for pdf in rows:\n"
-            "            yield pdf.head(1)\n"
-            'def run(stream):\n    return stream.groupBy("user").transformWithStateInPandas(FirstVisit(), "u string", "append", "None")\n',
+            dedent("""\
+                from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+                class FirstVisit(StatefulProcessor):
+                    def handleInputRows(self, key, rows, timer_values):
+                        for pdf in rows:
+                            yield pdf.head(1)
+                def run(stream):
+                    return stream.groupBy("user").transformWithStateInPandas(FirstVisit(), "u string", "append", "None")
+                """),
             line=5,
             column=18,
             related_lines=(7,),
@@ -577,17 +748,31 @@ class OrderDependentGroupFunction(Rule):
         ),
         # `RDD.groupBy` gathers its groups as `groupByKey` does: listed as they arrived, printed.
         Invalid(
-            _RDD_PRELUDE + "print(names.groupBy(lambda n: n[0]).mapValues(list).collect())\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                print(names.groupBy(lambda n: n[0]).mapValues(list).collect())
+                """),
             line=4,
             column=46,
             related_lines=(4,),
-            expected_fix=_RDD_PRELUDE
-            + "print(names.groupBy(lambda n: n[0]).mapValues(lambda values: sorted(values, key=repr)).collect())\n",
+            expected_fix=dedent("""\
+                             from pyspark import SparkContext
+                             sc = SparkContext.getOrCreate()
+                             names = sc.textFile("names.txt")
+                             print(names.groupBy(lambda n: n[0]).mapValues(lambda values: sorted(values, key=repr)).collect())
+                             """),
         ),
         # The pairs mapped whole, their values listed.
         Invalid(
-            _RDD_PRELUDE + "pairs = names.map(lambda n: (n[0], n))\n"
-            "print(pairs.groupByKey().map(lambda kv: (kv[0], list(kv[1]))).collect())\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                pairs = names.map(lambda n: (n[0], n))
+                print(pairs.groupByKey().map(lambda kv: (kv[0], list(kv[1]))).collect())
+                """),
             line=5,
             column=29,
             related_lines=(5,),
@@ -595,16 +780,26 @@ class OrderDependentGroupFunction(Rule):
         ),
         # Collected groups joined into text on the driver, in a loop and in a comprehension.
         Invalid(
-            _RDD_PRELUDE + "for letter, group in names.groupBy(lambda n: n[0]).collect():\n"
-            '    print(letter, ", ".join(group))\n',
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                for letter, group in names.groupBy(lambda n: n[0]).collect():
+                    print(letter, ", ".join(group))
+                """),
             line=5,
             column=18,
             related_lines=(4, 4),
             expected_fix=None,
         ),
         Invalid(
-            _RDD_PRELUDE + "groups = names.groupBy(len).collect()\n"
-            "print([(size, list(group)) for size, group in groups])\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                groups = names.groupBy(len).collect()
+                print([(size, list(group)) for size, group in groups])
+                """),
             line=5,
             column=14,
             related_lines=(4, 4),
@@ -612,10 +807,15 @@ class OrderDependentGroupFunction(Rule):
         ),
         # Collected groups joined into a report file on the driver.
         Invalid(
-            _RDD_PRELUDE + "counts = names.map(lambda n: (len(n), n)).groupByKey().collect()\n"
-            'with open("report.txt", "w") as out:\n'
-            "    for size, group in counts:\n"
-            "        out.write(f\"{size}: {' | '.join(group)}\\n\")\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                counts = names.map(lambda n: (len(n), n)).groupByKey().collect()
+                with open("report.txt", "w") as out:
+                    for size, group in counts:
+                        out.write(f"{size}: {' | '.join(group)}\\n")
+                """),
             line=7,
             column=29,
             related_lines=(4, 4),
@@ -623,7 +823,12 @@ class OrderDependentGroupFunction(Rule):
         ),
         # Each group made a tuple as it arrived and saved.
         Invalid(
-            _RDD_PRELUDE + 'names.groupBy(len).map(lambda kv: (kv[0], tuple(kv[1]))).saveAsTextFile("by_length")\n',
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                names = sc.textFile("names.txt")
+                names.groupBy(len).map(lambda kv: (kv[0], tuple(kv[1]))).saveAsTextFile("by_length")
+                """),
             line=4,
             column=23,
             related_lines=(4,),
@@ -672,11 +877,11 @@ class OrderDependentGroupFunction(Rule):
             RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),
             RelatedLocation(node.span, f"`{node.method}` brings the groups to the driver as they are"),
         )
-        reason = "the values are read on the driver; where to sort them is the author's choice"
+        reason = NoFix("the values are read on the driver; where to sort them is the author's choice")
         return self.finding(ctx, graph.span_of(listed), message, related=related, fix=reason)
 
     def _finding(
-        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | str
+        self, ctx, graph: StageGraph, node: StageNode, function: UserFunction, dependence, fix: Fix | NoFix
     ) -> Finding:
         where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
         message = (
@@ -688,7 +893,7 @@ class OrderDependentGroupFunction(Rule):
         return self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
 
 
-def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
+def _sorted_list_fix(listed: cst.CSTNode) -> Fix | NoFix:
     """`mapValues(lambda values: list(values))` or `mapValues(list)` → the values sorted by
     `repr`: one order of their own (unsafe: one of the orders the shuffle could deliver; `repr`
     orders values of any type, `None` too)."""
@@ -704,7 +909,7 @@ def _sorted_list_fix(listed: cst.CSTNode) -> Fix | str:
         values = call.args[0].with_changes(value=listed.body.args[0].value)
         replacement = listed.with_changes(body=call.with_changes(args=[values, call.args[1]]))
     else:
-        return "the values are listed by code other than `list`, so no sort was added"
+        return NoFix("the values are listed by code other than `list`, so no sort was added")
     return Fix(
         UNSAFE, "the grouped values are listed sorted by `repr`: one order of their own", ((listed, replacement),)
     )
@@ -748,18 +953,18 @@ _SORTS = ("establishes-total", "sorts-within-partitions", "establishes-per-key")
 _TIME_LIKE = re.compile(r"(^|_)(ts|time|timestamp|date|datetime|seq|sequence|offset)($|_)|_at$", re.IGNORECASE)
 
 
-def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict[str, Data], helpers) -> Fix | NoFix:
     """Sort the rows at the top of the function (batch), or release them in event-time order on
     watermark pulses (streaming `applyInPandasWithState`, unsafe); else why not."""
     if node.streaming:
         if not isinstance(function.node, cst.FunctionDef):
-            return "a lambda over a stream's groups: no function body to release rows in event-time order in"
+            return NoFix("a lambda over a stream's groups: no function body to release rows in event-time order in")
         return _pulse_fix(graph, node, function)
     columns, safety, source = _order_columns(graph, node, function)
     if isinstance(function.node, cst.Lambda):
         return _lambda_fix(node, function, kinds, helpers, columns, safety, source)
     if not columns and function.role in ("partition", "partition-with-index"):
-        return (
+        return NoFix(
             "no order column to sort a partition by (no sort upstream, no watermark, no time-like field read), "
             "and which rows share a partition changes with partitioning too, so sorting them fixes nothing"
         )
@@ -777,36 +982,36 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, kinds: dict
         elif data.kind == ROWS and not columns and not _advanced_by_hand(function.node, name):
             sorts.append(rows_sort(name, columns))
     if not sorts:
-        return (
+        return NoFix(
             "no sort to add at the top: the rows are advanced by hand with `next()`, come as Arrow batches, "
             "or the function reads no field of the order column"
         )
     # Offer the fix only when it silences the rule: a second pass must find nothing to sort.
     fixed = insert_at_top(function.node, sorts)
     if find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return "rows sorted at the top would still be read in an order of their own (a helper or a later step)"
+        return NoFix("rows sorted at the top would still be read in an order of their own (a helper or a later step)")
     what = f"`{function.name}` sorts its rows by ({', '.join(columns) or 'every column'}) first: {source}"
     return Fix(safety, what, ((function.node, lambda updated: insert_at_top(updated, sorts)),))
 
 
-def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | str:
+def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns, safety, source) -> Fix | NoFix:
     """`lambda pdf: pdf.assign(n=range(len(pdf)))` → `lambda pdf: pdf.sort_values([...]).assign(...)`:
     a lambda has no statement to sort in, so each read of its frame reads a sorted copy (`len(pdf)`
     needs none). The copies keep the index, so they line up with each other by label."""
     frames = [name for name, data in kinds.items() if data.kind == FRAME]
     if function.role in ("partition", "partition-with-index"):
-        return (
+        return NoFix(
             "a per-partition lambda: which rows share a partition changes with partitioning too, so a sort "
             "of them fixes nothing"
         )
     if len(frames) != 1 or node.method == "applyInArrow":
-        return "a lambda over rows, several frames or Arrow batches: no one frame to read sorted"
+        return NoFix("a lambda over rows, several frames or Arrow batches: no one frame to read sorted")
     frame, lam = frames[0], function.node
     # The group's key is one value within the group: sorting by it orders nothing.
     columns = tuple(c for c in columns if c not in node.keys) if set(columns) - set(node.keys) else columns
     rebinds = m.findall(lam.body, m.Param(name=m.Name(frame)) | m.CompFor(target=m.Name(frame)))
     if rebinds or m.findall(lam.body, m.Arg(keyword=m.Name("inplace"))):
-        return "the lambda reuses its frame's name in a nested scope or changes the frame in place"
+        return NoFix("the lambda reuses its frame's name in a nested scope or changes the frame in place")
 
     class _Sorted(cst.CSTTransformer):
         """Every read of the frame but `len(frame)` and a sort of its own (`frame.sort_values(...)`)."""
@@ -833,7 +1038,7 @@ def _lambda_fix(node: StageNode, function: UserFunction, kinds, helpers, columns
 
     fixed = lam.with_changes(body=lam.body.visit(_Sorted()))
     if fixed.deep_equals(lam) or find_order_dependence(fixed, kinds, node.keys, helpers) is not None:
-        return "the lambda's frame read sorted would still be read in an order of its own"
+        return NoFix("the lambda's frame read sorted would still be read in an order of its own")
     what = f"`{function.name}` reads its frame sorted by ({', '.join(columns) or 'every column'}): {source}"
     return Fix(safety, what, ((lam, lambda updated: updated.with_changes(body=updated.body.visit(_Sorted()))),))
 
@@ -935,25 +1140,25 @@ def _time_like_columns(function: cst.FunctionDef) -> list[str]:
     return found
 
 
-def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | str:
+def _pulse_fix(graph: StageGraph, node: StageNode, function: UserFunction) -> Fix | NoFix:
     """`applyInPandasWithState(f, out, state, mode, "NoTimeout")` on a watermarked stream →
     `applyInPandasWithState(release_in_event_time_order(f, "ts"), out, PULSE_STATE_SCHEMA, mode,
     PULSE_TIMEOUT)`: rows are buffered in the group state and released in event-time order once the
     watermark passes them (unsafe: output comes one watermark delay later)."""
     if node.method != "applyInPandasWithState" or node.call is None:
-        return (
+        return NoFix(
             f"a streaming `{node.method}`: only `applyInPandasWithState` can buffer rows until a watermark orders them"
         )
     event_time = next((c for c in map(_watermark_column, graph.upstream(node)) if c is not None), None)
     if event_time is None:
-        return "a stream with no watermark upstream: no event time to release its rows in order"
+        return NoFix("a stream with no watermark upstream: no event time to release its rows in order")
     args = list(node.call.args)
     if len(args) != 5 or any(a.keyword is not None or a.star for a in args):
-        return "`applyInPandasWithState` not called with its five arguments by position"
+        return NoFix("`applyInPandasWithState` not called with its five arguments by position")
     timeout = args[4].value
     timeout_text = cst.Module([]).code_for_node(timeout)
     if not timeout_text.endswith(("NoTimeout", 'NoTimeout"', "NoTimeout'")):
-        return "the state function sets its own timeouts, which would clash with the watermark pulses"
+        return NoFix("the state function sets its own timeouts, which would clash with the watermark pulses")
     wrapped = cst.Call(
         func=cst.Name("release_in_event_time_order"),
         args=[cst.Arg(args[0].value.deep_clone()), cst.Arg(string(event_time))],

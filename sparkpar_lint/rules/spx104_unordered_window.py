@@ -19,7 +19,7 @@ from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.positions import walk
 from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on, literal_names
-from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.ordering import (
     FRAME_BLIND,
@@ -818,7 +818,7 @@ class UnorderedWindow(Rule):
 _FIRST_ROW = frozenset({"first", "first_value"})
 
 
-def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
+def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     """Order the window spec where it is built: `.orderBy(order, values)`.
 
     The order is the sort or watermark upstream of every use of the spec (safe), otherwise the
@@ -832,23 +832,23 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     uses = [(n, c) for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span]
     spec_call = _spec_call(graph, span) if span is not None else None
     if any(n.streaming for n, _ in uses):
-        return "a streaming query allows only time windows"
+        return NoFix("a streaming query allows only time windows")
     if call.from_sql:
         # The order written into the query's spec (rules/fixers/sql_window_order.py).
-        return window_order_fix(call.sql) or "the SQL is not a string the fixer can edit"
+        return window_order_fix(call.sql) or NoFix("the SQL is not a string the fixer can edit")
     if spec_call is None:
-        return "the window spec is not built in this module"
+        return NoFix("the window spec is not built in this module")
     values = _value_columns([c for _, c in uses if c.spec is not None and c.spec.order_sensitive])
     consumers = list({n.id: n for n, _ in uses}.values())
     orders = [_user_order(graph, n) for n in consumers]
     if any(o == [] for o in orders):
         # A sort whose arguments cannot be moved: no guess in its place.
-        return "the upstream sort's arguments cannot be moved (an `ascending=` keyword or a local name)"
+        return NoFix("the upstream sort's arguments cannot be moved (an `ascending=` keyword or a local name)")
     codes = {tuple(cst.Module([]).code_for_node(e) for e in o) if o is not None else None for o in orders}
     if values is None:
-        return "a window function reads an expression, not a column, to break ties with"
+        return NoFix("a window function reads an expression, not a column, to break ties with")
     if len(codes) != 1:
-        return "the spec is used on rows in different orders; which one it should take is the author's choice"
+        return NoFix("the spec is used on rows in different orders; which one it should take is the author's choice")
     extra, imports = (), ()
     if orders[0] is not None:
         names = {column_name(e) for e in orders[0]}
@@ -866,7 +866,7 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
                 extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
         elif call.window.has_frame:
             # A frame of its own: the author meant an order, which is theirs to name.
-            return "the spec has a frame of its own but no order: the order it was meant to have is the author's"
+            return NoFix("the spec has a frame of its own but no order: the order it was meant to have is the author's")
         else:
             # No order anywhere to read: the whole row decides, one of the orders the job could see.
             tie, imports = whole_row(functions_like(graph))
@@ -888,7 +888,7 @@ def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call
     return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
 
 
-def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
+def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     """`.orderBy(lit(1))` (or the partition keys, or one column that may tie) →
     `.orderBy(lit(1), F.to_json(F.struct("*")))`.
 
@@ -898,14 +898,14 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
     span = call.window.span
     if call.from_sql:
         # The same tie-breaker, written into the query (rules/fixers/sql.py).
-        return window_tie_fix(call.sql) or (
+        return window_tie_fix(call.sql) or NoFix(
             "the SQL is not a string the fixer can edit, its SELECT aggregates or joins (`*` is not the "
             "window's rows there), or a frame-reading function shares the window"
         )
     if call.function not in FRAME_BLIND:
-        return f"a tie-breaker would change `{call.function}`'s frame, not only the order of tied rows"
+        return NoFix(f"a tie-breaker would change `{call.function}`'s frame, not only the order of tied rows")
     if any(n.streaming for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span):
-        return "a streaming query allows only time windows"
+        return NoFix("a streaming query allows only time windows")
     order = _order_call(graph, span) if span is not None else None
     # Literal columns and column expressions only: a name may hold a list, which `orderBy` takes
     # only as its sole argument.
@@ -917,7 +917,7 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | str:
             for a in order.args
         )
     ):
-        return "the spec's `orderBy` is not built here from columns (a name may hold a list)"
+        return NoFix("the spec's `orderBy` is not built here from columns (a name may hold a list)")
     tie, imports = whole_row(functions_like(graph))
     description = "order the window's tied rows by the whole row (no order to read)"
     return Fix(UNSAFE, description, ((order, partial(_with_tie, tie)),), imports)

@@ -22,7 +22,7 @@ from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.batching import batches_rows_only
 from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.ordering import whole_row, window_class
 from sparkpar_lint.rules.fixers.row_hash import STAR_STAGES, copy_numbered_hash, hashed_draw, hashed_split, row_hash
@@ -353,7 +353,7 @@ class PartitioningDependentValue(Rule):
             f"a seed fixes `{node.method}`'s draw for one partitioning only; a split derived from each "
             "row (`xxhash64(<id>) % 10 < 8`) needs the id column, which is the author's to choose"
         )
-        fix = hashed_split(ctx.graph, node, ctx.source) if node.method == "randomSplit" else why
+        fix = hashed_split(ctx.graph, node, ctx.source) if node.method == "randomSplit" else NoFix(why)
         return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=fix)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
@@ -394,12 +394,12 @@ class PartitioningDependentValue(Rule):
         if severity is Severity.ERROR or call.function == "monotonically_increasing_id":
             fix = _hashed_id(graph, node, call)
         elif _seeded_value(call) and call.function != "rand":
-            fix = "which columns identify a row is the author's choice: hash them where the values must repeat"
+            fix = NoFix("which columns identify a row is the author's choice: hash them where the values must repeat")
         else:
             fix = hashed_draw(node, call)
         if call.from_sql and key_user is not None and call.function in _RANDOM_VALUES:
             fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
-        elif call.from_sql and not isinstance(fix, str):
+        elif call.from_sql and not isinstance(fix, NoFix):
             fix = _SQL_UNFIXED
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
 
@@ -622,7 +622,7 @@ def _sequence_column(graph: StageGraph, node: StageNode, call: ColumnCall) -> bo
     )
 
 
-def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
+def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
     """`monotonically_increasing_id()` → `xxhash64(<columns that identify the row>)`.
 
     Unsafe: the ids become hashes (not small increasing numbers, and two rows could collide).
@@ -632,19 +632,19 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
     if call.function == "rand":
         return hashed_draw(node, call)
     if call.function == "randn":
-        return (
+        return NoFix(
             f"`{call.function}` is not derived from the row: a value hashed from its key "
             "(`xxhash64(<key>) % <buckets>`) needs the key columns, which are the author's to choose"
         )
     if call.function == "spark_partition_id":
         name = _bound_name(node, call)
         if name is not None and _feeds_grouped_map(graph, node, name):
-            return (
+            return NoFix(
                 "`spark_partition_id()` batches rows for a function that reads its batch as a whole: a batch "
                 "derived from the row (`pmod(xxhash64(<columns>), <n>)`) would still hand each batch its rows "
                 "in shuffle order, so the function itself needs an order or a key"
             )
-        return (
+        return NoFix(
             "`spark_partition_id()` says where a row sits, not what it holds: a key derived from the "
             "row (`xxhash64(<id>) % <batches>`) needs a batch count, which is the author's to choose"
         )
@@ -665,7 +665,7 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | st
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
 
 
-def _sorted_numbering(graph: StageGraph, node: StageNode) -> Fix | str:
+def _sorted_numbering(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """`rdd.zipWithIndex()` after a shuffle → `rdd.sortBy(repr).zipWithIndex()`.
 
     Unsafe: the values are numbered in the order of their `repr`, one of the orders the shuffle
@@ -675,13 +675,15 @@ def _sorted_numbering(graph: StageGraph, node: StageNode) -> Fix | str:
     """
     if node.method == "zipWithUniqueId":
         # Its ids are position * partitions + partition: sorting does not fix the partition count.
-        return "`zipWithUniqueId` ids encode the number of partitions; `sortBy(...).zipWithIndex()` is the author's to choose"
+        return NoFix(
+            "`zipWithUniqueId` ids encode the number of partitions; `sortBy(...).zipWithIndex()` is the author's to choose"
+        )
     if node.method != "zipWithIndex" or node.call is None or node.call.args:
-        return f"`{node.method}` is not a plain `zipWithIndex()` call"
+        return NoFix(f"`{node.method}` is not a plain `zipWithIndex()` call")
     if node.receiver != "RDD":
-        return "the numbered rows are not known to be an RDD here"
+        return NoFix("the numbered rows are not known to be an RDD here")
     if not any(u.is_shuffle for u in graph.upstream(node)):
-        return "the rows come unshuffled from their source, whose order (a file's lines) may be the one meant"
+        return NoFix("the rows come unshuffled from their source, whose order (a file's lines) may be the one meant")
     description = f"`{node.method}()` numbers the values sorted by their `repr`: one order the shuffle could give"
     return Fix(UNSAFE, description, ((node.call, insert_before("sortBy", [cst.Name("repr")])),))
 
@@ -693,7 +695,7 @@ _NO_KEY = (
 )
 
 
-def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str | None:
+def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
     """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
 
     Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
@@ -704,7 +706,7 @@ def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> 
     if order.kind != "total" or not order.by:
         return None
     if not small_input(graph, node):
-        return (
+        return NoFix(
             "the rows are sorted, but numbering many rows in that order (`row_number()` over a window "
             "with no partitionBy) moves them all to one task (SPX401): hash the columns that make a row "
             "unique (`xxhash64(<key>)`)"
@@ -714,7 +716,7 @@ def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> 
     return Fix(UNSAFE, description, ((call.call, over),), (*imports, ("pyspark.sql", "Window")))
 
 
-def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | str:
+def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix:
     """`monotonically_increasing_id()` with no key and no sort → `row_number()` over the rows
     ordered by their whole content (the typed columns as a struct, else the row as JSON).
 
@@ -728,22 +730,22 @@ def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -
     chain = list(graph.upstream(node))
     source = chain[-1] if chain else None
     if source is None or source.spec is None or not source.spec.source or source.streaming or node.streaming:
-        return (
+        return NoFix(
             "no columns are known to identify a row here, the rows are not sorted, and they come from a "
             "stream or from outside this module, where no window can number them: hash the columns that "
             "make a row unique (`xxhash64(<key>)`)"
         )
     if node.call_site is not None:
-        return _NO_KEY + "; the ids are made in a helper other callers share"
+        return NoFix(_NO_KEY + "; the ids are made in a helper other callers share")
     name = _bound_name(node, call)
     if not any(n.is_shuffle for n in chain) and (name is None or _read_as_order(graph, node, name)):
-        return (
+        return NoFix(
             "the ids follow the source's row order and a later stage sorts, filters or windows by "
             "them: numbering by content would change that order; number a total order the author chooses"
         )
     if not small_input(graph, node):
         if node.method not in STAR_STAGES:
-            return (
+            return NoFix(
                 "no columns are known to identify a row here and the rows are not sorted; numbering them "
                 "by content needs one task over every row: hash the columns that make a row unique (`xxhash64(<key>)`)"
             )
@@ -885,7 +887,7 @@ def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
     return None
 
 
-_SQL_UNFIXED = (
+_SQL_UNFIXED = NoFix(
     "the value is written in SQL text, which SPX105 does not rewrite: derive it from columns "
     "(`xxhash64(<key>)`), or number a total order with `row_number()`"
 )

@@ -17,7 +17,7 @@ from sparkpar_lint.graph.row_bounds import at_most_rows
 from sparkpar_lint.graph.sort_ties import tied_sort
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import at_most_one_row
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.arbitrary_pick import REVIEW, rdd_take_ordered, sql_limit_order, unique_key_order
 from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, sort_reaches
@@ -553,7 +553,7 @@ class UnorderedLimit(Rule):
         )
         related = (RelatedLocation(sort.span, f"{sorting} by {names}, with no tie-breaker"),)
         outcomes: bool | str = True if seen else f"two rows can share {names} at the cut"
-        reason = f"no column is known to tell rows tied on {names} apart; the tie-breaker is the author's choice"
+        reason = NoFix(f"no column is known to tell rows tied on {names} apart; the tie-breaker is the author's choice")
         return self.finding(
             ctx, node.span, message, severity=Severity.WARNING, related=related, fix=reason, outcomes=outcomes
         )
@@ -572,7 +572,7 @@ class UnorderedLimit(Rule):
 TIE_COLUMN = "_sparkpar_tie"
 
 
-def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """`x.limit(n)` → `x.orderBy(order).limit(n)`, likewise `take`, `head`, `first`, `tail`, `collect()[i]`.
 
     The order is a sort the shuffle discarded, when its columns reach the limit unchanged, with
@@ -587,13 +587,13 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
     if node.receiver != "DataFrame":
         return rdd_take_ordered(graph, node)
     if node.call is None or node.call.func is None:
-        return f"`{node.method}` is not a method call this fix can rewrite"
+        return NoFix(f"`{node.method}` is not a method call this fix can rewrite")
     like = functions_like(graph)
     sort = upstream_sort(graph, node)
     if sort is not None:
         order = sort_arguments(graph, sort)
         if order is None:
-            return f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)"
+            return NoFix(f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)")
         if not sort_reaches(graph, sort, node):
             # The sort's columns may be gone (an aggregation since): its order can't be restored.
             return _deterministic_order(graph, node, like)
@@ -613,18 +613,18 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | str:
     return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
 
 
-def _deterministic_order(graph: StageGraph, node: StageNode, like: cst.Call) -> Fix | str:
+def _deterministic_order(graph: StageGraph, node: StageNode, like: cst.Call) -> Fix | NoFix:
     """With neither a sort nor an arrival order: the keys the rows are unique on, or else the
     whole row, a total order and one of the answers the pick could already give (unsafe)."""
     if node.streaming or any(stage.streaming for stage in graph.upstream(node)):
-        return "no sort to restore, and the rows come from a stream, which cannot be sorted before the pick"
+        return NoFix("no sort to restore, and the rows come from a stream, which cannot be sorted before the pick")
     keys = unique_key_order(graph, node)
     if keys is not None:
         build, imports, how = partial(_plain_order, tuple(string(k) for k in keys)), (), f"the keys ({', '.join(keys)})"
     else:
         tie, imports, how = tie_breaker(graph, graph.input_of(node), (), like)
         if tie is None:
-            return "no sort to restore, and the rows have no columns to order by"
+            return NoFix("no sort to restore, and the rows have no columns to order by")
         whole = how == WHOLE_ROW
         build = partial(_tied_order, tie, ()) if whole else partial(_plain_order, (tie,))
         how = "the whole row" if whole else "every column"

@@ -12,8 +12,6 @@ from sparkpar_lint.graph.user_functions import executor_functions, imported_modu
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
-_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
-
 
 class HiddenMutableState(Rule):
     id = "SPX201"
@@ -23,46 +21,77 @@ class HiddenMutableState(Rule):
     VALID = [
         # A container created inside the function is its own.
         Valid(
-            _PRELUDE
-            + "def tokens(line):\n    seen = set()\n    out = []\n"
-            + "    for word in line.split():\n        if word not in seen:\n            seen.add(word)\n"
-            + "            out.append(word)\n    return out\n"
-            + 'spark.sparkContext.textFile("t").flatMap(tokens)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def tokens(line):
+                    seen = set()
+                    out = []
+                    for word in line.split():
+                        if word not in seen:
+                            seen.add(word)
+                            out.append(word)
+                    return out
+                spark.sparkContext.textFile("t").flatMap(tokens)
+                """)
         ),
         # Reading a broadcast lookup table is clean.
         Valid(
-            _PRELUDE
-            + "sc = spark.sparkContext\n"
-            + 'names = sc.broadcast({"a": 1})\n'
-            + 'sc.textFile("t").map(lambda w: names.value.get(w, 0))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sc = spark.sparkContext
+                names = sc.broadcast({"a": 1})
+                sc.textFile("t").map(lambda w: names.value.get(w, 0))
+                """)
         ),
         # Accumulators are Spark's sanctioned shared counters.
         Valid(
-            _PRELUDE
-            + "sc = spark.sparkContext\n"
-            + "bad_rows = sc.accumulator(0)\n"
-            + "def parse(line):\n    if not line:\n        bad_rows.add(1)\n    return line.split(',')\n"
-            + 'sc.textFile("t").map(parse)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sc = spark.sparkContext
+                bad_rows = sc.accumulator(0)
+                def parse(line):
+                    if not line:
+                        bad_rows.add(1)
+                    return line.split(',')
+                sc.textFile("t").map(parse)
+                """)
         ),
         # foreachBatch runs on the driver: plain Python state is fine there.
         Valid(
-            _PRELUDE
-            + "batches = []\n"
-            + "def remember(batch_df, batch_id):\n    batches.append(batch_id)\n"
-            + 'spark.readStream.format("rate").load().writeStream.foreachBatch(remember).start()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                batches = []
+                def remember(batch_df, batch_id):
+                    batches.append(batch_id)
+                spark.readStream.format("rate").load().writeStream.foreachBatch(remember).start()
+                """)
         ),
         # A combiner that mutates its own accumulator argument.
         Valid(
-            _PRELUDE
-            + "def merge(acc, value):\n    acc.append(value)\n    return acc\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l, [l])).reduceByKey(merge)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def merge(acc, value):
+                    acc.append(value)
+                    return acc
+                spark.sparkContext.textFile("t").map(lambda l: (l, [l])).reduceByKey(merge)
+                """)
         ),
         # A global mutated by a driver-side helper that Spark never runs.
         Valid(
-            _PRELUDE
-            + "SEEN = []\n"
-            + "def note(path):\n    SEEN.append(path)\n    return spark.read.parquet(path)\n"
-            + 'note("p").select("a")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                SEEN = []
+                def note(path):
+                    SEEN.append(path)
+                    return spark.read.parquet(path)
+                note("p").select("a")
+                """)
         ),
         # `os.remove` is a function of the imported module: the task deletes its own scratch file.
         Valid(
@@ -99,76 +128,102 @@ class HiddenMutableState(Rule):
             related_lines=(4,),
         ),
         Invalid(
-            _PRELUDE
-            + "visits = {}\n"
-            + "@F.udf('int')\n"
-            + "def visit_number(user):\n"
-            + "    visits[user] = visits.get(user, 0) + 1\n"
-            + "    return visits[user]\n"
-            + 'spark.read.parquet("e").withColumn("n", visit_number("user"))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                visits = {}
+                @F.udf('int')
+                def visit_number(user):
+                    visits[user] = visits.get(user, 0) + 1
+                    return visits[user]
+                spark.read.parquet("e").withColumn("n", visit_number("user"))
+                """),
             line=6,
             column=4,
             related_lines=(5,),
         ),
         Invalid(
-            _PRELUDE
-            + "counter = 0\n"
-            + "def number(row):\n"
-            + "    global counter\n"
-            + "    counter += 1\n"
-            + "    return (counter, row)\n"
-            + 'spark.read.parquet("e").rdd.map(number)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                counter = 0
+                def number(row):
+                    global counter
+                    counter += 1
+                    return (counter, row)
+                spark.read.parquet("e").rdd.map(number)
+                """),
             line=6,
             column=4,
         ),
         Invalid(
-            _PRELUDE + "errors = []\n" + 'spark.sparkContext.textFile("t").foreach(lambda line: errors.append(line))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                errors = []
+                spark.sparkContext.textFile("t").foreach(lambda line: errors.append(line))
+                """),
             line=4,
             column=54,
         ),
         Invalid(
-            _PRELUDE
-            + "import itertools\n"
-            + "ids = itertools.count()\n"
-            + 'spark.sparkContext.textFile("t").map(lambda line: (next(ids), line))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import itertools
+                ids = itertools.count()
+                spark.sparkContext.textFile("t").map(lambda line: (next(ids), line))
+                """),
             line=5,
             column=51,
         ),
         Invalid(
-            _PRELUDE
-            + "class Parser:\n"
-            + "    def __init__(self):\n        self.lines = 0\n"
-            + "    def parse(self, line):\n        self.lines += 1\n        return line.split(',')\n"
-            + "    def run(self, sc):\n        return sc.textFile('t').map(self.parse)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                class Parser:
+                    def __init__(self):
+                        self.lines = 0
+                    def parse(self, line):
+                        self.lines += 1
+                        return line.split(',')
+                    def run(self, sc):
+                        return sc.textFile('t').map(self.parse)
+                """),
             line=7,
             column=8,
         ),
         Invalid(
-            "import pandas as pd\n"
-            "from pyspark.sql.functions import pandas_udf\n"
-            "stats = {'batches': 0}\n"
-            "@pandas_udf('double')\n"
-            "def scaled(v: pd.Series) -> pd.Series:\n"
-            "    stats['batches'] += 1\n"
-            "    return v / stats['batches']\n"
-            "def job(df):\n"
-            "    return df.select(scaled('v'))\n",
+            dedent("""\
+                import pandas as pd
+                from pyspark.sql.functions import pandas_udf
+                stats = {'batches': 0}
+                @pandas_udf('double')
+                def scaled(v: pd.Series) -> pd.Series:
+                    stats['batches'] += 1
+                    return v / stats['batches']
+                def job(df):
+                    return df.select(scaled('v'))
+                """),
             line=6,
             column=4,
         ),
         # A processor's own attribute, shared by every key its task handles; the state handle is fine.
         Invalid(
-            "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
-            "class Totals(StatefulProcessor):\n"
-            "    def init(self, handle):\n"
-            '        self.total = handle.getValueState("total", "t long")\n'
-            "        self.rows_seen = 0\n"
-            "    def handleInputRows(self, key, rows, timer_values):\n"
-            "        for pdf in rows:\n"
-            "            self.rows_seen += len(pdf)\n"
-            "            self.total.update((len(pdf),))\n"
-            "        yield from ()\n"
-            'def run(stream):\n    return stream.groupBy("k").transformWithStateInPandas(Totals(), "t long", "append", "None")\n',
+            dedent("""\
+                from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+                class Totals(StatefulProcessor):
+                    def init(self, handle):
+                        self.total = handle.getValueState("total", "t long")
+                        self.rows_seen = 0
+                    def handleInputRows(self, key, rows, timer_values):
+                        for pdf in rows:
+                            self.rows_seen += len(pdf)
+                            self.total.update((len(pdf),))
+                        yield from ()
+                def run(stream):
+                    return stream.groupBy("k").transformWithStateInPandas(Totals(), "t long", "append", "None")
+                """),
             line=8,
             column=12,
             related_lines=(6,),

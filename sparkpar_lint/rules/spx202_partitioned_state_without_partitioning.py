@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from textwrap import dedent
 
 import libcst as cst
 
@@ -19,27 +20,6 @@ from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 PARTITION_ROLES = frozenset({"partition", "partition-with-index"})
-_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
-_SESSIONIZE = (
-    "def last_seen(rows):\n"
-    "    latest = {}\n"
-    "    for row in rows:\n"
-    "        latest[row.device] = max(latest.get(row.device, 0), row.ts)\n"
-    "    return iter(latest.items())\n"
-)
-_DELTAS = (
-    "def deltas(rows):\n"
-    "    last = {}\n"
-    "    for row in rows:\n"
-    "        if row.device in last:\n"
-    "            yield row.device, row.ts - last[row.device]\n"
-    "        last[row.device] = row.ts\n"
-)
-_PANDAS = (
-    "def per_user(batches):\n"
-    "    for pdf in batches:\n"
-    '        yield pdf.groupby("user", as_index=False)["amount"].sum()\n'
-)
 
 
 def co_located(partitioning: Partitioning, key: str) -> bool:
@@ -60,108 +40,207 @@ class PartitionedStateWithoutPartitioning(Rule):
     fix_needs = "needs the key the state is kept by, as a column or the pair's first element"
     VALID = [
         Valid(
-            _PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def last_seen(rows):
+                    latest = {}
+                    for row in rows:
+                        latest[row.device] = max(latest.get(row.device, 0), row.ts)
+                    return iter(latest.items())
+                spark.read.parquet("e").repartition(8, "device").rdd.mapPartitions(last_seen)
+                """)
         ),
         Valid(
-            _PRELUDE
-            + _PANDAS
-            + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")
+                """)
         ),
         # RDD partitionBy hashes the pair's key, which the function keys its state by.
         Valid(
-            _PRELUDE
-            + "def totals(pairs):\n    acc = {}\n    for k, v in pairs:\n        acc[k] = acc.get(k, 0) + v\n"
-            + "    return iter(acc.items())\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(8).mapPartitions(totals)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def totals(pairs):
+                    acc = {}
+                    for k, v in pairs:
+                        acc[k] = acc.get(k, 0) + v
+                    return iter(acc.items())
+                spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(8).mapPartitions(totals)
+                """)
         ),
         # A fresh dict per row is not state; a broadcast lookup read by key is not either.
         Valid(
-            _PRELUDE
-            + "def widen(rows):\n    for row in rows:\n        out = {}\n        out[row.user] = row.ts\n        yield out\n"
-            + 'spark.read.parquet("e").rdd.mapPartitions(widen)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def widen(rows):
+                    for row in rows:
+                        out = {}
+                        out[row.user] = row.ts
+                        yield out
+                spark.read.parquet("e").rdd.mapPartitions(widen)
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "def enrich(rows):\n    for row in rows:\n        yield (row.user, names.value[row.user])\n"
-            + 'names = spark.sparkContext.broadcast({})\nspark.read.parquet("e").rdd.mapPartitions(enrich)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def enrich(rows):
+                    for row in rows:
+                        yield (row.user, names.value[row.user])
+                names = spark.sparkContext.broadcast({})
+                spark.read.parquet("e").rdd.mapPartitions(enrich)
+                """)
         ),
         # Grouped: Spark hands the function one key's rows.
         Valid(
-            _PRELUDE
-            + 'spark.read.parquet("e").groupBy("user").applyInPandas(lambda pdf: pdf.groupby("user").sum(), "s")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet("e").groupBy("user").applyInPandas(lambda pdf: pdf.groupby("user").sum(), "s")
+                """)
         ),
     ]
     INVALID = [
         Invalid(
-            _PRELUDE + _SESSIONIZE + 'spark.read.parquet("e").rdd.mapPartitions(last_seen)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def last_seen(rows):
+                    latest = {}
+                    for row in rows:
+                        latest[row.device] = max(latest.get(row.device, 0), row.ts)
+                    return iter(latest.items())
+                spark.read.parquet("e").rdd.mapPartitions(last_seen)
+                """),
             line=8,
             column=28,
             related_lines=(6,),
-            expected_fix=_PRELUDE
-            + _SESSIONIZE
-            + 'spark.read.parquet("e").repartition("device").rdd.mapPartitions(last_seen)\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def last_seen(rows):
+                                 latest = {}
+                                 for row in rows:
+                                     latest[row.device] = max(latest.get(row.device, 0), row.ts)
+                                 return iter(latest.items())
+                             spark.read.parquet("e").repartition("device").rdd.mapPartitions(last_seen)
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + _PANDAS
-            + 'spark.read.parquet("e").repartition(16).mapInPandas(per_user, "user string, amount double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                spark.read.parquet("e").repartition(16).mapInPandas(per_user, "user string, amount double")
+                """),
             line=6,
             column=40,
             related_lines=(5, 6),
             # The repartition right before is re-keyed rather than followed by a second shuffle.
-            expected_fix=_PRELUDE
-            + _PANDAS
-            + 'spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             spark.read.parquet("e").repartition(16, "user").mapInPandas(per_user, "user string, amount double")
+                             """),
         ),
         # Partitioned, but by another key than the state's.
         Invalid(
-            _PRELUDE
-            + "def dedup(rows):\n    seen = set()\n    for row in rows:\n        if row.event_id not in seen:\n"
-            + "            seen.add(row.event_id)\n            yield row\n"
-            + 'spark.read.parquet("e").repartition(8, "user").rdd.mapPartitions(dedup).count()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def dedup(rows):
+                    seen = set()
+                    for row in rows:
+                        if row.event_id not in seen:
+                            seen.add(row.event_id)
+                            yield row
+                spark.read.parquet("e").repartition(8, "user").rdd.mapPartitions(dedup).count()
+                """),
             line=9,
             column=51,
             related_lines=(7, 9),
-            expected_fix=_PRELUDE
-            + "def dedup(rows):\n    seen = set()\n    for row in rows:\n        if row.event_id not in seen:\n"
-            + "            seen.add(row.event_id)\n            yield row\n"
-            + 'spark.read.parquet("e").repartition(8, "event_id").rdd.mapPartitions(dedup).count()\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def dedup(rows):
+                                 seen = set()
+                                 for row in rows:
+                                     if row.event_id not in seen:
+                                         seen.add(row.event_id)
+                                         yield row
+                             spark.read.parquet("e").repartition(8, "event_id").rdd.mapPartitions(dedup).count()
+                             """),
         ),
         # A pair RDD whose state is keyed by the pair's key: `partitionBy` (None: Spark's default count).
         Invalid(
-            _PRELUDE
-            + "def totals(pairs):\n    acc = {}\n    for k, v in pairs:\n        acc[k] = acc.get(k, 0) + v\n"
-            + "    return iter(acc.items())\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).mapPartitions(totals)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def totals(pairs):
+                    acc = {}
+                    for k, v in pairs:
+                        acc[k] = acc.get(k, 0) + v
+                    return iter(acc.items())
+                spark.sparkContext.textFile("t").map(lambda l: (l, 1)).mapPartitions(totals)
+                """),
             line=8,
             column=55,
             related_lines=(6,),
-            expected_fix=_PRELUDE
-            + "def totals(pairs):\n    acc = {}\n    for k, v in pairs:\n        acc[k] = acc.get(k, 0) + v\n"
-            + "    return iter(acc.items())\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(None).mapPartitions(totals)\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def totals(pairs):
+                                 acc = {}
+                                 for k, v in pairs:
+                                     acc[k] = acc.get(k, 0) + v
+                                 return iter(acc.items())
+                             spark.sparkContext.textFile("t").map(lambda l: (l, 1)).partitionBy(None).mapPartitions(totals)
+                             """),
         ),
         # The function reads each device's rows in time order: the global sort becomes a per-key one.
         Invalid(
-            _PRELUDE + _DELTAS + 'spark.read.parquet("e").orderBy("ts").rdd.mapPartitions(deltas)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def deltas(rows):
+                    last = {}
+                    for row in rows:
+                        if row.device in last:
+                            yield row.device, row.ts - last[row.device]
+                        last[row.device] = row.ts
+                spark.read.parquet("e").orderBy("ts").rdd.mapPartitions(deltas)
+                """),
             line=9,
             column=42,
             related_lines=(8, 9),
-            expected_fix=(
-                _PRELUDE
-                + "def deltas(rows):\n"
-                + "    last = {}\n"
-                + "    for row in rows:\n"
-                + "        if row.device in last:\n"
-                + "            yield row.device, row.ts - last[row.device]\n"
-                + "        last[row.device] = row.ts\n"
-                + "(\n"
-                + '    spark.read.parquet("e")\n'
-                + '    .repartition("device")\n'
-                + '    .sortWithinPartitions("device", "ts")\n'
-                + "    .rdd.mapPartitions(deltas)\n"
-                + ")\n"
-            ),
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def deltas(rows):
+                                 last = {}
+                                 for row in rows:
+                                     if row.device in last:
+                                         yield row.device, row.ts - last[row.device]
+                                     last[row.device] = row.ts
+                             (
+                                 spark.read.parquet("e")
+                                 .repartition("device")
+                                 .sortWithinPartitions("device", "ts")
+                                 .rdd.mapPartitions(deltas)
+                             )
+                             """),
         ),
     ]
 

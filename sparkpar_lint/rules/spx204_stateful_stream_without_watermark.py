@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from textwrap import dedent
 
 import libcst as cst
 import libcst.matchers as m
@@ -24,17 +25,11 @@ from sparkpar_lint.graph.key_space import (
 )
 from sparkpar_lint.graph.processors import expires_state, processor_class
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, Severity, Span
+from sparkpar_lint.model import Finding, NoFix, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.fixers.console_sort import SORTS, sort_into_foreach_batch, writer_calls
 from sparkpar_lint.rules.fixers.stream_dedup import dedup_watermark_fix
 from sparkpar_lint.rules.fixers.stream_join import EVENT_TIME_NAME, join_watermark_fix
-
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'clicks = spark.readStream.format("kafka").load()\n'
-)
 
 
 def streaming_inputs(graph: StageGraph, node: StageNode) -> list[StageNode]:
@@ -50,90 +45,171 @@ class StatefulStreamWithoutWatermark(Rule):
     fix_needs = "needs an event-time column in the state's key"
     VALID = [
         # No event time in the key: no watermark would drop this state (SPX206's finding, not this one's).
-        Valid(_PRELUDE + 'clicks.groupBy("user_id").count()\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.groupBy("user_id").count()
+                """)
+        ),
         # A method of the class that reads a batch table: no stream, no state.
         Valid(
-            "from pyspark.sql import SparkSession\n"
-            "class Report:\n"
-            "    def __init__(self):\n"
-            "        self.spark = SparkSession.builder.getOrCreate()\n"
-            "    def _tags(self):\n"
-            '        return self.spark.read.table("tags")\n'
-            "    def run(self):\n"
-            '        self._tags().groupBy("tag").count().write.saveAsTable("tag_counts")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                class Report:
+                    def __init__(self):
+                        self.spark = SparkSession.builder.getOrCreate()
+                    def _tags(self):
+                        return self.spark.read.table("tags")
+                    def run(self):
+                        self._tags().groupBy("tag").count().write.saveAsTable("tag_counts")
+                """)
         ),
         # A transformWithState processor whose state expires (a TTL on its handle).
         Valid(
-            _PRELUDE
-            + "from pyspark.sql.streaming.stateful_processor import StatefulProcessor\n"
-            + "class LastSeen(StatefulProcessor):\n"
-            + "    def init(self, handle):\n"
-            + '        self.last = handle.getValueState("last", "ts long", 3600000)\n'
-            + "    def handleInputRows(self, key, rows, timer_values):\n"
-            + "        yield from ()\n"
-            + 'clicks.groupBy("user_id").transformWithStateInPandas(LastSeen(), "ts long", "append", "None")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+                class LastSeen(StatefulProcessor):
+                    def init(self, handle):
+                        self.last = handle.getValueState("last", "ts long", 3600000)
+                    def handleInputRows(self, key, rows, timer_values):
+                        yield from ()
+                clicks.groupBy("user_id").transformWithStateInPandas(LastSeen(), "ts long", "append", "None")
+                """)
         ),
         Valid(
-            _PRELUDE + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()
+                """)
         ),
         # The watermark is set in a helper the stream passes through.
         Valid(
-            _PRELUDE
-            + 'def with_event_time(df):\n    return df.withWatermark("ts", "1 hour")\n'
-            + 'with_event_time(clicks).dropDuplicates(["event_id", "ts"])\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                def with_event_time(df):
+                    return df.withWatermark("ts", "1 hour")
+                with_event_time(clicks).dropDuplicates(["event_id", "ts"])
+                """)
         ),
         # Batch: no state survives the query.
         Valid(
-            "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
-            'spark.read.parquet("clicks").groupBy("page").count()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet("clicks").groupBy("page").count()
+                """)
         ),
         # A stream-static join keeps no state.
-        Valid(_PRELUDE + 'clicks.join(spark.read.parquet("pages"), "page")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.join(spark.read.parquet("pages"), "page")
+                """)
+        ),
         # A broadcast hint on the static side: still a stream-static join.
-        Valid(_PRELUDE + 'clicks.join(F.broadcast(spark.read.parquet("pages")), "page")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.join(F.broadcast(spark.read.parquet("pages")), "page")
+                """)
+        ),
         # Watermarks on both streams and a time range in the condition: old rows can be dropped.
         Valid(
-            _PRELUDE
-            + 'shown = spark.readStream.format("kafka").load().withWatermark("shown_at", "1 hour")\n'
-            + 'taps = clicks.withWatermark("tapped_at", "1 hour")\n'
-            + 'taps.join(shown, F.expr("ad = shown_ad AND tapped_at BETWEEN shown_at AND shown_at + INTERVAL 1 HOUR"))\n'
-            + "taps.join(shown, (taps.ad == shown.shown_ad) & (taps.tapped_at >= shown.shown_at))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                shown = spark.readStream.format("kafka").load().withWatermark("shown_at", "1 hour")
+                taps = clicks.withWatermark("tapped_at", "1 hour")
+                taps.join(shown, F.expr("ad = shown_ad AND tapped_at BETWEEN shown_at AND shown_at + INTERVAL 1 HOUR"))
+                taps.join(shown, (taps.ad == shown.shown_ad) & (taps.tapped_at >= shown.shown_at))
+                """)
         ),
         # A small label key: one state row per country, bounded, and a watermark could not help.
-        Valid(_PRELUDE + 'clicks.groupBy("country").count()\n'),
-        Valid(_PRELUDE + 'clicks.groupBy("event_type", "status").agg(F.count("*"))\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.groupBy("country").count()
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.groupBy("event_type", "status").agg(F.count("*"))
+                """)
+        ),
         # Complete mode keeps the whole (small) result table by design.
         Valid(
-            _PRELUDE
-            + 'per_page = clicks.groupBy("page").count()\n'
-            + 'per_page.writeStream.outputMode("complete").format("memory").queryName("p").start()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                per_page = clicks.groupBy("page").count()
+                per_page.writeStream.outputMode("complete").format("memory").queryName("p").start()
+                """)
         ),
         # The state function removes a key's state itself.
         Valid(
-            _PRELUDE
-            + "def sessions(key, pdfs, state):\n"
-            + "    if state.hasTimedOut:\n"
-            + "        state.remove()\n"
-            + "    yield from pdfs\n"
-            + 'clicks.groupBy("user").applyInPandasWithState(sessions, "u string", "n long", "append", "NoTimeout")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                def sessions(key, pdfs, state):
+                    if state.hasTimedOut:
+                        state.remove()
+                    yield from pdfs
+                clicks.groupBy("user").applyInPandasWithState(sessions, "u string", "n long", "append", "NoTimeout")
+                """)
         ),
         # Ids remembered only until the watermark passes their event time plus the delay.
         Valid(
-            _PRELUDE
-            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
-            + 'views.withWatermark("view_time", "1 hour").dropDuplicatesWithinWatermark(["view_id"])\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                views = spark.readStream.schema("view_id string, view_time timestamp").json("views")
+                views.withWatermark("view_time", "1 hour").dropDuplicatesWithinWatermark(["view_id"])
+                """)
         ),
         # A key made as a remainder takes a fixed set of values, whatever its name.
-        Valid(_PRELUDE + 'clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.withColumn("user_shard", F.expr("user_id % 16")).groupBy("user_shard").count()
+                """)
+        ),
     ]
     INVALID = [
         # A watermark that cannot evict anything: complete mode keeps every window forever (and the
         # memory table's readers rely on complete mode, so no fix).
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("memory").queryName("w").start()\n'
-            + 'spark.sql("SELECT * FROM w ORDER BY window").show()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()
+                counts.writeStream.outputMode("complete").format("memory").queryName("w").start()
+                spark.sql("SELECT * FROM w ORDER BY window").show()
+                """),
             line=4,
             column=87,
             expected_fix=None,
@@ -141,10 +217,14 @@ class StatefulStreamWithoutWatermark(Rule):
         # Complete mode keeps every window by design, and the memory table's readers rely on it:
         # no watermark suggested (update mode would change what the table holds).
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.outputMode("complete").format("memory").queryName("c").start()\n'
-            + 'spark.table("c").show()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.groupBy(F.window("ts", "5 minutes")).count()
+                counts.writeStream.outputMode("complete").format("memory").queryName("c").start()
+                spark.table("c").show()
+                """),
             line=4,
             column=53,
             expected_fix=None,
@@ -152,138 +232,235 @@ class StatefulStreamWithoutWatermark(Rule):
         # A memory table no code reads (the query is watched through its progress): nobody sees the
         # rows update mode leaves out, so a watermark plus update mode, as on the console.
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'query = counts.writeStream.outputMode("complete").format("memory").queryName("probe").start()\n'
-            + "print(query.lastProgress)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.groupBy(F.window("ts", "5 minutes")).count()
+                query = counts.writeStream.outputMode("complete").format("memory").queryName("probe").start()
+                print(query.lastProgress)
+                """),
             line=4,
             column=53,
-            expected_fix=_PRELUDE
-            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'query = counts.writeStream.outputMode("update").format("memory").queryName("probe").start()\n'
-            + "print(query.lastProgress)\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()
+                             query = counts.writeStream.outputMode("update").format("memory").queryName("probe").start()
+                             print(query.lastProgress)
+                             """),
         ),
         # A sort of the windows shown on the console: Spark sorts a stream in complete mode only, so
         # the sort moves into a `foreachBatch` that shows each batch, and update mode bounds state.
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count().orderBy("window")\n'
-            + 'counts.writeStream.outputMode("complete").format("console").option("truncate", "false").start()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.groupBy(F.window("ts", "5 minutes")).count().orderBy("window")
+                counts.writeStream.outputMode("complete").format("console").option("truncate", "false").start()
+                """),
             line=4,
             column=53,
-            expected_fix=_PRELUDE
-            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + "(\n"
-            + '    counts.writeStream.outputMode("update")\n'
-            + '    .foreachBatch(lambda batch, _: batch.orderBy("window").show(truncate=False))\n'
-            + "    .start()\n"
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()
+                             (
+                                 counts.writeStream.outputMode("update")
+                                 .foreachBatch(lambda batch, _: batch.orderBy("window").show(truncate=False))
+                                 .start()
+                             )
+                             """),
         ),
-        Invalid(_PRELUDE + 'clicks.dropDuplicates(["event_id"])\n', line=4, column=7, expected_fix=None),
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.dropDuplicates(["event_id"])
+                """),
+            line=4,
+            column=7,
+            expected_fix=None,
+        ),
         # The column of the aggregation's `window(...)` is the event time.
         Invalid(
-            _PRELUDE + 'clicks.groupBy(F.window("ts", "5 minutes"), "page").count()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.groupBy(F.window("ts", "5 minutes"), "page").count()
+                """),
             line=4,
             column=52,
-            expected_fix=_PRELUDE
-            + 'clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes"), "page").count()
+                             """),
         ),
         # A dedup on an id whose rows' schema has one event time: kept only within the watermark.
         Invalid(
-            _PRELUDE
-            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
-            + 'views.dropDuplicates(["view_id"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                views = spark.readStream.schema("view_id string, view_time timestamp").json("views")
+                views.dropDuplicates(["view_id"])
+                """),
             line=5,
             column=6,
-            expected_fix=_PRELUDE
-            + 'views = spark.readStream.schema("view_id string, view_time timestamp").json("views")\n'
-            + 'views.withWatermark("view_time", "10 minutes").dropDuplicatesWithinWatermark(["view_id"])\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             views = spark.readStream.schema("view_id string, view_time timestamp").json("views")
+                             views.withWatermark("view_time", "10 minutes").dropDuplicatesWithinWatermark(["view_id"])
+                             """),
         ),
         # No event time, but the chain stamps each row's arrival: ids are remembered for the delay.
         Invalid(
-            _PRELUDE
-            + 'seen = clicks.withColumn("seen_at", F.current_timestamp())\n'
-            + 'seen.dropDuplicates(["key"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                seen = clicks.withColumn("seen_at", F.current_timestamp())
+                seen.dropDuplicates(["key"])
+                """),
             line=5,
             column=5,
-            expected_fix=_PRELUDE
-            + 'seen = clicks.withColumn("seen_at", F.current_timestamp())\n'
-            + 'seen.withWatermark("seen_at", "10 minutes").dropDuplicatesWithinWatermark(["key"])\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             seen = clicks.withColumn("seen_at", F.current_timestamp())
+                             seen.withWatermark("seen_at", "10 minutes").dropDuplicatesWithinWatermark(["key"])
+                             """),
         ),
         # A key named like a time column: the deduplication can forget old events.
         Invalid(
-            _PRELUDE + 'clicks.dropDuplicates(["event_id", "event_time"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                clicks.dropDuplicates(["event_id", "event_time"])
+                """),
             line=4,
             column=7,
-            expected_fix=_PRELUDE
-            + 'clicks.withWatermark("event_time", "10 minutes").dropDuplicates(["event_id", "event_time"])\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             clicks.withWatermark("event_time", "10 minutes").dropDuplicates(["event_id", "event_time"])
+                             """),
         ),
         # The condition already bounds the two event times: each side gets the configured delay.
         Invalid(
-            _PRELUDE
-            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
-            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
-            + 'taps.join(views, F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))
+                taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))
+                taps.join(views, F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"))
+                """),
             line=6,
             column=5,
-            expected_fix=_PRELUDE
-            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
-            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
-            + "(\n"
-            + '    taps.withWatermark("tap_time", "10 minutes")\n'
-            + "    .join(\n"
-            + '        views.withWatermark("view_time", "10 minutes"),\n'
-            + '        F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"),\n'
-            + "    )\n"
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))
+                             taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))
+                             (
+                                 taps.withWatermark("tap_time", "10 minutes")
+                                 .join(
+                                     views.withWatermark("view_time", "10 minutes"),
+                                     F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR"),
+                                 )
+                             )
+                             """),
         ),
         # The range is held in a name bound once before the join: read there, the same fix.
         Invalid(
-            _PRELUDE
-            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
-            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
-            + 'soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n'
-            + "taps.join(views, soon_after)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))
+                taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))
+                soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")
+                taps.join(views, soon_after)
+                """),
             line=7,
             column=5,
-            expected_fix=_PRELUDE
-            + 'views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))\n'
-            + 'taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))\n'
-            + 'soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")\n'
-            + "(\n"
-            + '    taps.withWatermark("tap_time", "10 minutes")\n'
-            + '    .join(views.withWatermark("view_time", "10 minutes"), soon_after)\n'
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             views = spark.readStream.format("kafka").load().select("key", F.col("timestamp").alias("view_time"))
+                             taps = clicks.select(F.col("key").alias("tap_ad"), F.col("timestamp").alias("tap_time"))
+                             soon_after = F.expr("tap_ad = key AND tap_time BETWEEN view_time AND view_time + INTERVAL 1 HOUR")
+                             (
+                                 taps.withWatermark("tap_time", "10 minutes")
+                                 .join(views.withWatermark("view_time", "10 minutes"), soon_after)
+                             )
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "def track(key, pdfs, state):\n    yield from pdfs\n"
-            + 'clicks.groupBy("user").applyInPandasWithState(track, "u string", "n long", "append", "NoTimeout")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                def track(key, pdfs, state):
+                    yield from pdfs
+                clicks.groupBy("user").applyInPandasWithState(track, "u string", "n long", "append", "NoTimeout")
+                """),
             line=6,
             column=23,
             expected_fix=None,
         ),
         # Event-time windows shown on the console in complete mode: a watermark plus update mode.
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.groupBy(F.window("ts", "5 minutes")).count()\n'
-            + "counts.writeStream.outputMode('complete').format(\"console\").start()\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.groupBy(F.window("ts", "5 minutes")).count()
+                counts.writeStream.outputMode('complete').format("console").start()
+                """),
             line=4,
             column=53,
-            expected_fix=_PRELUDE
-            + 'counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + "counts.writeStream.outputMode('update').format(\"console\").start()\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             counts = clicks.withWatermark("ts", "10 minutes").groupBy(F.window("ts", "5 minutes")).count()
+                             counts.writeStream.outputMode('update').format("console").start()
+                             """),
         ),
         # The watermark is there but complete mode keeps every window: on the console, update mode.
         Invalid(
-            _PRELUDE
-            + 'counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.format("console").outputMode("complete").start()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.readStream.format("kafka").load()
+                counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()
+                counts.writeStream.format("console").outputMode("complete").start()
+                """),
             line=4,
             column=83,
-            expected_fix=_PRELUDE
-            + 'counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()\n'
-            + 'counts.writeStream.format("console").outputMode("update").start()\n',
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             clicks = spark.readStream.format("kafka").load()
+                             counts = clicks.withWatermark("ts", "1 hour").groupBy(F.window("ts", "5 minutes")).count()
+                             counts.writeStream.format("console").outputMode("update").start()
+                             """),
         ),
     ]
 
@@ -302,7 +479,7 @@ class StateProblem:
     span: Span
     message: str
     severity: Severity | None
-    fix: Fix | str | None
+    fix: Fix | NoFix | None
     without_event_time: bool
 
 
@@ -356,7 +533,7 @@ def stream_state_problems(ctx: RuleContext) -> Iterator[StateProblem]:
 
 
 _DEDUPLICATIONS = ("dropDuplicates", "drop_duplicates", "distinct", "dropDuplicatesWithinWatermark")
-_KEYLESS = (
+_KEYLESS = NoFix(
     "no event time is in the state's key: a watermark would drop none of it, and a window, a TTL or "
     "update mode would change the answer, a choice only the author can make"
 )
@@ -440,17 +617,17 @@ def _complete_mode(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
-_EQUALITY_JOIN = (
+_EQUALITY_JOIN = NoFix(
     "the join matches on equalities alone: a time range between the sides' event times would change "
     "which on-time pairs match, a rule only the author can set"
 )
 
 
-def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | str:
+def _join_fix(graph: StageGraph, node: StageNode, bounded: bool | None, delay: str) -> Fix | NoFix:
     """Watermarks for the sides that lack one, when the condition already bounds the event times."""
     condition = _join_condition(graph, node)
     if bounded is None or condition is None or len(node.inputs) != 2:
-        return (
+        return NoFix(
             "the join's condition is built elsewhere (a helper, a parameter, or a name bound more than once), "
             "so its time range is unknown"
         )
@@ -664,7 +841,7 @@ def _growth(space: KeySpace) -> str:
     return f"; that is fine if {_key_text(space)} has few values, and grows without bound if not"
 
 
-def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
+def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | NoFix:
     """`withWatermark(event_time, delay)` right before the stateful stage.
 
     Only where the event time is part of the state's key (a `window(...)` column, or a grouping
@@ -673,10 +850,10 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     comes from a `select` in between.
     """
     if node.spec.function_role in ("stateful-group", "stateful-processor"):
-        return "the state function decides when a key's state expires (a timeout, a TTL or `state.remove()`)"
+        return NoFix("the state function decides when a key's state expires (a timeout, a TTL or `state.remove()`)")
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
     if grouping is None or grouping.call is None or receiver_of(grouping.call) is None:
-        return "the stateful stage is not a method call on a frame to put a watermark before"
+        return NoFix("the stateful stage is not a method call on a frame to put a watermark before")
     event_time = _event_time(grouping)
     if event_time is None:
         return dedup_watermark_fix(graph, node, delay) or _no_event_time(node, grouping)
@@ -685,23 +862,23 @@ def _fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
     return Fix(UNSAFE, description, ((grouping.call, watermark),))
 
 
-def _no_event_time(node: StageNode, grouping: StageNode) -> str:
+def _no_event_time(node: StageNode, grouping: StageNode) -> NoFix:
     """Why a state with no event-time column in its key gets no watermark."""
     keys = ", ".join(grouping.keys)
     if _keeps_every_row(node):
-        return (
+        return NoFix(
             "a whole-row deduplication whose rows have no single timestamp column named like an event time "
             "in a schema of this file to put a watermark on"
         )
     if node.method in _DEDUPLICATIONS:
-        return (
+        return NoFix(
             f"the deduplication key ({keys or 'its subset'}) has no column named like an event time: only "
             "`dropDuplicatesWithinWatermark` over a timestamp column of the rows could drop its state, "
             "and no DDL schema in this file gives the rows a single `timestamp` one named like an event time "
             "(a string time needs parsing, in a format only the author knows), nor does the chain stamp "
             "their arrival (`withColumn(name, current_timestamp())`)"
         )
-    return f"the state's key ({keys or 'its grouping'}) has no plain event-time column to put a watermark on"
+    return NoFix(f"the state's key ({keys or 'its grouping'}) has no plain event-time column to put a watermark on")
 
 
 # Stages that may sit between the aggregation and a console sink switched to update mode: each is
@@ -714,7 +891,7 @@ _UPDATE_MODE_STAGES = frozenset(
 )
 
 
-def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | str:
+def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix | NoFix:
     """An event-time window aggregation shown on the console (or in a memory table nothing reads) in
     complete mode: the watermark fix plus `outputMode("update")`; else why not, for `--show-unfixed`.
 
@@ -725,12 +902,12 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     no fix.
     """
     if node.spec.data_args or not _window_column(graph, node):
-        return "complete mode with no event-time window in the key: no watermark can drop this state"
+        return NoFix("complete mode with no event-time window in the key: no watermark can drop this state")
     watermark = _fix(graph, node, delay)
-    if isinstance(watermark, str):
-        return "the window's time column is not a plain column to put a watermark on"
+    if isinstance(watermark, NoFix):
+        return NoFix("the window's time column is not a plain column to put a watermark on")
     update = _console_update_mode(graph, node)
-    if isinstance(update, str):
+    if isinstance(update, NoFix):
         return update
     return Fix(
         UNSAFE,
@@ -740,11 +917,11 @@ def _complete_console_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix
     )
 
 
-def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
+def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """A watermarked window aggregation shown on the console (or an unread memory table) in complete
     mode: `outputMode("update")`, so the watermark it already has can drop closed windows."""
     if not _window_column(graph, node):
-        return "complete mode with no event-time window in the key: update mode would not bound this state"
+        return NoFix("complete mode with no event-time window in the key: update mode would not bound this state")
     grouping = graph.input_of(node) if node.receiver == "GroupedData" else node
     watermarked = {
         column_name(n.call.args[0].value)
@@ -752,9 +929,9 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
         if n.method == "withWatermark" and n.call is not None and n.call.args
     }
     if grouping is None or _event_time(grouping) not in watermarked:
-        return "complete mode, and no watermark on the window's column in this chain to drop windows with"
+        return NoFix("complete mode, and no watermark on the window's column in this chain to drop windows with")
     update = _console_update_mode(graph, node)
-    if isinstance(update, str):
+    if isinstance(update, NoFix):
         return update
     return Fix(
         UNSAFE,
@@ -763,7 +940,7 @@ def _watermarked_complete_fix(graph: StageGraph, node: StageNode) -> Fix | str:
     )
 
 
-def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | str:
+def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.CSTNode, cst.CSTNode], ...] | NoFix:
     """Each complete-mode sink's literal `outputMode("complete")` and its `"update"` replacement,
     when every such sink is the console or an unread memory table and nothing after the aggregation
     needs complete mode; else why not. Each `start()` is a query of its own, so a sink in another mode is left as it is."""
@@ -772,7 +949,7 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
     blocking = [n for n in later if n not in sinks and n.method not in _UPDATE_MODE_STAGES]
     sort = blocking[0] if len(blocking) == 1 and blocking[0].method in SORTS and blocking[0].call else None
     if blocking and sort is None:
-        return (
+        return NoFix(
             f"`{blocking[0].method}` after the aggregation is allowed in complete mode only, which keeps every "
             "window; update mode (which a watermark needs) would need that step moved into a `foreachBatch` "
             "function, a rewrite left to the author"
@@ -782,49 +959,49 @@ def _console_update_mode(graph: StageGraph, node: StageNode) -> tuple[tuple[cst.
         settings = _writer_settings(sink.call)
         mode, sink_format = settings.get("outputMode"), settings.get("format")
         if "outputMode" in settings and not isinstance(mode, cst.SimpleString):
-            return "an output mode not written as a literal `outputMode(...)` on a sink's chain"
+            return NoFix("an output mode not written as a literal `outputMode(...)` on a sink's chain")
         if mode is None or (mode.evaluated_value or "").lower() != "complete":
             continue
         if not isinstance(sink_format, cst.SimpleString) or sink_format.evaluated_value not in ("console", "memory"):
-            return (
+            return NoFix(
                 "complete mode into a sink whose readers get the whole result table each batch; update mode "
                 "(which a watermark needs to drop state) would change what they see"
             )
         if sort is not None:
             if sink_format.evaluated_value != "console" or graph.module is None:
-                return (
+                return NoFix(
                     f"`{sort.method}` after the aggregation is allowed in complete mode only, and only a console "
                     "sink's sort can move into a `foreachBatch` that shows each batch"
                 )
             moved = sort_into_foreach_batch(graph.module, sort.call, writer_calls(sink.call))
-            if isinstance(moved, str):
+            if isinstance(moved, NoFix):
                 return moved
             replacements += moved
         if sink_format.evaluated_value == "memory":
             unread = _unread_memory_table(graph, settings.get("queryName"))
-            if isinstance(unread, str):
+            if isinstance(unread, NoFix):
                 return unread
         quote = mode.value.index(mode.evaluated_value)  # keep the string's prefix and quotes
         replacements.append(
             (mode, mode.with_changes(value=mode.value[:quote] + "update" + mode.value[quote + len("complete") :]))
         )
     if not replacements:
-        return "complete mode not set as a literal `outputMode(...)` on a sink's chain in this module"
+        return NoFix("complete mode not set as a literal `outputMode(...)` on a sink's chain in this module")
     return tuple(replacements)
 
 
-def _unread_memory_table(graph: StageGraph, name: cst.BaseExpression | None) -> None | str:
+def _unread_memory_table(graph: StageGraph, name: cst.BaseExpression | None) -> None | NoFix:
     """None when no string of the module but the `queryName(...)` itself names the memory table
     (no `spark.table("t")`, no `FROM t` in SQL text): no reader here sees the whole table, so update
     mode changes only rows nobody reads. Else why not."""
     if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
-        return "complete mode into a memory table whose name is not a literal `queryName(...)`"
+        return NoFix("complete mode into a memory table whose name is not a literal `queryName(...)`")
     table = name.evaluated_value
     read = re.compile(rf"^{re.escape(table)}$|\b(from|join|table)\s+`?{re.escape(table)}\b", re.IGNORECASE)
     texts = [s.evaluated_value for s in graph.nodes_of(cst.SimpleString) if s is not name]
     texts += [t.value for t in graph.nodes_of(cst.FormattedStringText)]
     if any(isinstance(t, str) and read.search(t) for t in texts):
-        return (
+        return NoFix(
             f"complete mode into the memory table `{table}`, which this module reads whole: update mode "
             "(which a watermark needs to drop state) would change what it reads"
         )

@@ -4,6 +4,7 @@ the pair's key, so later keyed operators trust a stale partitioner."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 
@@ -13,11 +14,6 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)\n'
-)
 # Partitioners only matter to stages that would otherwise shuffle by key.
 _STALE_INPUTS = frozenset({"hash", "range", "unknown"})
 
@@ -51,49 +47,110 @@ class PartitionerNotPreserved(Rule):
     fix_safety = SAFE
     fix_needs = "needs the `preservesPartitioning` flag written in the call"
     VALID = [
-        Valid(_PRELUDE + "pairs.mapValues(lambda v: v * 2).reduceByKey(lambda a, b: a + b)\n"),
-        Valid(_PRELUDE + "pairs.map(lambda kv: (kv[0], kv[1] * 2), preservesPartitioning=True).reduceByKey(max)\n"),
         Valid(
-            _PRELUDE
-            + "def scale(part):\n    for key, value in part:\n        yield key, value * 2\n"
-            + "pairs.mapPartitions(scale, preservesPartitioning=True).groupByKey()\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                pairs.mapValues(lambda v: v * 2).reduceByKey(lambda a, b: a + b)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                pairs.map(lambda kv: (kv[0], kv[1] * 2), preservesPartitioning=True).reduceByKey(max)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                def scale(part):
+                    for key, value in part:
+                        yield key, value * 2
+                pairs.mapPartitions(scale, preservesPartitioning=True).groupByKey()
+                """)
         ),
         # Without the flag Spark forgets the partitioner and shuffles again: correct.
-        Valid(_PRELUDE + "pairs.map(lambda kv: (kv[1], kv[0])).reduceByKey(max)\n"),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                pairs.map(lambda kv: (kv[1], kv[0])).reduceByKey(max)
+                """)
+        ),
         # No partitioner upstream to go stale.
         Valid(
-            "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
-            'spark.sparkContext.textFile("t").map(lambda l: (l[:3], l), preservesPartitioning=True).groupByKey()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.textFile("t").map(lambda l: (l[:3], l), preservesPartitioning=True).groupByKey()
+                """)
         ),
     ]
     INVALID = [
         Invalid(
-            _PRELUDE + "pairs.map(lambda kv: (kv[1], kv[0]), preservesPartitioning=True).reduceByKey(max)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                pairs.map(lambda kv: (kv[1], kv[0]), preservesPartitioning=True).reduceByKey(max)
+                """),
             line=4,
             column=6,
             related_lines=(3, 4),
-            expected_fix=_PRELUDE + "pairs.map(lambda kv: (kv[1], kv[0])).reduceByKey(max)\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                             pairs.map(lambda kv: (kv[1], kv[0])).reduceByKey(max)
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "def rekey(part):\n    for key, value in part:\n        yield key.lower(), value\n"
-            + "regrouped = pairs.mapPartitions(rekey, True)\n"
-            + "regrouped.join(pairs)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                def rekey(part):
+                    for key, value in part:
+                        yield key.lower(), value
+                regrouped = pairs.mapPartitions(rekey, True)
+                regrouped.join(pairs)
+                """),
             line=7,
             column=18,
             related_lines=(3, 8),
             # The flag passed by position goes too.
-            expected_fix=_PRELUDE
-            + "def rekey(part):\n    for key, value in part:\n        yield key.lower(), value\n"
-            + "regrouped = pairs.mapPartitions(rekey)\n"
-            + "regrouped.join(pairs)\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                             def rekey(part):
+                                 for key, value in part:
+                                     yield key.lower(), value
+                             regrouped = pairs.mapPartitions(rekey)
+                             regrouped.join(pairs)
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True).lookup('a')\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()], preservesPartitioning=True).lookup('a')
+                """),
             line=4,
             column=6,
-            expected_fix=_PRELUDE + "pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()]).lookup('a')\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession
+                             spark = SparkSession.builder.getOrCreate()
+                             pairs = spark.sparkContext.textFile("t").map(lambda l: (l.split(",")[0], 1)).partitionBy(8)
+                             pairs.flatMap(lambda kv: [(w, 1) for w in kv[0].split()]).lookup('a')
+                             """),
         ),
     ]
 

@@ -4,6 +4,7 @@ dropped, then a partition-local function that relies on K's rows being together.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from textwrap import dedent
 
 from sparkpar_lint.edits.chain import drop_call, insert_before, receiver_of
 from sparkpar_lint.edits.code import string
@@ -11,19 +12,9 @@ from sparkpar_lint.edits.model import SAFE, Fix
 from sparkpar_lint.graph.forwarding import changed_columns, stale_partitioning
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
-
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    "def per_user(batches):\n"
-    "    for pdf in batches:\n"
-    '        yield pdf.groupby("user", as_index=False)["amount"].sum()\n'
-    'orders = spark.read.parquet("orders")\n'
-)
-_SCHEMA = '"user string, amount double"'
 
 
 class KeyChangedAfterPartitioning(Rule):
@@ -36,148 +27,224 @@ class KeyChangedAfterPartitioning(Rule):
     VALID = [
         # DISTRIBUTE BY applies to the SELECT's output: the rows are distributed by the new values.
         Valid(
-            _PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM orders DISTRIBUTE BY user")\n'
-            + "normalised.mapInPandas(per_user, "
-            + _SCHEMA
-            + ")\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.createOrReplaceTempView("orders")
+                normalised = spark.sql("SELECT lower(user) AS user, amount FROM orders DISTRIBUTE BY user")
+                normalised.mapInPandas(per_user, "user string, amount double")
+                """)
         ),
         # The repartition comes after the change: rows are grouped by the new values.
         Valid(
-            _PRELUDE
-            + 'orders.withColumn("user", F.lower("user")).repartition(8, "user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.withColumn("user", F.lower("user")).repartition(8, "user").mapInPandas(per_user, "user string, amount double")
+                """)
         ),
         # Other columns change; the key is forwarded unchanged.
         Valid(
-            _PRELUDE
-            + 'orders.repartition(8, "user").withColumn("amount", F.col("amount") * 2)'
-            + '.select("user", "amount").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.repartition(8, "user").withColumn("amount", F.col("amount") * 2).select("user", "amount").mapInPandas(per_user, "user string, amount double")
+                """)
         ),
         # Spark's own keyed operators re-shuffle after the change: no partition-local function here.
         Valid(
-            _PRELUDE
-            + 'orders.repartition(8, "user").withColumn("user", F.lower("user")).groupBy("user").sum("amount")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.repartition(8, "user").withColumn("user", F.lower("user")).groupBy("user").sum("amount")
+                """)
         ),
     ]
     INVALID = [
         # In SQL: DISTRIBUTE BY in the inner query, the key rewritten by the outer SELECT. The
         # consumer repartitions by the new values; the clause, feeding nothing else, goes.
         Invalid(
-            _PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
-            + "normalised.mapInPandas(per_user, "
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.createOrReplaceTempView("orders")
+                normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")
+                normalised.mapInPandas(per_user, "user string, amount double")
+                """),
             line=8,
             column=24,
             related_lines=(8, 9),
-            expected_fix=_PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders)")\n'
-            + 'normalised.repartition("user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             orders = spark.read.parquet("orders")
+                             orders.createOrReplaceTempView("orders")
+                             normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders)")
+                             normalised.repartition("user").mapInPandas(per_user, "user string, amount double")
+                             """),
         ),
         # The same SQL read twice: the clause stays for the other reader.
         Invalid(
-            _PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
-            + 'normalised.write.parquet("copy")\n'
-            + "normalised.mapInPandas(per_user, "
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.createOrReplaceTempView("orders")
+                normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")
+                normalised.write.parquet("copy")
+                normalised.mapInPandas(per_user, "user string, amount double")
+                """),
             line=8,
             column=24,
             related_lines=(8, 10),
-            expected_fix=_PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
-            + 'normalised.write.parquet("copy")\n'
-            + 'normalised.repartition("user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             orders = spark.read.parquet("orders")
+                             orders.createOrReplaceTempView("orders")
+                             normalised = spark.sql("SELECT lower(user) AS user, amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")
+                             normalised.write.parquet("copy")
+                             normalised.repartition("user").mapInPandas(per_user, "user string, amount double")
+                             """),
         ),
         # The SELECT leaves the key out: no column of that name to repartition by.
         Invalid(
-            _PRELUDE
-            + 'orders.createOrReplaceTempView("orders")\n'
-            + 'totals = spark.sql("SELECT amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")\n'
-            + "totals.mapInPandas(per_user, "
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                orders.createOrReplaceTempView("orders")
+                totals = spark.sql("SELECT amount FROM (SELECT * FROM orders DISTRIBUTE BY user)")
+                totals.mapInPandas(per_user, "user string, amount double")
+                """),
             line=8,
             column=20,
             related_lines=(8, 9),
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE
-            + "normalised = (\n"
-            + '    orders.repartition(8, "user")\n'
-            + '    .withColumn("user", F.lower(F.trim("user")))\n'
-            + ")\n"
-            + "normalised.mapInPandas(per_user, "
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                normalised = (
+                    orders.repartition(8, "user")
+                    .withColumn("user", F.lower(F.trim("user")))
+                )
+                normalised.mapInPandas(per_user, "user string, amount double")
+                """),
             line=9,
             column=5,
             related_lines=(8, 11),
-            expected_fix=_PRELUDE
-            + "normalised = (\n"
-            + "    orders\n"
-            + '    .withColumn("user", F.lower(F.trim("user")))\n'
-            + ")\n"
-            + 'normalised.repartition(8, "user").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             orders = spark.read.parquet("orders")
+                             normalised = (
+                                 orders
+                                 .withColumn("user", F.lower(F.trim("user")))
+                             )
+                             normalised.repartition(8, "user").mapInPandas(per_user, "user string, amount double")
+                             """),
         ),
         Invalid(
-            _PRELUDE
-            + 'by_user = orders.repartition(8, "user")\n'
-            + 'by_user.select(F.col("user_id").alias("user"), "amount").mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                by_user = orders.repartition(8, "user")
+                by_user.select(F.col("user_id").alias("user"), "amount").mapInPandas(per_user, "user string, amount double")
+                """),
             line=8,
             column=8,
             related_lines=(7, 8),
-            expected_fix=(
-                _PRELUDE
-                + "by_user = orders\n"
-                + "(\n"
-                + '    by_user.select(F.col("user_id").alias("user"), "amount")\n'
-                + '    .repartition(8, "user")\n'
-                + '    .mapInPandas(per_user, "user string, amount double")\n'
-                + ")\n"
-            ),
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             orders = spark.read.parquet("orders")
+                             by_user = orders
+                             (
+                                 by_user.select(F.col("user_id").alias("user"), "amount")
+                                 .repartition(8, "user")
+                                 .mapInPandas(per_user, "user string, amount double")
+                             )
+                             """),
         ),
         # The repartitioned frame feeds another stage too: it stays, and the consumer gets its own.
         Invalid(
-            _PRELUDE
-            + 'by_user = orders.repartition(8, "user")\n'
-            + 'by_user.write.parquet("copy")\n'
-            + 'by_user.withColumn("user", F.upper("user")).mapInPandas(per_user, '
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def per_user(batches):
+                    for pdf in batches:
+                        yield pdf.groupby("user", as_index=False)["amount"].sum()
+                orders = spark.read.parquet("orders")
+                by_user = orders.repartition(8, "user")
+                by_user.write.parquet("copy")
+                by_user.withColumn("user", F.upper("user")).mapInPandas(per_user, "user string, amount double")
+                """),
             line=9,
             column=8,
             related_lines=(7, 9),
-            expected_fix=(
-                _PRELUDE
-                + 'by_user = orders.repartition(8, "user")\n'
-                + 'by_user.write.parquet("copy")\n'
-                + "(\n"
-                + '    by_user.withColumn("user", F.upper("user"))\n'
-                + '    .repartition(8, "user")\n'
-                + '    .mapInPandas(per_user, "user string, amount double")\n'
-                + ")\n"
-            ),
+            expected_fix=dedent("""\
+                             from pyspark.sql import SparkSession, functions as F
+                             spark = SparkSession.builder.getOrCreate()
+                             def per_user(batches):
+                                 for pdf in batches:
+                                     yield pdf.groupby("user", as_index=False)["amount"].sum()
+                             orders = spark.read.parquet("orders")
+                             by_user = orders.repartition(8, "user")
+                             by_user.write.parquet("copy")
+                             (
+                                 by_user.withColumn("user", F.upper("user"))
+                                 .repartition(8, "user")
+                                 .mapInPandas(per_user, "user string, amount double")
+                             )
+                             """),
         ),
     ]
 
@@ -210,7 +277,7 @@ class KeyChangedAfterPartitioning(Rule):
             yield self.finding(ctx, breaker.span, message, related=related, fix=_fix(graph, partitioner, node))
 
 
-def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str | None:
+def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | NoFix | None:
     """The same `repartition` right before the partition-local consumer, after every change.
 
     The original is dropped when the consumer is all it feeds; otherwise it stays for the others.
@@ -230,21 +297,21 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
     return Fix(SAFE, description, tuple(replacements))
 
 
-def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | str:
+def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix | NoFix:
     """`DISTRIBUTE BY k` under a SELECT that rewrites `k` -> `.repartition("k")` right before the
     consumer, the clause removed when the consumer is all its rows feed (the same partitioning
     by the new values that the fixed twin's outer `DISTRIBUTE BY` gives)."""
     if consumer.call is None or receiver_of(consumer.call) is None:
-        return "the consumer is not a method call in this module to put `repartition` before"
+        return NoFix("the consumer is not a method call in this module to put `repartition` before")
     if partitioner.columns.calls or not partitioner.keys:
-        return "`DISTRIBUTE BY` an expression: the key to repartition by after the change is the author's"
+        return NoFix("`DISTRIBUTE BY` an expression: the key to repartition by after the change is the author's")
     path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
     for node in path[1:]:
         changed = changed_columns(node, partitioner.keys)
         kept = node.projection.defined | node.projection.passed if node.projection is not None else set()
         if changed and (node.method not in _KEEPS_NAME or any(k.lower() not in kept for k in changed)):
             # Dropped or renamed: no column of that name left to repartition by.
-            return "a step drops or renames the key: which column to repartition by is the author's"
+            return NoFix("a step drops or renames the key: which column to repartition by is the author's")
     moved = insert_before("repartition", [string(k) for k in partitioner.keys], skip_rdd=True)
     replacements: list = [(consumer.call, moved)]
     if all(len(graph.consumers(n)) == 1 for n in path):
@@ -295,4 +362,4 @@ def _without_distribute(site) -> tuple | None:
         return None  # something follows the keys in the same query: leave the text alone
     start, end = tokens[index - 1].end + 1, tokens[last].end + 1
     literal = rewrite(site.literal, parsed.text, [(start, end, "")])
-    return (site.literal, literal) if not isinstance(literal, str) else None
+    return (site.literal, literal) if not isinstance(literal, NoFix) else None

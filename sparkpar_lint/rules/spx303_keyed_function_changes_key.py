@@ -4,6 +4,7 @@ group, while a later partition-local stage relies on rows being grouped by that 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 
@@ -14,15 +15,6 @@ from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
 
 KEYED_ROLES = frozenset({"group", "stateful-group", "stateful-processor", "cogroup"})
-
-_PRELUDE = (
-    "from pyspark.sql import SparkSession\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    "def running(batches):\n"
-    "    for pdf in batches:\n"
-    '        yield pdf.assign(total=pdf["amount"].cumsum())\n'
-    'orders = spark.read.parquet("orders")\n'
-)
 
 
 def _literal(expr: cst.BaseExpression) -> str | None:
@@ -84,25 +76,49 @@ class KeyedFunctionChangesKey(Rule):
     VALID = [
         # The key is kept; other columns change.
         Valid(
-            _PRELUDE
-            + "def dedupe(pdf):\n    pdf['amount'] = pdf['amount'].round(2)\n    return pdf\n"
-            + 'orders.groupBy("user").applyInPandas(dedupe, "user string, amount double")'
-            + '.mapInPandas(running, "user string, amount double, total double")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def running(batches):
+                    for pdf in batches:
+                        yield pdf.assign(total=pdf["amount"].cumsum())
+                orders = spark.read.parquet("orders")
+                def dedupe(pdf):
+                    pdf['amount'] = pdf['amount'].round(2)
+                    return pdf
+                orders.groupBy("user").applyInPandas(dedupe, "user string, amount double").mapInPandas(running, "user string, amount double, total double")
+                """)
         ),
         # Rewritten, but the next stage re-shuffles by the new values.
         Valid(
-            _PRELUDE
-            + "def merge(pdf):\n    pdf['user'] = pdf['user'].str.lower()\n    return pdf\n"
-            + 'orders.groupBy("user").applyInPandas(merge, "user string, amount double")'
-            + '.repartition(8, "user").mapInPandas(running, "user string, amount double, total double")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def running(batches):
+                    for pdf in batches:
+                        yield pdf.assign(total=pdf["amount"].cumsum())
+                orders = spark.read.parquet("orders")
+                def merge(pdf):
+                    pdf['user'] = pdf['user'].str.lower()
+                    return pdf
+                orders.groupBy("user").applyInPandas(merge, "user string, amount double").repartition(8, "user").mapInPandas(running, "user string, amount double, total double")
+                """)
         ),
     ]
     INVALID = [
         Invalid(
-            _PRELUDE
-            + "def merge(pdf):\n    pdf['user'] = pdf['user'].str.lower()\n    return pdf\n"
-            + 'orders.groupBy("user").applyInPandas(merge, "user string, amount double")'
-            + '.mapInPandas(running, "user string, amount double, total double")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def running(batches):
+                    for pdf in batches:
+                        yield pdf.assign(total=pdf["amount"].cumsum())
+                orders = spark.read.parquet("orders")
+                def merge(pdf):
+                    pdf['user'] = pdf['user'].str.lower()
+                    return pdf
+                orders.groupBy("user").applyInPandas(merge, "user string, amount double").mapInPandas(running, "user string, amount double, total double")
+                """),
             line=8,
             column=4,
             related_lines=(10, 10),

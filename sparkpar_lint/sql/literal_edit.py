@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from sparkpar_lint.model import NoFix
 from sparkpar_lint.sql.text import decode_body, quotes
 
 PLACEHOLDER = "__sparkpar_p"  # how sql_text names an f-string's `{...}` part
@@ -37,18 +38,18 @@ class _Segment:
     last: bool  # nothing follows it before the closing quote
 
 
-def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]) -> cst.CSTNode | str:
+def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]) -> cst.CSTNode | NoFix:
     """The expression with `sql[start:end]` replaced for each edit, or why that cannot be done."""
     segments = _segments(expression)
     if segments is None or "".join(_text(s) for s in segments) != sql:
-        return "the SQL string is not one the fixer can map back to its source"
+        return NoFix("the SQL string is not one the fixer can map back to its source")
     by_segment: dict[int, list[tuple[int, int, str]]] = {}
     for start, end, replacement in edits:
         if PLACEHOLDER in replacement:
-            return "the rewrite would copy an interpolated `{...}` value into the SQL text"
+            return NoFix("the rewrite would copy an interpolated `{...}` value into the SQL text")
         index = _holder(segments, start, end)
         if index is None:
-            return "the rewrite would touch an interpolated `{...}` part or cross a joint between strings"
+            return NoFix("the rewrite would touch an interpolated `{...}` part or cross a joint between strings")
         by_segment.setdefault(index, []).append((start, end, replacement))
     new_nodes: dict[int, cst.CSTNode] = {}
     for index, own in by_segment.items():
@@ -57,15 +58,15 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
         for start, end, replacement in sorted(own, reverse=True):
             low, high = (segment.offsets[o - segment.start] for o in (start, end))
             if low < 0 or high < 0:
-                return "the rewrite would split an escape sequence written in the source"
+                return NoFix("the rewrite would split an escape sequence written in the source")
             if segment.in_fstring:
                 replacement = replacement.replace("{", "{{").replace("}", "}}")
             problem = _unquotable(segment, replacement)
             if problem:
-                return problem
+                return NoFix(problem)
             body = body[:low] + replacement + body[high:]
         if _closes_early(segment, body):
-            return "the rewritten SQL would need different quotes around the string"
+            return NoFix("the rewritten SQL would need different quotes around the string")
         new_nodes[id(segment.node)] = _with_body(segment, body)
     rewritten = expression.visit(_Replace(new_nodes))
     assert isinstance(rewritten, cst.CSTNode)  # leaves are swapped one for one, never removed

@@ -26,6 +26,7 @@ from sparkpar_lint.graph.forwarding import changed_columns
 from sparkpar_lint.graph.order_flow import unordering_shuffle
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
+from sparkpar_lint.model import NoFix
 from sparkpar_lint.sql.site import SqlSite
 
 REVIEW = "a deterministic pick, not a chosen one: replace it with the order you mean (e.g. the count, descending)"
@@ -66,12 +67,12 @@ def _unnamed(stage: StageNode) -> bool:
     return not args or literal_names(args[0].value) is None
 
 
-def rdd_take_ordered(graph: StageGraph, node: StageNode) -> Fix | str:
+def rdd_take_ordered(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """`rdd.take(n)` -> `rdd.takeOrdered(n, key=...)`, or why not."""
     if node.method != "take" or node.call is None or not isinstance(node.call.func, cst.Attribute):
-        return f"`{node.method}` on an RDD: only `take(n)` becomes `takeOrdered(n)`"
+        return NoFix(f"`{node.method}` on an RDD: only `take(n)` becomes `takeOrdered(n)`")
     if len(node.call.args) != 1 or node.call.args[0].keyword is not None:
-        return "`take` with arguments other than a count"
+        return NoFix("`take` with arguments other than a count")
     shuffle = unordering_shuffle(graph, node)
     between = []
     for stage in graph.upstream(node):
@@ -81,7 +82,7 @@ def rdd_take_ordered(graph: StageGraph, node: StageNode) -> Fix | str:
     if shuffle is not None and shuffle.method in _ONE_PAIR_PER_KEY and all(s.method in _KEEPS_KEYS for s in between):
         name = next((n for n in _KEY_NAMES if n not in _bound_names(graph)), None)
         if name is None:
-            return "no free name for `takeOrdered`'s key function"
+            return NoFix("no free name for `takeOrdered`'s key function")
         element = cst.Name(name)
         first = cst.Subscript(element, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
         none_first = cst.Comparison(first, [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))])
@@ -96,7 +97,7 @@ def rdd_take_ordered(graph: StageGraph, node: StageNode) -> Fix | str:
     if _literal_scalars(graph, node):
         description = f"`take` -> `takeOrdered` (literal numbers or strings, which Python orders): {REVIEW}"
         return Fix(UNSAFE, description, ((node.call, partial(_take_ordered, None)),))
-    return (
+    return NoFix(
         "`take` on an RDD whose elements may not compare in Python (None and a value, mixed types): "
         "`takeOrdered` needs a key, which is the author's to pick"
     )
@@ -162,7 +163,7 @@ def _builtin_range(graph: StageGraph) -> bool:
     return not m.findall(module, rebinding)
 
 
-def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | str:
+def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     """`... GROUP BY page LIMIT 10` -> `... GROUP BY page ORDER BY page LIMIT 10` (the keys the
     LIMIT's rows are unique on), on a line of its own when the LIMIT starts its line; or why not."""
     from sqlglot import exp
@@ -174,17 +175,19 @@ def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | str:
     keys = unique_key_order(graph, node)
     why = "a LIMIT in SQL text with no ORDER BY to restore"
     if keys is None:
-        return f"{why}, over rows unique on no columns the query keeps: which rows to keep is the author's choice"
+        return NoFix(
+            f"{why}, over rows unique on no columns the query keeps: which rows to keep is the author's choice"
+        )
     select = site.expression if isinstance(site, SqlSite) else None
     if not isinstance(site, SqlSite) or not isinstance(select, exp.Select) or site.literal is None:
-        return f"{why}, in a query this fix cannot edit"
+        return NoFix(f"{why}, in a query this fix cannot edit")
     if not site.parsed.rewritable:
-        return "the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them"
+        return NoFix("the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them")
     if any(not k.replace("_", "a").isalnum() or k[0].isdigit() for k in keys) or not _output_keys(select, keys):
-        return f"{why}, and a key is no plain column name of its output"
+        return NoFix(f"{why}, and a key is no plain column name of its output")
     where = site.parsed.clause(select, TokenType.LIMIT)
     if where is None:
-        return f"{why}, with no LIMIT keyword to place the order before"
+        return NoFix(f"{why}, with no LIMIT keyword to place the order before")
     text = site.parsed.text
     line_start = text.rfind("\n", 0, where[0]) + 1
     before = text[line_start : where[0]]

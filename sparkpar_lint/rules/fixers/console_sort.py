@@ -15,6 +15,7 @@ import libcst as cst
 
 from sparkpar_lint.edits.chain import drop_call
 from sparkpar_lint.graph.user_functions import names_in
+from sparkpar_lint.model import NoFix
 
 SORTS = ("orderBy", "sort")
 _SHOW_OPTIONS = ("numRows", "truncate")
@@ -37,7 +38,7 @@ def writer_calls(call: cst.BaseExpression | None) -> dict[str, cst.Call]:
     return calls
 
 
-def show_arguments(calls: dict[str, cst.Call]) -> list[cst.Arg] | str:
+def show_arguments(calls: dict[str, cst.Call]) -> list[cst.Arg] | NoFix:
     """`show`'s arguments for the console options on the chain, or why they cannot be carried."""
     arguments: list[cst.Arg] = []
     for option in _SHOW_OPTIONS:
@@ -45,10 +46,10 @@ def show_arguments(calls: dict[str, cst.Call]) -> list[cst.Arg] | str:
         if call is None:
             continue
         if len(call.args) != 2:
-            return f"the console option `{option}` is not set with two plain arguments"
+            return NoFix(f"the console option `{option}` is not set with two plain arguments")
         value = _literal(call.args[1].value, option)
         if value is None:
-            return f"the console option `{option}` is not a literal `show` can take"
+            return NoFix(f"the console option `{option}` is not a literal `show` can take")
         keyword = None if option == "numRows" else cst.Name("truncate")
         equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")) if keyword else None
         arguments.append(cst.Arg(value, keyword=keyword, equal=equal or cst.MaybeSentinel.DEFAULT))
@@ -81,15 +82,15 @@ def free_name(module: cst.Module, candidates: tuple[str, ...]) -> str | None:
 
 def sort_into_foreach_batch(
     module: cst.Module, sort: cst.Call, calls: dict[str, cst.Call]
-) -> tuple[tuple[cst.CSTNode, object], ...] | str:
+) -> tuple[tuple[cst.CSTNode, object], ...] | NoFix:
     """The replacements that drop `sort` from its chain and turn the sink's `format("console")`
     (with its show options) into a `foreachBatch` that sorts and shows each batch; else why not."""
     show = show_arguments(calls)
-    if isinstance(show, str):
+    if isinstance(show, NoFix):
         return show
     batch = free_name(module, _BATCH_NAMES)
     if batch is None or free_name(module, ("_",)) is None:
-        return "no free name for the `foreachBatch` function's parameters"
+        return NoFix("no free name for the `foreachBatch` function's parameters")
     sorted_batch = cst.Call(func=cst.Attribute(value=cst.Name(batch), attr=sort.func.attr), args=list(sort.args))
     body = cst.Call(func=cst.Attribute(value=sorted_batch, attr=cst.Name("show")), args=show)
     function = cst.Lambda(

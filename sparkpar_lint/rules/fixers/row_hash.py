@@ -16,6 +16,7 @@ from sparkpar_lint.edits.code import column_function, string
 from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
+from sparkpar_lint.model import NoFix
 
 # Doubles hold every integer below 2**53: pmod(hash, 2**53) / 2**53 is exact and uniform in [0, 1).
 _RANGE_BITS = 53
@@ -148,7 +149,7 @@ def _break(indent: str) -> cst.ParenthesizedWhitespace:
 _DRAWS = frozenset({"rand", "randn", "uuid", "shuffle"})
 
 
-def hashed_draw(node: StageNode, call: ColumnCall) -> Fix | str:
+def hashed_draw(node: StageNode, call: ColumnCall) -> Fix | NoFix:
     """`rand(seed?)` → a uniform value hashed from the row's columns (and the seed).
 
     Unsafe: a draw the original could already give, the same under every partitioning and run,
@@ -157,17 +158,19 @@ def hashed_draw(node: StageNode, call: ColumnCall) -> Fix | str:
     same stage (two unseeded draws would hash alike)."""
     what = f"`{call.function}`"
     if call.function != "rand" or call.call is None or node.call is None:
-        return f"{what} has no data to derive its value from; seed it or derive it from columns"
+        return NoFix(f"{what} has no data to derive its value from; seed it or derive it from columns")
     if node.method not in STAR_STAGES or any(c.spec is not None and c.spec.aggregate for c in node.columns.calls):
-        return (
+        return NoFix(
             f'{what} sits in `{node.method}`, where Spark does not expand `xxhash64("*")`: hash the row\'s '
             "columns by name in a `withColumn` before it"
         )
     if any(c is not call and c.function in _DRAWS for c in node.columns.calls):
-        return f"{what} is one of several draws in this `{node.method}`: hashed from the same row they would be equal"
+        return NoFix(
+            f"{what} is one of several draws in this `{node.method}`: hashed from the same row they would be equal"
+        )
     position = operand(node.call, call.call)
     if position is None:
-        return f'{what} sits inside a window, where Spark does not expand `xxhash64("*")`'
+        return NoFix(f'{what} sits inside a window, where Spark does not expand `xxhash64("*")`')
     seed = _seed(call.call)
     value, imports = uniform_from_row(call.call, seed, bracketed=position)
     description = (
@@ -177,7 +180,7 @@ def hashed_draw(node: StageNode, call: ColumnCall) -> Fix | str:
     return Fix(UNSAFE, description, ((call.call, value),), imports)
 
 
-def hashed_split(graph: StageGraph, node: StageNode, source: str) -> Fix | str:
+def hashed_split(graph: StageGraph, node: StageNode, source: str) -> Fix | NoFix:
     """`df.randomSplit([0.8, 0.2])` → `[df.filter(<bucket> < 80), df.filter(<bucket> >= 80)]`,
     the bucket `pmod(xxhash64("*"), 100)` of each row (for an unseeded split: any split could come out).
 
@@ -186,15 +189,17 @@ def hashed_split(graph: StageGraph, node: StageNode, source: str) -> Fix | str:
     not Bernoulli draws), and identical rows land together."""
     call = node.call
     if call is None or not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
-        return "the split rows are not held in a variable that each split could filter"
+        return NoFix("the split rows are not held in a variable that each split could filter")
     chain = list(graph.upstream(node))
     if not chain or chain[-1].spec is None or not chain[-1].spec.source:
         # A parameter's type is only guessed from the method: an RDD's split takes no columns.
-        return "the split rows come from outside this module, so whether they are a DataFrame or an RDD is not known"
+        return NoFix(
+            "the split rows come from outside this module, so whether they are a DataFrame or an RDD is not known"
+        )
     weights = _weights(call)
     cuts = split_buckets(weights) if weights is not None else None
     if cuts is None:
-        return "the split weights are not literal numbers whose shares fit whole percents (or thousandths)"
+        return NoFix("the split weights are not literal numbers whose shares fit whole percents (or thousandths)")
     line = source.splitlines()[node.span.line - 1] if node.span.line <= len(source.splitlines()) else ""
     indent = line[: len(line) - len(line.lstrip())]
     if node.receiver == "RDD":
@@ -210,14 +215,14 @@ def hashed_split(graph: StageGraph, node: StageNode, source: str) -> Fix | str:
 
 def _hashed_rdd_split(
     call: cst.Call, receiver: cst.Name, cuts: list[int], buckets: int, indent: str, source: str
-) -> Fix | str:
+) -> Fix | NoFix:
     """An RDD's `randomSplit` → `[rdd.filter(lambda value: zlib.crc32(repr(value).encode()) % 100 < 80), ...]`:
     each value's `repr` (as `sortBy(repr)` numbers values in the zipWithIndex fix) hashed with a
     checksum that is the same in every process, unlike `hash()` of a string."""
     if re.search(r"\bzlib\b", source) and not re.search(r"^import zlib$", source, re.MULTILINE):
-        return "the module binds `zlib` otherwise: a split on each value's checksum is the author's to write"
+        return NoFix("the module binds `zlib` otherwise: a split on each value's checksum is the author's to write")
     if re.search(r"\brepr\b\s*=|def repr\b|import .*\brepr\b", source):
-        return "the module rebinds `repr`: a split on each value's checksum is the author's to write"
+        return NoFix("the module rebinds `repr`: a split on each value's checksum is the author's to write")
     param = next(n for n in ("value", "item", "element", "value_") if not re.search(rf"\b{n}\b", source))
     checksum = cst.BinaryOperation(
         left=cst.parse_expression(f"zlib.crc32(repr({param}).encode())"),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.model import NoFix
 from sparkpar_lint.rules.fixers.ordering import FRAME_BLIND, JSON_TIMESTAMPS
 from sparkpar_lint.sql.line_fit import fitted
 from sparkpar_lint.sql.site import SqlSite
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this modu
 _ORDERED_PICKS = {"first": "min", "first_value": "min", "last": "max", "last_value": "max"}
 
 
-def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | str | None:
+def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fix | NoFix | None:
     """`last(v) AS x` after a lost `ORDER BY k` -> `max(struct(k, v)).v AS x` (safe).
 
     The struct compares the order columns first and the value last, so rows tied on the order
@@ -88,21 +89,21 @@ def _quoted(name: str) -> str:
     return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else f"`{name.replace('`', '``')}`"
 
 
-def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.CSTNode | str | None:
+def _rewrite(site: SqlSite, edits: list[tuple[int, int, str]]) -> cst.CSTNode | NoFix | None:
     """The string expression with the edits made, or why not (None: no string to edit)."""
     from sparkpar_lint.sql.literal_edit import rewrite
 
     if site.literal is None:
         return None
     if not site.parsed.rewritable:
-        return "the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them"
+        return NoFix("the SQL holds `${...}`/`IDENTIFIER(...)` templates, and no fix is built from them")
     return rewrite(site.literal, site.parsed.text, edits)
 
 
 _LISTS = {"collect_list", "array_agg"}
 
 
-def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
+def any_answer_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     """With no `ORDER BY` to read: `first(v)` -> `min(v)`, `last(v)` -> `max(v)`,
     `collect_list(v)` -> `array_sort(collect_list(v))`, each one of the answers the query can
     already give, the same under every partitioning (unsafe: the author may have meant an order).
@@ -140,7 +141,7 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | str | None:
     return Fix(UNSAFE, description, ((call_site.literal, literal),))
 
 
-def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> Fix | str | None:
+def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> Fix | NoFix | None:
     """Lists of one query that line up (`collect_list(food)`, `collect_list(price)`), with no
     `ORDER BY` to read -> each `array_compact(array_sort(collect_list(struct(food, price))).food)`:
     both in the order of the sorted rows, each without its own nulls, which is what the query gives
@@ -196,7 +197,7 @@ def whole_row_pieces() -> list[str]:
     ]
 
 
-def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
+def window_tie_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     """`row_number() OVER (PARTITION BY k ORDER BY 1)` -> `... ORDER BY 1, to_json(struct(*), map(...)))`.
 
     The tie-breaker the Python fix uses: with nothing in the order that tells rows apart, the
@@ -229,7 +230,7 @@ def window_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
     literal = _rewrite(call_site, [(at, at, text)])
     if not isinstance(literal, cst.CSTNode):
         if literal is not None and "\n" in text:
-            return "the tie-breaker would take the line past 100 characters, and the string is on one line"
+            return NoFix("the tie-breaker would take the line past 100 characters, and the string is on one line")
         return literal
     return Fix(
         UNSAFE, "SQL: order the window's tied rows by the whole row (no order to read)", ((call_site.literal, literal),)
@@ -322,7 +323,7 @@ def _order_in(tokens: list, depths: list[int], opening: int) -> int | None:
 _RANDOM = {"rand", "random", "randn"}
 
 
-def random_tie_fix(call_site: SqlSite | None) -> Fix | str | None:
+def random_tie_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     """`ORDER BY price, rand(7)` -> `ORDER BY price, offer_id`: ties on the sort broken by the
     SELECT's own columns instead of a draw (unsafe: the author may have meant a random pick).
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sparkpar_lint.edits.model import UNSAFE, Fix
+from sparkpar_lint.model import NoFix
 from sparkpar_lint.rules.fixers.sql import _aggregates, _name, _rewrite, whole_row_pieces, window_and_select
 from sparkpar_lint.sql.line_fit import fitted
 from sparkpar_lint.sql.site import SqlSite
@@ -36,27 +37,33 @@ _FIRST_ROW = frozenset({"first", "first_value"})
 _WHOLE_PARTITION = " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
 
-def window_order_fix(call_site: SqlSite | None) -> Fix | str | None:
+def window_order_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     """The spec ordered by the values its functions read (or the whole row), or why not."""
     if call_site is None or call_site.literal is None:
         return None
     parsed, func = call_site.parsed, call_site.expression
     window, select = window_and_select(func)
     if window is None or select is None:
-        return "the window is written alone (`expr`, `selectExpr`): the other windows of its SELECT are not in view"
+        return NoFix(
+            "the window is written alone (`expr`, `selectExpr`): the other windows of its SELECT are not in view"
+        )
     spec = _spec(parsed, func, window, select)
-    if isinstance(spec, str):
+    if isinstance(spec, NoFix):
         return spec
     opening, users = spec
     inside = _inside(parsed, opening)
     if inside is None:
-        return "the window spec has a frame of its own but no order: the order it was meant to have is the author's"
+        return NoFix(
+            "the window spec has a frame of its own but no order: the order it was meant to have is the author's"
+        )
     names = [_function_name(parsed, w) for w in users]
     order = _value_order(parsed, select, users)
     if order is not None:
         pieces, what = [f" ORDER BY {', '.join(order)}"], f"the values its functions read ({', '.join(order)})"
     elif select.args.get("group") or select.args.get("joins") or _aggregates(select):
-        return "its functions read expressions or share the SELECT with other windows, and `*` is not the window's rows there"
+        return NoFix(
+            "its functions read expressions or share the SELECT with other windows, and `*` is not the window's rows there"
+        )
     else:
         pieces, what = [" ORDER BY", *whole_row_pieces()], "the whole row (no order to read)"
     if not all(n in _FIRST_ROW for n in names):
@@ -68,7 +75,7 @@ def window_order_fix(call_site: SqlSite | None) -> Fix | str | None:
     literal = _rewrite(call_site, [(at, at, text)])
     if not isinstance(literal, cst.CSTNode):
         if literal is not None and "\n" in text:
-            return "the ORDER BY would take the line past 100 characters, and the string is on one line"
+            return NoFix("the ORDER BY would take the line past 100 characters, and the string is on one line")
         return literal
     frame = " over the whole partition" if _WHOLE_PARTITION in pieces else ""
     return Fix(UNSAFE, f"SQL: order the window by {what}{frame}", ((call_site.literal, literal),))
@@ -76,7 +83,7 @@ def window_order_fix(call_site: SqlSite | None) -> Fix | str | None:
 
 def _spec(
     parsed: ParsedSql, func: exp.Expression, window: exp.Window, select: exp.Select
-) -> tuple[int, list[exp.Window]] | str:
+) -> tuple[int, list[exp.Window]] | NoFix:
     """The `(` token opening the spec `func`'s window is written in, and every window using that
     spec (for a named one, each `OVER name` of the SELECT), or why not."""
     from sqlglot import exp
@@ -88,14 +95,14 @@ def _spec(
         (i for i, t in enumerate(tokens) if call and t.start >= call[1] and t.token_type == TokenType.OVER), None
     )
     if over is None or over + 1 >= len(tokens):
-        return "the window's OVER clause is not where the fixer can read it"
+        return NoFix("the window's OVER clause is not where the fixer can read it")
     alias = window.args.get("alias")
     if alias is None:
         if tokens[over + 1].token_type != TokenType.L_PAREN:
-            return "the window's OVER clause is not where the fixer can read it"
+            return NoFix("the window's OVER clause is not where the fixer can read it")
         return over + 1, [window]
     if tokens[over + 1].token_type == TokenType.L_PAREN or window.args.get("partition_by"):
-        return "the window adds to a named window (`OVER (name ...)`), which other windows may share"
+        return NoFix("the window adds to a named window (`OVER (name ...)`), which other windows may share")
     name = alias.name.lower()
     users = [
         w
@@ -114,7 +121,7 @@ def _spec(
             and tokens[i - 1].token_type in (TokenType.WINDOW, TokenType.COMMA)
         ):
             return i + 2, users
-    return "the WINDOW clause entry is not where the fixer can read it"
+    return NoFix("the WINDOW clause entry is not where the fixer can read it")
 
 
 def _inside(parsed: ParsedSql, opening: int) -> int | None:

@@ -18,21 +18,22 @@ from sparkpar_lint.edits.chain import method_call
 from sparkpar_lint.edits.code import column_name, string
 from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.model import NoFix
 
 # A column named like an event time: `ts`, `*_ts`, `*time*`.
 EVENT_TIME_NAME = re.compile(r"(^|_)ts$|time", re.IGNORECASE)
 _INTERVAL = re.compile(r"\binterval\b", re.IGNORECASE)
 
 
-def join_watermark_fix(graph: StageGraph, node: StageNode, condition: cst.BaseExpression, delay: str) -> Fix | str:
+def join_watermark_fix(graph: StageGraph, node: StageNode, condition: cst.BaseExpression, delay: str) -> Fix | NoFix:
     """`withWatermark(<side's time column>, delay)` on each side of `node` that has none, when the
     condition's time range (an `INTERVAL`, so the columns are timestamps) names exactly one time
     column made on that side; else why not."""
     call = node.call
     if call is None or not isinstance(call.func, cst.Attribute) or not call.args or call.args[0].keyword:
-        return "the join is not written as `left.join(right, condition)`"
+        return NoFix("the join is not written as `left.join(right, condition)`")
     if not any(_INTERVAL.search(s.evaluated_value or "") for s in m.findall(condition, m.SimpleString())):
-        return "the join's time range has no `INTERVAL`, so nothing shows its columns are timestamps"
+        return NoFix("the join's time range has no `INTERVAL`, so nothing shows its columns are timestamps")
     names = _time_names(condition)
     left, right = (graph.node(i) for i in node.inputs[:2])
     columns = []
@@ -42,7 +43,7 @@ def join_watermark_fix(graph: StageGraph, node: StageNode, condition: cst.BaseEx
             continue
         mine = [n for n in names if n in _made_on(graph, side) and n not in _made_on(graph, other)]
         if len(mine) != 1:
-            return "the join's time range names no single event-time column made on each side to watermark"
+            return NoFix("the join's time range names no single event-time column made on each side to watermark")
         columns.append(mine[0])
     sides = " and ".join(
         f'`withWatermark("{c}", "{delay}")` on the {where} side' for c, where in zip(columns, ("left", "right")) if c
