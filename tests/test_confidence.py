@@ -205,6 +205,31 @@ def test_a_performance_finding_is_low_and_says_the_result_is_the_same(sparkpar_c
     assert rules["SPX401"]["properties"]["precision"] == rules["SPX402"]["properties"]["precision"] == "low"
 
 
+# Seeded test data: the same input and configuration draw the same values, so that they differ
+# needs another partitioning. The same seeded draw deciding which rows a sample keeps is reported
+# as before.
+SEEDED = (
+    HEADER
+    + """\
+people = spark.range(1000).withColumn("age", (F.rand(seed=7) * 80).cast("int"))
+people.write.parquet("people")
+picked = readings.withColumn("r", F.rand(seed=7)).filter("r < 0.1")
+picked.write.parquet("picked")
+"""
+)
+
+
+def test_a_seeded_value_column_assumes_the_partitioning_changes(sparkpar_cli, tmp_path):
+    (tmp_path / "seeded.py").write_text(SEEDED)
+    result = sparkpar_cli("lint", "seeded.py", "--format", "json", "--no-cache", "--select", "SPX105")
+    found = {f["line"]: f for f in json.loads(result.stdout)}
+    assert sorted((line, f["confidence"]) for line, f in found.items()) == [(5, "medium"), (7, "high")]
+    assert found[5]["links"]["outcomes"] == "assumed"
+    assert found[5]["message"].endswith(
+        "(holds if the values must repeat on a run whose input has another partition count or row order)"
+    )
+
+
 def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path, monkeypatch):
     monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")
     _jobs(tmp_path)

@@ -12,6 +12,7 @@ Anything else is a warning.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 
 import libcst as cst
@@ -314,6 +315,22 @@ class PartitioningDependentValue(Rule):
             column=25,
             related_lines=(5,),
         ),
+        # Seeded test data written for others to read: reported, at medium confidence only, since
+        # the same input and configuration draw the same values (tests/test_confidence.py).
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, functions as F
+
+                spark = SparkSession.builder.getOrCreate()
+                readings = spark.range(500).withColumn("celsius", F.randn(3) * 4 + 12)
+                readings.write.mode("overwrite").parquet("test_data/readings")
+                """
+            ),
+            line=4,
+            column=50,
+            severity=Severity.WARNING,
+        ),
         # A seeded random column, meant to repeat: it does only for the same partitions and row order.
         Invalid(
             _PRELUDE + 'sample = spark.range(10).withColumn("score", F.rand(seed=42))\nsample.show()\n',
@@ -375,6 +392,7 @@ class PartitioningDependentValue(Rule):
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
         advice = "derive ids from the data (hash the key columns, or `row_number` over a deterministic order)"
+        outcomes: str | None = None
         if key_user is not None:
             operator = _operator_word(key_user)
             reason = f"and {operator} uses it as a key"
@@ -385,6 +403,11 @@ class PartitioningDependentValue(Rule):
         elif _seeded_value(call):
             reason = "so its seed repeats the values only for the same partitions holding rows in the same order"
             advice = "where the values must repeat, derive them from the row (a hash of its key columns)"
+            if _value_harmless(graph, node, call, name):
+                # A value column nothing keys, filters or sorts on (synthetic data): on the same
+                # input and configuration the seed repeats it; that the partitioning changes
+                # between runs, and that anyone needs the values to repeat then, is assumed.
+                outcomes = _SEEDED_REPEAT
         elif _value_harmless(graph, node, call, name):
             return None
         else:
@@ -401,7 +424,7 @@ class PartitioningDependentValue(Rule):
             fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
         elif call.from_sql and not isinstance(fix, str):
             fix = _SQL_UNFIXED
-        return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
+        return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix, outcomes=outcomes)
 
     def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
@@ -438,6 +461,7 @@ def _seeded(node: StageNode) -> bool:
     return len(positional) > index
 
 
+_SEEDED_REPEAT = "the values must repeat on a run whose input has another partition count or row order"
 _RANDOM_VALUES = frozenset({"rand", "randn", "uuid", "shuffle"})
 # Operators whose result depends on a column's values picking or ordering rows.
 _ROW_PICKERS = frozenset({"filter", "where", "orderBy", "sort", "sortWithinPartitions", "limit", "sample"})
