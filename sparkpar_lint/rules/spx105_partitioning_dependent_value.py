@@ -45,6 +45,19 @@ class PartitioningDependentValue(Rule):
     fix_safety = UNSAFE
     fix_needs = "needs the columns that identify a row, to hash them instead"
     VALID = [
+        # A numbering stored in a column and dropped on the next line: nothing ever reads it.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, functions as F
+
+                spark = SparkSession.builder.getOrCreate()
+                picks = spark.read.parquet("picks").repartition(8)
+                picks = picks.withColumn("n", F.monotonically_increasing_id()).drop("n").withColumn("copy", F.col("idx"))
+                picks.write.parquet("out")
+                """
+            )
+        ),
         Valid(
             _PRELUDE
             + 'users = spark.read.parquet("events").select("user").distinct()\n'
@@ -382,6 +395,8 @@ class PartitioningDependentValue(Rule):
             key_user = node
         elif name is not None:
             key_user = next((d for d in graph.downstream(node) if name in _key_columns(d)), None)
+        if name is not None and _dropped_unread(graph, node, name):
+            return None  # `withColumn("rn", ...)` then `.drop("rn")`: no stage ever reads the value
         if key_user is not None and name is not None and _salt_aggregated_away(graph, key_user, name):
             return None  # a two-stage (salted) aggregation: the totals do not depend on the salt
         if key_user is not None and name is not None and _salt_only_places_rows(graph, node, call, name):
@@ -493,6 +508,16 @@ def _value_harmless(graph: StageGraph, node: StageNode, call: ColumnCall, name: 
             d.method in _ROW_PICKERS or _is_key_operator(d) for d in graph.downstream(node)
         )
     return not any(d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node))
+
+
+def _dropped_unread(graph: StageGraph, node: StageNode, name: str) -> bool:
+    """Every stage reading `node`'s rows drops the column `name` by its literal name: the value
+    is gone before anything reads it."""
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(
+        c.method == "drop" and c.call is not None and any(name in _literals(a.value) for a in c.call.args)
+        for c in consumers
+    )
 
 
 _SUMMABLE = frozenset({"sum", "min", "max", "count"})
