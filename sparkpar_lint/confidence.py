@@ -43,6 +43,10 @@ _ERASABLE = frozenset({*_CHOICE, "SPX105"})
 # cannot tell one outcome from another (not a function run on a group's rows, which may emit any
 # number of rows; not a sample or a random column).
 _COUNT_FIXED = frozenset({"SPX101", "SPX102", "SPX104", "SPX106", "SPX107", "SPX108"})
+# Rules about speed only (a window or region run in one task): the result is the same however the
+# rows are split, so they find no choice point and establish no link.
+COST = frozenset({"SPX401", "SPX402"})
+COST_NOTE = "performance only: the result is the same, it is computed in one task"
 ERASED = {
     PREVIEW: "only shown in a preview: another run may show other rows, nothing computed from them changes",
     UNUSED: "its result is not used: it matters once something reads it",
@@ -51,13 +55,18 @@ ERASED = {
 
 def rule_confidence(rule_id: str) -> Confidence:
     """The confidence a rule's findings usually earn, for code scanning's per-rule `precision`: a
-    choice among rows needs data that differs, which the code rarely shows."""
+    choice among rows needs data that differs, which the code rarely shows; a cost never changes a
+    result."""
+    if rule_id in COST:
+        return Confidence.LOW
     return Confidence.MEDIUM if _CHOICE.get(rule_id) == ORDER else Confidence.HIGH
 
 
 def links(graph: StageGraph, rule_id: str, span: Span, outcomes: bool | str | None = None) -> Links:
     """The finding's links. `outcomes`: True when the rule saw that the competing rows differ, a
     condition ("`event_id` is not unique") when it assumed they can, None to decide here."""
+    if rule_id in COST:
+        return Links(choice=False, outcomes=False, observed=False, cost=True)
     node = node_at(graph, span)
     assumed: list[str] = []
     if outcomes is None:
@@ -81,6 +90,8 @@ def with_assumptions(message: str, found: Links) -> str:
         message = f"{message} (holds if {', and if '.join(found.assumed)})"
     if found.erased in ERASED:
         message = f"{message} ({ERASED[found.erased]})"
+    if found.cost:
+        message = f"{message} ({COST_NOTE})"
     return message
 
 

@@ -50,22 +50,27 @@ class Links:
     the condition the finding needs, as the reader would check it ("`event_id` is not unique").
     `erased`: the analysis saw the result reach only a preview (`PREVIEW`: a person may see other
     rows, nothing computed from them changes) or nothing at all (`UNUSED`); `observed` is then
-    false, and the finding is at the lowest confidence whatever else holds."""
+    false, and the finding is at the lowest confidence whatever else holds. `cost`: the finding
+    is about speed only (a serial window, a serial region): the result is the same however the
+    rows are split, so none of the links exists and the finding is at the lowest confidence."""
 
     choice: bool = True
     outcomes: bool = True
     observed: bool = True
     assumed: tuple[str, ...] = ()
     erased: str | None = None
+    cost: bool = False
 
     @property
     def confidence(self) -> Confidence:
-        if self.erased is not None:
+        if self.erased is not None or self.cost:
             return Confidence.LOW
         missing = 3 - sum((self.choice, self.outcomes, self.observed))
         return (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, Confidence.LOW)[missing]
 
     def to_dict(self) -> dict[str, Any]:
+        if self.cost:
+            return {"choice": "none", "outcomes": "none", "observed": "none", "assumed": [], "cost": True}
         state = {True: "established", False: "assumed"}
         data = {
             "choice": state[self.choice],
@@ -85,6 +90,7 @@ class Links:
             observed=data["observed"] == "established",
             assumed=tuple(data["assumed"]),
             erased=data.get("erased_by"),
+            cost=data.get("cost", False),
         )
 
 

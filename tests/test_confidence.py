@@ -173,6 +173,63 @@ def test_a_plain_run_shows_high_confidence_and_the_environment_can_choose(sparkp
     assert "SPARKPAR_MIN_CONFIDENCE" in bad.output
 
 
+# A window ordered over every row, written: one task computes it, and the result is the same
+# whatever the partitioning, so nothing about it can be wrong, only slow.
+SERIAL_WINDOW = (
+    HEADER
+    + """\
+from pyspark.sql import Window
+
+ranked = readings.withColumn("n", F.row_number().over(Window.orderBy("at")))
+ranked.write.parquet("out")
+"""
+)
+
+
+def test_a_performance_finding_is_low_and_says_the_result_is_the_same(sparkpar_cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")
+    (tmp_path / "serial.py").write_text(SERIAL_WINDOW)
+    plain = sparkpar_cli("lint", "serial.py", "--format", "json", "--no-cache", "--select", "SPX401")
+    assert plain.exit_code == 0 and json.loads(plain.stdout) == [], plain.output
+    assert "1 finding below high confidence not shown; `--min-confidence low` shows it" in plain.stderr
+
+    shown = sparkpar_cli("lint", "serial.py", "--format", "json", "--no-cache", "--min-confidence", "low")
+    (finding,) = [f for f in json.loads(shown.stdout) if f["rule"] == "SPX401"]
+    assert finding["confidence"] == "low"
+    assert finding["links"] == {"choice": "none", "outcomes": "none", "observed": "none", "assumed": [], "cost": True}
+    assert finding["message"].endswith("(performance only: the result is the same, it is computed in one task)")
+    sarif = sparkpar_cli("lint", "serial.py", "--format", "sarif", "--no-cache", "--min-confidence", "low")
+    run = json.loads(sarif.stdout)["runs"][0]
+    assert {r["ruleId"]: r["rank"] for r in run["results"]}["SPX401"] == 30.0
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert rules["SPX401"]["properties"]["precision"] == rules["SPX402"]["properties"]["precision"] == "low"
+
+
+# Seeded test data: the same input and configuration draw the same values, so that they differ
+# needs another partitioning. The same seeded draw deciding which rows a sample keeps is reported
+# as before.
+SEEDED = (
+    HEADER
+    + """\
+people = spark.range(1000).withColumn("age", (F.rand(seed=7) * 80).cast("int"))
+people.write.parquet("people")
+picked = readings.withColumn("r", F.rand(seed=7)).filter("r < 0.1")
+picked.write.parquet("picked")
+"""
+)
+
+
+def test_a_seeded_value_column_assumes_the_partitioning_changes(sparkpar_cli, tmp_path):
+    (tmp_path / "seeded.py").write_text(SEEDED)
+    result = sparkpar_cli("lint", "seeded.py", "--format", "json", "--no-cache", "--select", "SPX105")
+    found = {f["line"]: f for f in json.loads(result.stdout)}
+    assert sorted((line, f["confidence"]) for line, f in found.items()) == [(5, "medium"), (7, "high")]
+    assert found[5]["links"]["outcomes"] == "assumed"
+    assert found[5]["message"].endswith(
+        "(holds if the values must repeat on a run whose input has another partition count or row order)"
+    )
+
+
 def test_config_min_confidence_and_bad_values(sparkpar_cli, tmp_path, monkeypatch):
     monkeypatch.delenv("SPARKPAR_MIN_CONFIDENCE")
     _jobs(tmp_path)

@@ -12,6 +12,7 @@ Anything else is a warning.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 
 import libcst as cst
@@ -44,6 +45,19 @@ class PartitioningDependentValue(Rule):
     fix_safety = UNSAFE
     fix_needs = "needs the columns that identify a row, to hash them instead"
     VALID = [
+        # A numbering stored in a column and dropped on the next line: nothing ever reads it.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, functions as F
+
+                spark = SparkSession.builder.getOrCreate()
+                picks = spark.read.parquet("picks").repartition(8)
+                picks = picks.withColumn("n", F.monotonically_increasing_id()).drop("n").withColumn("copy", F.col("idx"))
+                picks.write.parquet("out")
+                """
+            )
+        ),
         Valid(
             _PRELUDE
             + 'users = spark.read.parquet("events").select("user").distinct()\n'
@@ -314,6 +328,22 @@ class PartitioningDependentValue(Rule):
             column=25,
             related_lines=(5,),
         ),
+        # Seeded test data written for others to read: reported, at medium confidence only, since
+        # the same input and configuration draw the same values (tests/test_confidence.py).
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, functions as F
+
+                spark = SparkSession.builder.getOrCreate()
+                readings = spark.range(500).withColumn("celsius", F.randn(3) * 4 + 12)
+                readings.write.mode("overwrite").parquet("test_data/readings")
+                """
+            ),
+            line=4,
+            column=50,
+            severity=Severity.WARNING,
+        ),
         # A seeded random column, meant to repeat: it does only for the same partitions and row order.
         Invalid(
             _PRELUDE + 'sample = spark.range(10).withColumn("score", F.rand(seed=42))\nsample.show()\n',
@@ -365,6 +395,8 @@ class PartitioningDependentValue(Rule):
             key_user = node
         elif name is not None:
             key_user = next((d for d in graph.downstream(node) if name in _key_columns(d)), None)
+        if name is not None and _dropped_unread(graph, node, name):
+            return None  # `withColumn("rn", ...)` then `.drop("rn")`: no stage ever reads the value
         if key_user is not None and name is not None and _salt_aggregated_away(graph, key_user, name):
             return None  # a two-stage (salted) aggregation: the totals do not depend on the salt
         if key_user is not None and name is not None and _salt_only_places_rows(graph, node, call, name):
@@ -375,6 +407,7 @@ class PartitioningDependentValue(Rule):
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
         related = ()
         advice = "derive ids from the data (hash the key columns, or `row_number` over a deterministic order)"
+        outcomes: str | None = None
         if key_user is not None:
             operator = _operator_word(key_user)
             reason = f"and {operator} uses it as a key"
@@ -385,6 +418,11 @@ class PartitioningDependentValue(Rule):
         elif _seeded_value(call):
             reason = "so its seed repeats the values only for the same partitions holding rows in the same order"
             advice = "where the values must repeat, derive them from the row (a hash of its key columns)"
+            if _value_harmless(graph, node, call, name):
+                # A value column nothing keys, filters or sorts on (synthetic data): on the same
+                # input and configuration the seed repeats it; that the partitioning changes
+                # between runs, and that anyone needs the values to repeat then, is assumed.
+                outcomes = _SEEDED_REPEAT
         elif _value_harmless(graph, node, call, name):
             return None
         else:
@@ -401,7 +439,7 @@ class PartitioningDependentValue(Rule):
             fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
         elif call.from_sql and not isinstance(fix, NoFix):
             fix = _SQL_UNFIXED
-        return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix)
+        return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix, outcomes=outcomes)
 
     def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
@@ -438,6 +476,7 @@ def _seeded(node: StageNode) -> bool:
     return len(positional) > index
 
 
+_SEEDED_REPEAT = "the values must repeat on a run whose input has another partition count or row order"
 _RANDOM_VALUES = frozenset({"rand", "randn", "uuid", "shuffle"})
 # Operators whose result depends on a column's values picking or ordering rows.
 _ROW_PICKERS = frozenset({"filter", "where", "orderBy", "sort", "sortWithinPartitions", "limit", "sample"})
@@ -469,6 +508,16 @@ def _value_harmless(graph: StageGraph, node: StageNode, call: ColumnCall, name: 
             d.method in _ROW_PICKERS or _is_key_operator(d) for d in graph.downstream(node)
         )
     return not any(d.method in _ROW_PICKERS and name in _mentioned(d) for d in graph.downstream(node))
+
+
+def _dropped_unread(graph: StageGraph, node: StageNode, name: str) -> bool:
+    """Every stage reading `node`'s rows drops the column `name` by its literal name: the value
+    is gone before anything reads it."""
+    consumers = graph.consumers(node)
+    return bool(consumers) and all(
+        c.method == "drop" and c.call is not None and any(name in _literals(a.value) for a in c.call.args)
+        for c in consumers
+    )
 
 
 _SUMMABLE = frozenset({"sum", "min", "max", "count"})
