@@ -1009,6 +1009,10 @@ def _columns_of(values) -> ColumnExpr:
             expr = expr + value.expr
         elif isinstance(value, DictValue):
             expr = expr + _agg_dict(value)
+            # `withColumns({"rank": row_number().over(w)})`: the dict's values are the columns made.
+            for _key, item in value.items:
+                if isinstance(item, ColumnValue):
+                    expr = expr + item.expr
     return expr
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import textwrap
 from collections.abc import Iterator
 from functools import partial
 
@@ -78,6 +79,19 @@ class UnorderedWindow(Rule):
         "or unshuffled batch source to take it from"
     )
     VALID = [
+        # Columns made in a `withColumns` dict are read like `withColumn`: this order is unique.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                by_id = Window.orderBy("customer_id")
+                keyed = customers.withColumns({"customer_key": F.row_number().over(by_id), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            )
+        ),
         # Orders unique within each partition by how the rows were built: one row per user and day
         # (the day a named expression), a `row_number()` per user, a `monotonically_increasing_id()`.
         Valid(
@@ -269,6 +283,45 @@ class UnorderedWindow(Rule):
         ),
     ]
     INVALID = [
+        # A surrogate key numbered over a constant order, made in a `withColumns` dict: which
+        # customer gets which key is the order the single partition's rows arrive in.
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                everyone = Window.partitionBy(F.lit(1)).orderBy(F.lit(1))
+                keyed = customers.withColumns({"customer_key": F.row_number().over(everyone), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            ),
+            line=5,
+            column=47,
+            related_lines=(4,),
+            expected_fix=textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                everyone = (
+                    Window.partitionBy(F.lit(1))
+                    .orderBy(
+                        F.lit(1),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                keyed = customers.withColumns({"customer_key": F.row_number().over(everyone), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            ),
+        ),
         # The near misses: `rank()` gives tied rows one number; a join on a key the other side may
         # repeat copies an id onto several rows.
         Invalid(
