@@ -113,6 +113,8 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods of estimators (MLlib, scikit-learn style) that train a model on the DataFrame they get.
 _TRAINING_METHODS = frozenset({"fit", "fit_transform", "fitMultiple", "train", "trainImplicit"})
 MAX_INLINE_DEPTH = 4
+# Decorators of declarative pipelines that make a function the body of a foreachBatch sink.
+_BATCH_SINK_DECORATORS = frozenset({"pyspark.pipelines.foreach_batch_sink", "dlt.foreach_batch_sink"})
 # Argument values that can change what a helper's body builds.
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
 
@@ -318,6 +320,22 @@ class GraphBuilder:
         user_function = self.user_function(function, function.name.value, "udf" if is_udf else "")
         scope.variables[function.name.value] = FunctionValue(user_function, scope, udf=is_udf)
         self.pending.append((function, scope))
+        for decorator in function.decorators:
+            self._batch_sink(decorator.decorator, FunctionValue(user_function, scope), scope)
+
+    def _batch_sink(self, decorator: cst.BaseExpression, function: FunctionValue, scope: Scope) -> None:
+        """`@dp.foreach_batch_sink(name=...)` over `def sink(df, batch_id)`: a declarative
+        pipeline runs the function on each micro-batch, as `writeStream.foreachBatch(sink)` does."""
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        if not isinstance(func, cst.Attribute):
+            return
+        named = self.ev(func, scope)
+        if not isinstance(named, QualifiedName) or named.name not in _BATCH_SINK_DECORATORS:
+            return
+        spec = self.catalogue.operator("StreamWriter", "foreachBatch")
+        call = decorator if isinstance(decorator, cst.Call) else None
+        receiver = SparkValue("StreamWriter", None, True)
+        self.apply_operator(receiver, spec, func, call, [function], {}, scope, "foreach_batch_sink")
 
     def _is_udf_factory(self, value: Value) -> bool:
         if isinstance(value, QualifiedName):
