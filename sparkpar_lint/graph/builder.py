@@ -1093,9 +1093,28 @@ def _window_step(spec: WindowSpecValue, method: str, args, kwargs, given: bool) 
             order_constant=constant and (spec.order_constant or not spec.has_order),
             order_opaque=spec.order_opaque or opaque,
         )
-    if method in ("rowsBetween", "rangeBetween"):
-        return dataclasses.replace(spec, has_frame=True)
+    if method == "rowsBetween":
+        return dataclasses.replace(spec, has_frame=True, rows_frame=_frame_bounds(args, kwargs))
+    if method == "rangeBetween":
+        return dataclasses.replace(spec, has_frame=True, rows_frame=None)
     return spec
+
+
+_FRAME_BOUNDS = {"currentRow": 0.0, "unboundedPreceding": float("-inf"), "unboundedFollowing": float("inf")}
+
+
+def _frame_bounds(args: list[Value], kwargs: dict[str, Value]) -> tuple[float, float] | None:
+    """`rowsBetween(Window.currentRow, 1)` -> (0, 1); None when a bound is not a number or a
+    `Window` constant."""
+    bounds = []
+    for value in [*args[:2], *(kwargs[k] for k in ("start", "end") if k in kwargs)]:
+        if isinstance(value, NumberValue):
+            bounds.append(float(value.value))
+        elif isinstance(value, QualifiedName) and value.name.rsplit(".", 1)[-1] in _FRAME_BOUNDS:
+            bounds.append(_FRAME_BOUNDS[value.name.rsplit(".", 1)[-1]])
+        else:
+            return None
+    return (bounds[0], bounds[1]) if len(bounds) == 2 else None
 
 
 def _is_constant(value: Value) -> bool:
