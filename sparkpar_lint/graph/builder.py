@@ -113,6 +113,8 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods of estimators (MLlib, scikit-learn style) that train a model on the DataFrame they get.
 _TRAINING_METHODS = frozenset({"fit", "fit_transform", "fitMultiple", "train", "trainImplicit"})
 MAX_INLINE_DEPTH = 4
+# Decorators of declarative pipelines that make a function the body of a foreachBatch sink.
+_BATCH_SINK_DECORATORS = frozenset({"pyspark.pipelines.foreach_batch_sink", "dlt.foreach_batch_sink"})
 # Argument values that can change what a helper's body builds.
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
 
@@ -318,6 +320,22 @@ class GraphBuilder:
         user_function = self.user_function(function, function.name.value, "udf" if is_udf else "")
         scope.variables[function.name.value] = FunctionValue(user_function, scope, udf=is_udf)
         self.pending.append((function, scope))
+        for decorator in function.decorators:
+            self._batch_sink(decorator.decorator, FunctionValue(user_function, scope), scope)
+
+    def _batch_sink(self, decorator: cst.BaseExpression, function: FunctionValue, scope: Scope) -> None:
+        """`@dp.foreach_batch_sink(name=...)` over `def sink(df, batch_id)`: a declarative
+        pipeline runs the function on each micro-batch, as `writeStream.foreachBatch(sink)` does."""
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        if not isinstance(func, cst.Attribute):
+            return
+        named = self.ev(func, scope)
+        if not isinstance(named, QualifiedName) or named.name not in _BATCH_SINK_DECORATORS:
+            return
+        spec = self.catalogue.operator("StreamWriter", "foreachBatch")
+        call = decorator if isinstance(decorator, cst.Call) else None
+        receiver = SparkValue("StreamWriter", None, True)
+        self.apply_operator(receiver, spec, func, call, [function], {}, scope, "foreach_batch_sink")
 
     def _is_udf_factory(self, value: Value) -> bool:
         if isinstance(value, QualifiedName):
@@ -1009,6 +1027,10 @@ def _columns_of(values) -> ColumnExpr:
             expr = expr + value.expr
         elif isinstance(value, DictValue):
             expr = expr + _agg_dict(value)
+            # `withColumns({"rank": row_number().over(w)})`: the dict's values are the columns made.
+            for _key, item in value.items:
+                if isinstance(item, ColumnValue):
+                    expr = expr + item.expr
     return expr
 
 
@@ -1071,9 +1093,28 @@ def _window_step(spec: WindowSpecValue, method: str, args, kwargs, given: bool) 
             order_constant=constant and (spec.order_constant or not spec.has_order),
             order_opaque=spec.order_opaque or opaque,
         )
-    if method in ("rowsBetween", "rangeBetween"):
-        return dataclasses.replace(spec, has_frame=True)
+    if method == "rowsBetween":
+        return dataclasses.replace(spec, has_frame=True, rows_frame=_frame_bounds(args, kwargs))
+    if method == "rangeBetween":
+        return dataclasses.replace(spec, has_frame=True, rows_frame=None)
     return spec
+
+
+_FRAME_BOUNDS = {"currentRow": 0.0, "unboundedPreceding": float("-inf"), "unboundedFollowing": float("inf")}
+
+
+def _frame_bounds(args: list[Value], kwargs: dict[str, Value]) -> tuple[float, float] | None:
+    """`rowsBetween(Window.currentRow, 1)` -> (0, 1); None when a bound is not a number or a
+    `Window` constant."""
+    bounds = []
+    for value in [*args[:2], *(kwargs[k] for k in ("start", "end") if k in kwargs)]:
+        if isinstance(value, NumberValue):
+            bounds.append(float(value.value))
+        elif isinstance(value, QualifiedName) and value.name.rsplit(".", 1)[-1] in _FRAME_BOUNDS:
+            bounds.append(_FRAME_BOUNDS[value.name.rsplit(".", 1)[-1]])
+        else:
+            return None
+    return (bounds[0], bounds[1]) if len(bounds) == 2 else None
 
 
 def _is_constant(value: Value) -> bool:

@@ -107,6 +107,8 @@ class WindowSpecValue:
     has_order: bool = False
     has_frame: bool = False
     span: Span | None = None  # where the spec starts being built
+    # `rowsBetween(start, end)` as numbers (unbounded: infinite), when both bounds are read.
+    rows_frame: tuple[float, float] | None = None
     # Every orderBy argument is a constant (`lit(1)`): the spec orders nothing.
     order_constant: bool = False
     # Some orderBy argument is neither a literal column name nor a constant.

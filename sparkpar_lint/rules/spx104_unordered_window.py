@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import textwrap
 from collections.abc import Iterator
 from functools import partial
 
@@ -13,6 +14,7 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.edits.chain import append_after, method_call
 from sparkpar_lint.edits.code import column_name, positional_values, string
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.graph.constant_columns import constant_column
 from sparkpar_lint.graph.kept_results import nothing_kept
 from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
@@ -78,6 +80,49 @@ class UnorderedWindow(Rule):
         "or unshuffled batch source to take it from"
     )
     VALID = [
+        # A running total over the same literal rows, but the tied days hold equal amounts: either
+        # arrival order gives each row the same total.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sales = spark.createDataFrame(
+                    [("north", 1, 10), ("north", 2, 30), ("north", 2, 30), ("north", 3, 5)],
+                    ["region", "day", "amount"],
+                )
+                running = Window.partitionBy("region").orderBy("day").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+                sales.withColumn("to_date", F.sum("amount").over(running)).show()
+                """
+            )
+        ),
+        # The load time is one value for every row, but a unique id breaks its ties.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.read.parquet("orders")
+                stamped = orders.withColumn("loaded_at", F.current_timestamp())
+                latest = Window.partitionBy("customer").orderBy(F.col("loaded_at").desc(), "order_id")
+                kept = stamped.withColumn("rn", F.row_number().over(latest)).filter("rn = 1").drop("rn")
+                kept.write.mode("overwrite").parquet("last_orders")
+                """
+            )
+        ),
+        # Columns made in a `withColumns` dict are read like `withColumn`: this order is unique.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                by_id = Window.orderBy("customer_id")
+                keyed = customers.withColumns({"customer_key": F.row_number().over(by_id), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            )
+        ),
         # Orders unique within each partition by how the rows were built: one row per user and day
         # (the day a named expression), a `row_number()` per user, a `monotonically_increasing_id()`.
         Valid(
@@ -269,6 +314,107 @@ class UnorderedWindow(Rule):
         ),
     ]
     INVALID = [
+        # A running total over a frame of rows, on literal rows where day 2 holds two sales: the
+        # first of the tied rows to arrive gets 30, the other 50, and which is which is the shuffle's.
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sales = spark.createDataFrame(
+                    [("north", 1, 10), ("north", 2, 20), ("north", 2, 40), ("north", 3, 5)],
+                    ["region", "day", "amount"],
+                )
+                running = Window.partitionBy("region").orderBy("day").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+                sales.withColumn("to_date", F.sum("amount").over(running)).show()
+                """
+            ),
+            line=8,
+            column=28,
+            related_lines=(7,),
+            severity=Severity.INFO,
+        ),
+        # Ordered by a column stamped with the load time just before: every row of a partition
+        # holds the same value, so the tie is certain and the kept row is the shuffle's choice.
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.read.parquet("orders")
+                stamped = orders.withColumn("loaded_at", F.current_timestamp()).filter(F.col("amount") > 0)
+                latest = Window.partitionBy("customer").orderBy(F.col("loaded_at").desc())
+                kept = stamped.withColumn("rn", F.row_number().over(latest)).filter("rn = 1").drop("rn")
+                kept.write.mode("overwrite").parquet("last_orders")
+                """
+            ),
+            line=6,
+            column=32,
+            related_lines=(4,),
+            # Nothing else tells the rows apart: the whole row breaks the ties (unsafe).
+            expected_fix=textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.read.parquet("orders")
+                stamped = orders.withColumn("loaded_at", F.current_timestamp()).filter(F.col("amount") > 0)
+                latest = (
+                    Window.partitionBy("customer")
+                    .orderBy(
+                        F.col("loaded_at").desc(),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                kept = stamped.withColumn("rn", F.row_number().over(latest)).filter("rn = 1").drop("rn")
+                kept.write.mode("overwrite").parquet("last_orders")
+                """
+            ),
+        ),
+        # A surrogate key numbered over a constant order, made in a `withColumns` dict: which
+        # customer gets which key is the order the single partition's rows arrive in.
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                everyone = Window.partitionBy(F.lit(1)).orderBy(F.lit(1))
+                keyed = customers.withColumns({"customer_key": F.row_number().over(everyone), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            ),
+            line=5,
+            column=47,
+            related_lines=(4,),
+            expected_fix=textwrap.dedent(
+                """\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                customers = spark.read.parquet("customers")
+                everyone = (
+                    Window.partitionBy(F.lit(1))
+                    .orderBy(
+                        F.lit(1),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                keyed = customers.withColumns({"customer_key": F.row_number().over(everyone), "loaded_on": F.current_date()})
+                keyed.write.mode("overwrite").parquet("dim_customer")
+                """
+            ),
+        ),
         # The near misses: `rank()` gives tied rows one number; a join on a key the other side may
         # repeat copies an id onto several rows.
         Invalid(
@@ -756,7 +902,7 @@ class UnorderedWindow(Rule):
                 if _unordered_window_call(call):
                     yield self._finding(ctx, ctx.graph, call)
                 elif _order_orders_nothing(ctx.graph, node, call):
-                    yield _at_call_site(ctx, node, call, self._no_order_finding(ctx, call))
+                    yield _at_call_site(ctx, node, call, self._no_order_finding(ctx, node, call))
                 elif _order_may_tie(ctx.graph, node, call):
                     yield _at_call_site(ctx, node, call, self._tie_finding(ctx, call))
 
@@ -786,12 +932,16 @@ class UnorderedWindow(Rule):
             ctx, call.span, message, related=related, severity=Severity.INFO, fix=_tie_broken_fix(ctx.graph, call)
         )
 
-    def _no_order_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
+    def _no_order_finding(self, ctx: RuleContext, node: StageNode, call: ColumnCall) -> Finding:
         window = call.window
         what = "a constant" if window.order_constant else "its own partition keys"
         related = ()
         if window.span is not None:
             related = (RelatedLocation(window.span, f"the window spec is ordered by {what} here"),)
+        made = _constant_order(ctx.graph, node, call)
+        if made is not None:
+            what = f"`{window.order_by[0]}`, one value on every row"
+            related = (RelatedLocation(made.span, f"`{window.order_by[0]}` is set to one value for every row here"),)
         message = (
             f"`{call.function}` over a window ordered by {what}: every row of a partition ties, so "
             "which row comes first is the order the shuffle delivers them and the result changes "
@@ -1016,13 +1166,25 @@ def _order_orders_nothing(graph: StageGraph, node: StageNode, call: ColumnCall) 
         return False
     if not (call.spec.order_sensitive or call.spec.tie_sensitive):
         return False
-    if window.order_constant:
+    if window.order_constant or _constant_order(graph, node, call) is not None:
         return True
     if not _ordered_by_own_keys(call):
         return False
     # Rows of unknown origin (a helper's parameter) may be unique already: judged at the call,
     # or with the facts every caller in the project passes (`awaiting_callers`).
     return _rows_read_from_source(graph, node) and not deduplicated_on(graph, node, window.partition_by)
+
+
+def _constant_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> StageNode | None:
+    """The stage that set the window's one order column to the same value on every row
+    (`withColumn("loaded_at", current_timestamp())`): the order is a constant in disguise."""
+    window = call.window
+    if window is None or window.order_constant or window.order_opaque or len(window.order_by) != 1:
+        return None
+    column = window.order_by[0]
+    if column in window.partition_by:
+        return None
+    return constant_column(graph, node, column)
 
 
 def _ordered_by_own_keys(call: ColumnCall) -> bool:
@@ -1050,6 +1212,8 @@ def _rows_read_from_source(graph: StageGraph, node: StageNode) -> bool:
 # choosing the kept row; over literal rows that visibly tie they are reported too.
 _ROW_PICKERS = frozenset({"row_number", "first", "first_value", "last", "last_value", "ntile"})
 _NEIGHBOURS = frozenset({"lag", "lead"})
+# Totals over a frame of rows: reported where literal rows visibly tie, as `lag`/`lead` are.
+_FRAME_TOTALS = frozenset({"sum", "avg", "mean"})
 # Row pickers whose answer is the picked row's value of one column.
 _END_VALUES = frozenset({"first", "first_value", "last", "last_value"})
 # Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
@@ -1062,7 +1226,7 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     window = call.window
     if window is None or not window.has_order or call.spec is None:
         return False
-    if call.function not in _ROW_PICKERS | _NEIGHBOURS:
+    if call.function not in _ROW_PICKERS | _NEIGHBOURS and not _row_frame_total(call):
         return False
     if window.order_opaque:
         # SQL ordered by a total or a count: amounts tie like a column of them, unless the
@@ -1083,7 +1247,7 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
     if _literal_rows_only(graph, node):
         # Rows written out in the code: whether they tie is there to read.
         return _literal_rows_tie(graph, node, window.partition_by, column, call)
-    if call.function in _NEIGHBOURS:
+    if call.function in _NEIGHBOURS or _row_frame_total(call):
         return False
     rows = graph.input_of(node)
     if rows is not None and is_unique_on(graph, rows, (*window.partition_by, column)):
@@ -1091,6 +1255,16 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         # were built so (one per `groupBy` key, a `monotonically_increasing_id()`, a `row_number()`).
         return False
     return not deduplicated_on(graph, node, window.partition_by + window.order_by)
+
+
+def _row_frame_total(call: ColumnCall) -> bool:
+    """A sum or average over a frame of rows around the current one (`rowsBetween(0, 1)`, a
+    running total from `unboundedPreceding`): tied rows sit at different places in the order and
+    take in different neighbours. A frame of the row alone or of the whole partition does not."""
+    frame = call.window.rows_frame if call.window is not None else None
+    if call.function not in _FRAME_TOTALS or frame is None:
+        return False
+    return frame != (0.0, 0.0) and frame != (float("-inf"), float("inf"))
 
 
 def _computed_order(call: ColumnCall) -> str | None:
@@ -1193,8 +1367,25 @@ def _answer_by_position(names: list[str], call: ColumnCall):
         return lambda rows: [
             (row, rows[i + step][at] if 0 <= i + step < len(rows) else None) for i, row in enumerate(rows)
         ]
+    if _row_frame_total(call):
+        column = literal_names(positional[0] if positional else keyword.get("col"))
+        if not column or len(column) != 1 or column[0] not in names:
+            return None
+        return partial(_frame_totals, names.index(column[0]), call.window.rows_frame, call.function)
     # first/last and the rest: the tied rows' own values decide; any two different tied rows count.
     return lambda rows: [(rows[0], 0), (rows[-1], 1)]
+
+
+def _frame_totals(at: int, frame: tuple[float, float], function: str, rows: list[tuple]) -> list[tuple]:
+    """Each row with the sum (or average) of the non-null values in its frame of rows."""
+    answers = []
+    for i, row in enumerate(rows):
+        first = 0 if frame[0] == float("-inf") else max(0, i + int(frame[0]))
+        last = len(rows) - 1 if frame[1] == float("inf") else min(len(rows) - 1, i + int(frame[1]))
+        values = [r[at] for r in rows[first : last + 1] if r[at] is not None]
+        total = sum(values) if values else None
+        answers.append((row, total if function == "sum" or total is None else total / len(values)))
+    return answers
 
 
 def _integer(expr: cst.BaseExpression | None) -> int | None:

@@ -4,6 +4,7 @@ with nothing that makes a replayed micro-batch write the same thing only once.""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 
 import libcst as cst
@@ -32,6 +33,7 @@ _ES_FORMAT = re.compile(r"""format\(\s*['"](?:es|org\.elasticsearch\.spark\.sql)
 _ES_CREATE = re.compile(r"""es\.write\.operation['"]\s*[:,]\s*['"]create['"]""")
 # Calls that only report the batch id; using it there makes no write idempotent.
 _LOGGING = frozenset({"print", "debug", "info", "warning", "warn", "error", "log", "exception"})
+_CLOCK_MADE = "made from the clock (or a random id)"
 # Actions that push each row to an outside system.
 _PUSHES = frozenset({"foreach", "foreachPartition"})
 
@@ -42,6 +44,35 @@ class NonIdempotentBatchWrite(Rule):
     severity = Severity.WARNING
     summary = "A foreachBatch function appends with no batch id: a replayed micro-batch is written twice."
     VALID = [
+        # A declarative pipeline's batch sink keyed on its batch id: Delta skips a replayed version.
+        Valid(
+            textwrap.dedent(
+                """\
+                from pyspark import pipelines as dp
+                @dp.foreach_batch_sink(name="orders_out")
+                def orders_out(df, batch_id):
+                    (df.write.format("delta").option("txnAppId", "orders_out").option("txnVersion", batch_id)
+                        .mode("append").saveAsTable("audit.orders"))
+                """
+            )
+        ),
+        # The version is the batch id; the clock only names the log line.
+        Valid(
+            textwrap.dedent(
+                """\
+                import time
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    started = time.time()
+                    (batch.write.format("delta").option("txnAppId", "orders").option("txnVersion", batch_id)
+                        .mode("append").save("/lake/orders"))
+                    print("batch took", time.time() - started)
+                orders.writeStream.foreachBatch(save).start()
+                """
+            )
+        ),
         # A bound method keying its overwrite on the batch id (its parameters follow `self`).
         Valid(
             _PRELUDE
@@ -152,6 +183,57 @@ class NonIdempotentBatchWrite(Rule):
         ),
     ]
     INVALID = [
+        # `@dp.foreach_batch_sink` makes the function a foreachBatch body: the append is replayed.
+        Invalid(
+            textwrap.dedent(
+                """\
+                from pyspark import pipelines as dp
+                @dp.foreach_batch_sink(name="orders_out")
+                def orders_out(df, batch_id):
+                    df.write.format("delta").mode("append").saveAsTable("audit.orders")
+                """
+            ),
+            line=4,
+            column=44,
+            related_lines=(2,),
+        ),
+        # An idempotency version read from the clock: a replay gets a new one and commits again.
+        Invalid(
+            textwrap.dedent(
+                """\
+                import time
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    version = int(time.time())
+                    (batch.write.format("delta").option("txnAppId", "orders").option("txnVersion", version)
+                        .mode("append").save("/lake/orders"))
+                orders.writeStream.foreachBatch(save).start()
+                """
+            ),
+            line=8,
+            column=24,
+            related_lines=(9,),
+        ),
+        # The batch id stamps the rows, but the location is a fresh random name every run.
+        Invalid(
+            textwrap.dedent(
+                """\
+                import uuid
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    run = uuid.uuid4().hex
+                    batch.withColumn("batch", F.lit(batch_id)).write.mode("overwrite").parquet(f"/out/{run}")
+                orders.writeStream.foreachBatch(save).start()
+                """
+            ),
+            line=7,
+            column=71,
+            related_lines=(8,),
+        ),
         # The MERGE is an upsert, but the append beside it adds the new rows again on replay.
         Invalid(
             _PRELUDE
@@ -281,19 +363,29 @@ class NonIdempotentBatchWrite(Rule):
             if node.spec is None or node.spec.function_role != "batch":
                 continue
             functions = [f for f in node.functions if f.role == "batch"]
-            if not functions or any(_replay_safe(ctx.graph, f.node) for f in functions):
+            if not functions:
                 continue
+            fresh = _fresh_names(graph, functions)
+            # A name or version made from the clock differs on replay, whatever else keys the write.
+            safe = any(_replay_safe(ctx.graph, f.node, fresh) for f in functions)
             related = (RelatedLocation(node.span, f"`{node.method}` runs it once per micro-batch, again on replay"),)
-            for later, what in _unkeyed_outputs(graph, node, functions):
+            for later, what in _unkeyed_outputs(graph, node, fresh, safe):
                 message = (
                     f"{what} in a `foreachBatch` function that keys no write on the batch id: when Spark replays "
                     "a micro-batch after a failure, its rows are written again. Make the write idempotent "
                     "(Delta `txnAppId`/`txnVersion` options, a `MERGE` on a key, or an overwrite of a "
                     "per-batch location keyed by the batch id)"
                 )
+                if what.endswith(_CLOCK_MADE):
+                    message = (
+                        f"{what} in a `foreachBatch` function: when Spark replays a micro-batch after a "
+                        "failure, the value is new and the batch's rows are written again. Key the write on "
+                        "the batch id the function is given (`txnVersion` = batch id, a location "
+                        "`.../batch={batch_id}`)"
+                    )
                 yield self.finding(ctx, later.span, message, related=related)
             dynamic = _DYNAMIC_OVERWRITE.search(ctx.source) is not None
-            for function in functions:
+            for function in functions if not safe else ():
                 for mode_call in _partition_overwrites(function.node, dynamic):
                     message = (
                         "overwrites the partitions this micro-batch writes to (dynamic partition overwrite) "
@@ -306,12 +398,19 @@ class NonIdempotentBatchWrite(Rule):
                     yield self.finding(ctx, span, message, related=related)
 
 
-def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator[tuple[StageNode, str]]:
-    fresh = _fresh_names(graph, functions)
+def _unkeyed_outputs(
+    graph: StageGraph, batch: StageNode, fresh: tuple[set[int], set[str]], safe: bool
+) -> Iterator[tuple[StageNode, str]]:
     for later in graph.downstream(batch):
         if later.spec is None:
             continue
-        if (
+        if later.spec.sink and later.receiver == "Writer" and _clock_version(later.call, *fresh):
+            yield later, f"`{later.method}` is keyed on a Delta `txnVersion` {_CLOCK_MADE}"
+        elif later.spec.sink and later.receiver == "Writer" and _fresh_location(later, *fresh):
+            yield later, f"`{later.method}` writes to a location {_CLOCK_MADE}"
+        elif safe:
+            continue
+        elif (
             later.spec.sink
             and later.receiver == "Writer"
             and _appends(graph, later)
@@ -321,8 +420,6 @@ def _unkeyed_outputs(graph: StageGraph, batch: StageNode, functions) -> Iterator
             if not any(_anti_join(n) for n in graph.upstream(later)) and not _first_write_only(graph, later):
                 # A SQL INSERT is a write stage with no call: name it as the SQL says it.
                 yield later, "`INSERT INTO` appends" if later.call is None else f"`{later.method}` appends"
-        elif later.spec.sink and later.receiver == "Writer" and _fresh_location(later, *fresh):
-            yield later, f"`{later.method}` writes to a location named by the clock (or a random id)"
         elif later.method in _PUSHES:
             yield later, f"`{later.method}` pushes every row out"
 
@@ -362,6 +459,21 @@ def _fresh_location(sink: StageNode, reads: set[int], names: set[str]) -> bool:
         return False
     paths = [a.value for a in sink.call.args if a.keyword is None or a.keyword.value in ("path", "name")][:1]
     return any(_mentions(p, reads, names) for p in paths)
+
+
+def _clock_version(node: cst.CSTNode | None, reads: set[int], names: set[str]) -> bool:
+    """A Delta `txnVersion` option (`.option("txnVersion", v)`, `.options(txnVersion=v)`) whose
+    value is computed from the clock or a random id: a replay gets a version Delta has not seen,
+    so it commits the rows a second time."""
+    if node is None or (not reads and not names):
+        return False
+    for call in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("option") | m.Name("options")))):
+        for index, arg in enumerate(call.args):
+            keyed = arg.keyword is not None and arg.keyword.value.lower() == "txnversion"
+            named = index == 1 and _literal_node(call.args[0].value) == "txnversion"
+            if (keyed or named) and _mentions(arg.value, reads, names):
+                return True
+    return False
 
 
 # Spark's dynamic partition overwrite, set for the session or the write.
@@ -492,10 +604,11 @@ def _literal_node(expr: cst.BaseExpression) -> str | None:
     return value.lower() if isinstance(value, str) else None
 
 
-def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef) -> bool:
-    """The function keys something on the batch id, or writes through an idempotent API."""
+def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef, fresh: tuple[set[int], set[str]]) -> bool:
+    """The function keys something on the batch id, or writes through an idempotent API (with a
+    version that is not read from the clock)."""
     code = cst.Module([]).code_for_node(function).lower()
-    if any(marker in code for marker in _IDEMPOTENT_MARKERS):
+    if any(marker in code for marker in _IDEMPOTENT_MARKERS) and not _clock_version(function, *fresh):
         return True
     params = parameter_names(function)
     if is_bound_method(function):
