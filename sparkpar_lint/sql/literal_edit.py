@@ -12,6 +12,8 @@ kept byte for byte; an edit that would touch or copy one is refused with the rea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,6 +22,22 @@ import libcst as cst
 from sparkpar_lint.sql.text import decode_body, quotes
 
 PLACEHOLDER = "__sparkpar_p"  # how sql_text names an f-string's `{...}` part
+# How many `fixes_judged_only` blocks are open (a count, not a thread-local: the analysis runs on
+# a thread of its own).
+_judged_only = [0]
+
+
+@contextmanager
+def fixes_judged_only() -> Iterator[None]:
+    """Within it, `rewrite` makes every check and gives every refusal, but hands a fix it allows
+    back unbuilt (the expression as it was). For `sparkpar lint`, which keeps a fix's safety and
+    drops its nodes unread: a new copy of a whole generated query or `.sql` file per finding held
+    N copies of it for N findings (1.9 GB for a file of 4,000 statements)."""
+    _judged_only[0] += 1
+    try:
+        yield
+    finally:
+        _judged_only[0] -= 1
 
 
 @dataclass(frozen=True)
@@ -69,7 +87,10 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
             changed = [(low, low + len(replacement))] + [(a + shift, b + shift) for a, b in changed]
         if _closes_early(segment, body, changed):
             return "the rewritten SQL would need different quotes around the string"
-        new_nodes[id(segment.node)] = _with_body(segment, body)
+        if not _judged_only[0]:
+            new_nodes[id(segment.node)] = _with_body(segment, body)
+    if _judged_only[0]:
+        return expression
     rewritten = expression.visit(_Replace(new_nodes))
     assert isinstance(rewritten, cst.CSTNode)  # leaves are swapped one for one, never removed
     return rewritten
