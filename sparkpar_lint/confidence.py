@@ -200,24 +200,36 @@ def _names(columns: tuple[str, ...]) -> str:
 def _observed(graph: StageGraph, node: StageNode) -> bool:
     """The stage's result, or one computed from it, is written, handed to code that acts on each
     row, collected and kept, or returned. Previews and row counts see nothing of the choice."""
+    return node.id in graph.derived("observed", _observed_ids)
+
+
+def _observed_ids(graph: StageGraph) -> set[int]:
+    """ids of the stages `_observed` holds for, found once per graph: asked per finding, a walk
+    downstream of each was quadratic in a query of thousands of UNION ALL branches."""
     returned = graph.derived("returned", _returned)
     unseen = graph.previewed_args | graph.size_read
-    for stage in (node, *graph.downstream(node)):
+
+    def observes(stage: StageNode) -> bool:
         spec, call = stage.spec, stage.call
         if _sql_writes(stage):
             return True
         if spec is None:
-            continue
+            return False
         if spec.sink or stage.method in _HANDED_ON or (spec.returns == "driver" and stage.method.startswith("save")):
             return True
         if stage.id in returned:
             return True
-        if spec.returns == "driver" and stage.method not in _NOT_KEPT and call is not None and id(call) not in unseen:
-            # Rows collected into a name that is only shown (`pdf = ....toPandas()`, `pdf.head()`)
-            # are a preview too.
-            if fate(graph, stage, count_fixed=False) == KEPT:
-                return True
-    return False
+        # Rows collected into a name that is only shown (`pdf = ....toPandas()`, `pdf.head()`)
+        # are a preview too.
+        return (
+            spec.returns == "driver"
+            and stage.method not in _NOT_KEPT
+            and call is not None
+            and id(call) not in unseen
+            and fate(graph, stage, count_fixed=False) == KEPT
+        )
+
+    return graph.reaching(observes)
 
 
 def _returned(graph: StageGraph) -> set[int]:

@@ -236,6 +236,16 @@ def check_source(
 ) -> tuple[FileResult, dict[str, str]]:
     """Decode, analyse and apply suppressions to one file; never raises. Returns the result and
     the texts code frames show, by `path` (or `path:cell N` for a Jupyter cell)."""
+    from sparkpar_lint.sql.literal_edit import fixes_judged_only
+
+    # A lint reports a fix by its safety only: the rewritten SQL of each is never built.
+    with fixes_judged_only():
+        return _check_file(path, data, rule_ids, settings)
+
+
+def _check_file(
+    path: str, data: bytes, rule_ids: Collection[str], settings: AnalysisSettings | None
+) -> tuple[FileResult, dict[str, str]]:
     from sparkpar_lint.analysis import analyze
     from sparkpar_lint.suppressions import split_suppressions
 

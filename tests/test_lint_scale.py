@@ -13,6 +13,7 @@ import pytest
 from samples import BAD_JOB, GOOD_JOB
 from sparkpar_lint import parsing
 from sparkpar_lint.config import Config
+from sparkpar_lint.graph.stage_graph import StageGraph
 from sparkpar_lint.project import locate
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import check_source, run
@@ -93,3 +94,86 @@ def test_the_cache_writes_one_entry_per_analysed_file_and_nothing_when_warm(tmp_
     assert warm.cache_hits == len(paths)
     after = {entry.name: entry.stat().st_mtime_ns for entry in os.scandir(cache) if entry.name.endswith(".json")}
     assert after == entries
+
+
+def union_job(branches: int) -> bytes:
+    query = " UNION ALL ".join(f"SELECT k, first(v) AS v{i} FROM t{i} GROUP BY k" for i in range(branches))
+    return f'from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\ndf = spark.sql("""{query}""")\n'.encode()
+
+
+def sql_script(statements: int) -> bytes:
+    view = (
+        "CREATE OR REPLACE TEMP VIEW v{i} AS SELECT k, first(v) AS f FROM (SELECT * FROM t ORDER BY ts) GROUP BY k;\n"
+    )
+    return "".join(view.format(i=i) for i in range(statements)).encode()
+
+
+def test_a_union_of_n_branches_walks_its_stages_a_bounded_number_of_times_each(tmp_path, monkeypatch):
+    # A finding on every branch, each asking whether its result is observed: a walk downstream
+    # per finding went down the whole chain of unions after it (N*N/2 steps).
+    asked = []
+    consumers = StageGraph.consumers
+    monkeypatch.setattr(StageGraph, "consumers", lambda graph, node: asked.append(1) or consumers(graph, node))
+    steps = {}
+    for branches in (40, 160):
+        path = tmp_path / f"union_{branches}.py"
+        result, _ = check_source(str(path), union_job(branches), RULES)
+        assert len([f for f in result.findings if f.rule_id == "SPX101"]) == branches
+        steps[branches], asked[:] = len(asked), []
+    assert steps[160] <= 6 * steps[40], steps  # four times the branches: linear is about 4x, this was 14x
+
+
+def test_a_sql_script_is_tokenized_once_and_its_text_not_copied_per_finding(tmp_path, monkeypatch):
+    from sqlglot.dialects.spark import Spark
+
+    from sparkpar_lint.sql import literal_edit
+
+    counts = {"tokenize": 0, "segments": 0, "with_body": 0}
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(Spark, "tokenize", counted("tokenize", Spark.tokenize))
+    monkeypatch.setattr(literal_edit, "_segments", counted("segments", literal_edit._segments))
+    monkeypatch.setattr(literal_edit, "_with_body", counted("with_body", literal_edit._with_body))
+    path = tmp_path / "views.sql"
+    result, _ = check_source(str(path), sql_script(60), RULES)
+    fixable = [f for f in result.findings if f.fix_safety is not None]
+    assert len(fixable) >= 60, result
+    # Per file, not per finding: the script read once (it was read again for column calls, and
+    # tokenized twice each time), its literal mapped once; a lint builds no fix's new text, which
+    # held a copy of the whole script per finding.
+    assert counts == {"tokenize": 1, "segments": 1, "with_body": 0}
+
+
+@pytest.mark.parametrize(
+    ("literal", "old", "new", "refused"),
+    [
+        # The replacement completes a triple quote with the two before it: the string would close.
+        ('"""SELECT x"" FROM t"""', " FROM", '"y', True),
+        # A quote the replacement brings, far from any other: still inside the string.
+        ('"""SELECT x FROM t WHERE y = 1"""', "x", 'x || "a"', False),
+        # An escaped quote away from the edit does not close anything, before or after.
+        ('"""SELECT \\"x\\" FROM t, first(v)"""', "first(v)", "min(v)", False),
+    ],
+)
+def test_a_sql_rewrite_is_refused_exactly_when_its_string_would_close_early(literal, old, new, refused):
+    # The scan for a closing quote looks only near each replacement (the whole body once per
+    # finding was quadratic); what it refuses must stay what a scan of the whole body refuses.
+    import libcst as cst
+
+    from sparkpar_lint.sql.literal_edit import rewrite
+    from sparkpar_lint.sql.text import sql_text
+
+    node = cst.parse_expression(literal)
+    sql = sql_text(node, lambda _: (1, 0), cst.Module([]).code_for_node).text
+    start = sql.index(old)
+    outcome = rewrite(node, sql, [(start, start + len(old), new)])
+    assert isinstance(outcome, str) == refused, outcome
+    if not refused:
+        assert isinstance(outcome, cst.SimpleString)
+        assert outcome.evaluated_value == sql[:start] + new + sql[start + len(old) :]

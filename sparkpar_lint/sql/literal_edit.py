@@ -12,6 +12,8 @@ kept byte for byte; an edit that would touch or copy one is refused with the rea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -21,6 +23,22 @@ from sparkpar_lint.model import NoFix
 from sparkpar_lint.sql.text import decode_body, quotes
 
 PLACEHOLDER = "__sparkpar_p"  # how sql_text names an f-string's `{...}` part
+# How many `fixes_judged_only` blocks are open (a count, not a thread-local: the analysis runs on
+# a thread of its own).
+_judged_only = [0]
+
+
+@contextmanager
+def fixes_judged_only() -> Iterator[None]:
+    """Within it, `rewrite` makes every check and gives every refusal, but hands a fix it allows
+    back unbuilt (the expression as it was). For `sparkpar lint`, which keeps a fix's safety and
+    drops its nodes unread: a new copy of a whole generated query or `.sql` file per finding held
+    N copies of it for N findings (1.9 GB for a file of 4,000 statements)."""
+    _judged_only[0] += 1
+    try:
+        yield
+    finally:
+        _judged_only[0] -= 1
 
 
 @dataclass(frozen=True)
@@ -40,8 +58,8 @@ class _Segment:
 
 def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]) -> cst.CSTNode | NoFix:
     """The expression with `sql[start:end]` replaced for each edit, or why that cannot be done."""
-    segments = _segments(expression)
-    if segments is None or "".join(_text(s) for s in segments) != sql:
+    segments = _mapped(expression, sql)
+    if segments is None:
         return NoFix("the SQL string is not one the fixer can map back to its source")
     by_segment: dict[int, list[tuple[int, int, str]]] = {}
     for start, end, replacement in edits:
@@ -55,6 +73,7 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
     for index, own in by_segment.items():
         segment = segments[index]
         body = segment.body
+        changed: list[tuple[int, int]] = []  # where each replacement now lies in `body`
         for start, end, replacement in sorted(own, reverse=True):
             low, high = (segment.offsets[o - segment.start] for o in (start, end))
             if low < 0 or high < 0:
@@ -65,15 +84,31 @@ def rewrite(expression: cst.CSTNode, sql: str, edits: list[tuple[int, int, str]]
             if problem:
                 return NoFix(problem)
             body = body[:low] + replacement + body[high:]
-        if _closes_early(segment, body):
+            shift = len(replacement) - (high - low)
+            changed = [(low, low + len(replacement))] + [(a + shift, b + shift) for a, b in changed]
+        if _closes_early(segment, body, changed):
             return NoFix("the rewritten SQL would need different quotes around the string")
-        new_nodes[id(segment.node)] = _with_body(segment, body)
+        if not _judged_only[0]:
+            new_nodes[id(segment.node)] = _with_body(segment, body)
+    if _judged_only[0]:
+        return expression
     rewritten = expression.visit(_Replace(new_nodes))
     assert isinstance(rewritten, cst.CSTNode)  # leaves are swapped one for one, never removed
     return rewritten
 
 
-def _holder(segments: list[_Segment], start: int, end: int) -> int | None:
+@lru_cache(maxsize=8)
+def _mapped(expression: cst.CSTNode, sql: str) -> tuple[_Segment, ...] | None:
+    """The expression's segments when they spell `sql`. Kept for a few expressions: every finding
+    in one generated query or `.sql` file edits the same literal, and reading and comparing it
+    per finding made a file of N findings cost N times its length."""
+    segments = _segments(expression)
+    if segments is None or "".join(_text(s) for s in segments) != sql:
+        return None
+    return tuple(segments)
+
+
+def _holder(segments: tuple[_Segment, ...], start: int, end: int) -> int | None:
     """The literal segment holding [start, end); an insertion at a joint goes to a literal side."""
     found = [i for i, s in enumerate(segments) if s.node is not None and s.start <= start and end <= s.end]
     found = [i for i in found if segments[i].offsets]
@@ -89,15 +124,30 @@ def _unquotable(segment: _Segment, replacement: str) -> str | None:
     return None
 
 
-def _closes_early(segment: _Segment, body: str) -> bool:
+def _closes_early(segment: _Segment, body: str, changed: list[tuple[int, int]]) -> bool:
     """The new body holds its closing quote (unescaped), or ends where a triple quote would
-    take its last character."""
+    take its last character. `changed`: where in `body` the replacements lie."""
     # An escape is skipped whole (in a raw string too, a quote after a backslash does not close
-    # it); a regular expression, since the body may be a whole generated query.
-    # A whole generated query or .sql file is the body, once per finding: the cheap test first.
-    if segment.quote in body and _up_to_quote(segment.quote).match(body):
+    # it); a regular expression, since the body may be a whole generated query. The old body
+    # closed nowhere, so a closing quote can only be near a replacement: the whole body (a
+    # generated query, a .sql file) is scanned only when a quote character is.
+    if any(_quote_near(segment.quote, body, start, end) for start, end in changed) and _up_to_quote(
+        segment.quote
+    ).match(body):
         return True
     return segment.last and body.endswith(segment.quote[0]) and not body.endswith("\\" + segment.quote[0])
+
+
+def _quote_near(quote: str, body: str, start: int, end: int) -> bool:
+    """A quote character in `body[start:end]`, or close enough to be read with it: one whose
+    escaping the replacement may have changed (after a run of backslashes that now ends
+    elsewhere), or one of a triple quote the replacement completes."""
+    # Beyond the first character that is not a backslash after the replacement, every escape
+    # begins where it did before.
+    stop = end
+    while stop < len(body) and body[stop] == "\\":
+        stop += 1
+    return quote[0] in body[max(0, start - len(quote)) : stop + len(quote)]
 
 
 @lru_cache(maxsize=4)

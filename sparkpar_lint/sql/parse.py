@@ -11,7 +11,7 @@ import bisect
 import logging
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -103,23 +103,28 @@ class ParsedSql:
         return None
 
 
+@lru_cache(maxsize=2)
 def parse(text: str) -> ParsedSql | None:
     """None for SQL sqlglot cannot read (a template, another dialect): no finding, no crash.
     Templates are masked, and a statement that still does not parse is left out (blanked), so
-    one templated `CREATE TABLE` does not hide the queries beside it."""
+    one templated `CREATE TABLE` does not hide the queries beside it. The last texts are kept:
+    a `spark.sql` string is read as a query and again for column calls, and a generated query
+    or `.sql` file read twice cost twice its parse."""
     source = _TEMPLATE.sub(lambda m: "_" * len(m.group(0)), text)
+    spark = Spark()
     try:
-        tokens = Spark().tokenize(source)
+        tokens = spark.tokenize(source)
         depths = _depths(tokens)
         try:
-            statements = sqlglot.parse(source, read="spark")
+            # The tokens already read: a second tokenizing was a third of the parse.
+            statements = spark.parser().parse(tokens, source)
         except Exception:  # noqa: BLE001 - sqlglot raises several error types; try statement by statement
             source = _readable_statements(source, tokens, depths)
             if not source.strip():
                 return None
-            tokens = Spark().tokenize(source)
+            tokens = spark.tokenize(source)
             depths = _depths(tokens)
-            statements = sqlglot.parse(source, read="spark")
+            statements = spark.parser().parse(tokens, source)
     except Exception:  # noqa: BLE001 - unreadable SQL is skipped
         return None
     return ParsedSql(text, [s for s in statements if s is not None], tokens, depths, rewritable=source == text)
