@@ -14,6 +14,7 @@ from samples import BAD_JOB, GOOD_JOB
 from sparkpar_lint import parsing
 from sparkpar_lint.config import Config
 from sparkpar_lint.graph.stage_graph import StageGraph
+from sparkpar_lint.model import NoFix
 from sparkpar_lint.project import locate
 from sparkpar_lint.rules import all_rules
 from sparkpar_lint.runner import check_source, run
@@ -173,7 +174,7 @@ def test_a_sql_rewrite_is_refused_exactly_when_its_string_would_close_early(lite
     sql = sql_text(node, lambda _: (1, 0), cst.Module([]).code_for_node).text
     start = sql.index(old)
     outcome = rewrite(node, sql, [(start, start + len(old), new)])
-    assert isinstance(outcome, str) == refused, outcome
+    assert isinstance(outcome, NoFix) == refused, outcome
     if not refused:
         assert isinstance(outcome, cst.SimpleString)
         assert outcome.evaluated_value == sql[:start] + new + sql[start + len(old) :]
