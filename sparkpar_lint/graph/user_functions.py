@@ -4,6 +4,8 @@ names it binds itself, how many rows it emits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from sparkpar_lint.graph.passed_function import UserFunction
@@ -93,16 +95,7 @@ class _Bindings(cst.CSTVisitor):
         return False
 
     def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            name = alias.asname.name if alias.asname else alias.name
-            if isinstance(name, cst.Name):
-                self.bound.add(name.value)
-            elif isinstance(name, cst.Attribute):
-                root = name
-                while isinstance(root, cst.Attribute):
-                    root = root.value
-                if isinstance(root, cst.Name):
-                    self.bound.add(root.value)
+        self.bound.update(_import_bindings(node))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -255,17 +248,34 @@ def imported_modules(module: cst.Module | None) -> frozenset[str]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
 
-        def visit_Import(self, node: cst.Import) -> None:
-            for alias in node.names:
-                name = alias.asname.name if alias.asname else alias.name
-                while isinstance(name, cst.Attribute):
-                    name = name.value
-                if isinstance(name, cst.Name):
-                    found.add(name.value)
+        # Statements only, never their expressions: those are most of a script's top level.
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            return _bind(node.body)
+
+        def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
+            return _bind(node.body)
+
+    def _bind(statements: Sequence[cst.BaseSmallStatement]) -> bool:
+        for statement in statements:
+            if isinstance(statement, cst.Import):
+                found.update(_import_bindings(statement))
+        return False
 
     if module is not None:
         module.visit(_Imports())
     return frozenset(found)
+
+
+def _import_bindings(node: cst.Import) -> list[str]:
+    """The names an `import` binds: `import a.b` binds `a`, `import a.b as c` binds `c`."""
+    names = []
+    for alias in node.names:
+        name = alias.asname.name if alias.asname else alias.name
+        while isinstance(name, cst.Attribute):
+            name = name.value
+        if isinstance(name, cst.Name):
+            names.append(name.value)
+    return names
 
 
 def mutated_outer_names(function: UserFunction) -> set[str]:

@@ -151,7 +151,8 @@ def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> li
     # Plain Python first (a continuation line may start with `%`), then with magics masked, then
     # with automagic shell commands (`pip install x`, `ls`) masked too.
     errors = []
-    for candidate in (cell.lines, mask_magics(cell.lines), mask_magics(cell.lines, automagic=True)):
+    masked = mask_magics(cell.lines)
+    for candidate in (cell.lines, masked, mask_magics(cell.lines, automagic=True)):
         try:
             ast.parse("".join(line + "\n" for line in candidate))
         except SyntaxError as error:
@@ -159,11 +160,16 @@ def _python_lines(cell: Cell, virtual: VirtualSource, *, databricks: bool) -> li
             continue
         except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
             return mask_all(cell.lines)
-        return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in candidate]
-    if _newer_python(masked := mask_magics(cell.lines)):
-        return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in masked]
+        return _runs_imported(candidate)
+    if _newer_python(masked):
+        return _runs_imported(masked)
     virtual.broken.append((cell, errors[1]))  # the error with magics masked, as IPython sees it
     return mask_all(cell.lines)
+
+
+def _runs_imported(lines: list[str]) -> list[str]:
+    """The cell's lines, each masked `%run` line as the import it stands for."""
+    return [run_as_import(line, line[len(MASK) :]) if line.startswith(MASK) else line for line in lines]
 
 
 def _newer_python(lines: list[str]) -> bool:
