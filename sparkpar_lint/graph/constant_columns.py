@@ -11,6 +11,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.literal_rows import written_columns
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.uniqueness import callee
 
 # Functions whose value is the same for every row of one query: a literal, or the query's time.
 _CONSTANT_FUNCTIONS = frozenset({"lit", "current_timestamp", "current_date", "now", "localtimestamp"})
@@ -56,8 +57,7 @@ def _constant(expr: cst.BaseExpression) -> bool:
         expr = expr.func.value
     if not isinstance(expr, cst.Call):
         return False
-    func = expr.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    name = callee(expr)
     if name == "lit":
         return True
     return name in _CONSTANT_FUNCTIONS and not expr.args

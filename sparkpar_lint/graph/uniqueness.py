@@ -43,12 +43,13 @@ def literal_names(expr: cst.BaseExpression | None) -> list[str] | None:
                 return None
             names += inner
         return names
-    if isinstance(expr, cst.Call) and _callee(expr) in ("col", "column") and len(expr.args) == 1:
+    if isinstance(expr, cst.Call) and callee(expr) in ("col", "column") and len(expr.args) == 1:
         return literal_names(expr.args[0].value)
     return None
 
 
-def _callee(call: cst.Call) -> str | None:
+def callee(call: cst.Call) -> str | None:
+    """The called name: `lit` for `lit(1)` and `F.lit(1)`."""
     func = call.func
     if isinstance(func, cst.Name):
         return func.value
@@ -234,15 +235,10 @@ def _with_column_sets(node: StageNode, inherited: list[frozenset[str]]) -> list[
         return []
     written = name[0]
     kept = [s for s in inherited if written not in s]
-    if isinstance(value, cst.Call) and _callee(value) == "monotonically_increasing_id" and not value.args:
+    if isinstance(value, cst.Call) and callee(value) == "monotonically_increasing_id" and not value.args:
         return [*kept, frozenset({written})]
     numbering = [c for c in node.columns.calls if c.function == "row_number" and c.window is not None]
-    if (
-        len(numbering) == 1
-        and len(node.columns.calls) == 1
-        and isinstance(value, cst.Call)
-        and _callee(value) == "over"
-    ):
+    if len(numbering) == 1 and len(node.columns.calls) == 1 and isinstance(value, cst.Call) and callee(value) == "over":
         return [*kept, frozenset({*numbering[0].window.partition_by, written})]
     return kept
 
@@ -320,7 +316,7 @@ def _constant(expr: cst.BaseExpression) -> bool:
         and expr.func.attr.value in ("alias", "name", "cast")
     ):
         expr = expr.func.value
-    if isinstance(expr, cst.Call) and _callee(expr) == "lit" and len(expr.args) == 1:
+    if isinstance(expr, cst.Call) and callee(expr) == "lit" and len(expr.args) == 1:
         return isinstance(expr.args[0].value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
     return False
 
