@@ -2,7 +2,8 @@
 
 A random value drawn per row of such a frame is the data being generated (test or demo input), not
 a value computed from rows that exist elsewhere: whether a retried task must draw the same values
-is the reader's call, not something the code shows.
+is the reader's call, not something the code shows. Likewise which made-up row a join pairs with
+which, when both sides are made up: any pairing is another draw of the same synthetic data.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ def runs_on_made_up_rows(graph: StageGraph, function: UserFunction) -> bool:
     return bool(stages) and all(_made_up(graph, node) for node in stages)
 
 
+def made_up_above(graph: StageGraph, node: StageNode) -> bool:
+    """Every source above `node` makes its rows up, or reads back a path or table this module
+    wrote from made-up rows (`spark.range(n)...save(p)`, then `spark.read.json(p)`)."""
+    return _made_up(graph, node, read_back=True)
+
+
 def _runs(node: StageNode, function: UserFunction) -> bool:
     target = function.node
     if any(f.node is target for f in (*node.functions, *node.function_slots.values())):
@@ -30,8 +37,9 @@ def _runs(node: StageNode, function: UserFunction) -> bool:
     return any(c.udf is not None and c.udf.node is target for c in node.columns.calls)
 
 
-def _made_up(graph: StageGraph, node: StageNode) -> bool:
-    """All the sources above `node`, through every input, make their rows up."""
+def _made_up(graph: StageGraph, node: StageNode, read_back: bool = False, depth: int = 0) -> bool:
+    """All the sources above `node`, through every input, make their rows up (`read_back`: or
+    read what a write of made-up rows in this module wrote)."""
     frontier, seen, sources = [node], set(), []
     while frontier:
         current = frontier.pop()
@@ -41,7 +49,36 @@ def _made_up(graph: StageGraph, node: StageNode) -> bool:
         if not current.inputs:
             sources.append(current)
         frontier.extend(graph.nodes[i] for i in current.inputs)
-    return all(_counts(graph, source) for source in sources)
+    return all(
+        _counts(graph, source) or (read_back and depth < 3 and _reads_back_made_up(graph, source, depth))
+        for source in sources
+    )
+
+
+def _reads_back_made_up(graph: StageGraph, source: StageNode, depth: int) -> bool:
+    """`source` reads the path or table (the same expression) that a write of made-up rows names."""
+    target = _target(source.call)
+    if target is None or source.streaming:
+        return False
+    return any(
+        node.spec is not None
+        and node.spec.sink
+        and node.id != source.id
+        and (written := _target(node.call)) is not None
+        and written.deep_equals(target)
+        and _made_up(graph, node, read_back=True, depth=depth + 1)
+        for node in graph.nodes
+    )
+
+
+def _target(call: cst.Call | None) -> cst.BaseExpression | None:
+    """The path or table a reader or writer call names: its first positional or `path` argument."""
+    if call is None:
+        return None
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value in ("path", "tableName", "name"):
+            return arg.value
+    return None
 
 
 def _counts(graph: StageGraph, source: StageNode) -> bool:

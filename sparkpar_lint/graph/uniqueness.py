@@ -199,8 +199,18 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
             return []
         if node.method == "withColumn":
             return _with_column_sets(node, inherited)
+        if node.method in ("filter", "where"):
+            return _pinned_sets(node, inherited)
         return inherited
     return []
+
+
+def _pinned_sets(node: StageNode, inherited: list[frozenset[str]]) -> list[frozenset[str]]:
+    """A filter pinning columns of a unique set to one value leaves the rows unique on the rest:
+    `withColumn("rn", row_number().over(Window.partitionBy("k")...))` is unique on (k, rn), so
+    `filter(col("rn") == 1)` leaves one row per `k` (a set pinned whole stays as it was)."""
+    pinned = _equalities(node)
+    return [s - pinned if s - pinned else s for s in inherited]
 
 
 def _grouping_names(group: StageNode) -> list[str] | None:
@@ -333,7 +343,7 @@ def self_union(graph: StageGraph, node: StageNode) -> bool:
 def deduplicated_on(graph: StageGraph, node: StageNode, key: tuple[str, ...]) -> bool:
     """Some stage upstream of `node` leaves one row per value of `key` (or of the whole row), or
     the rows hold a column of `key` the project declares unique."""
-    if graph.unique_columns and is_unique_on(graph, node, key):
+    if is_unique_on(graph, node, key):
         return True
     for upstream in graph.upstream(node):
         if upstream.imported is not None and any(s <= set(key) for s in upstream.imported.unique):
@@ -374,7 +384,7 @@ def _equalities(node: StageNode) -> set[str]:
         ):
             sides = (expr.left, expr.comparisons[0].comparator)
             names = [_column_reference(s) for s in sides]
-            literal = [isinstance(s, (cst.SimpleString, cst.Integer, cst.Float)) for s in sides]
+            literal = [_literal(s) for s in sides]
             if names[0] and literal[1]:
                 pinned.add(names[0])
             elif names[1] and literal[0]:
@@ -382,6 +392,13 @@ def _equalities(node: StageNode) -> set[str]:
 
     visit(predicate)
     return pinned
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """`1`, `"a"`, `1.5`, or one of them in `lit(...)`."""
+    if isinstance(expr, cst.Call) and callee(expr) == "lit" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    return isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float))
 
 
 def _column_reference(expr: cst.BaseExpression) -> str | None:

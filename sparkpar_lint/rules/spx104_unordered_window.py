@@ -15,6 +15,7 @@ from sparkpar_lint.edits.chain import append_after, method_call
 from sparkpar_lint.edits.code import column_name, positional_values, string
 from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
 from sparkpar_lint.graph.constant_columns import constant_column
+from sparkpar_lint.graph.current_versions import current_versions_by
 from sparkpar_lint.graph.kept_results import nothing_kept
 from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
@@ -1228,6 +1229,8 @@ def _order_may_tie(graph: StageGraph, node: StageNode, call: ColumnCall) -> bool
         return False
     if call.function not in _ROW_PICKERS | _NEIGHBOURS and not _row_frame_total(call):
         return False
+    if current_versions_by(graph, node, window.partition_by):
+        return False  # one current version per entity id: each partition holds one row
     if window.order_opaque:
         # SQL ordered by a total or a count: amounts tie like a column of them, unless the
         # partition holds one row (`PARTITION BY customer` over `GROUP BY customer`).

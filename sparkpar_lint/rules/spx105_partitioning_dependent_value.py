@@ -21,6 +21,7 @@ from sparkpar_lint.edits.chain import insert_before
 from sparkpar_lint.edits.code import column_function, column_name, positional_values, string
 from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.graph.batching import batches_rows_only
+from sparkpar_lint.graph.made_up_rows import made_up_above
 from sparkpar_lint.graph.order_consumers import contains
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
@@ -412,6 +413,10 @@ class PartitioningDependentValue(Rule):
             operator = _operator_word(key_user)
             reason = f"and {operator} uses it as a key"
             related = (RelatedLocation(key_user.span, f"{operator} keys on it"),)
+            if key_user.method == "join" and made_up_above(graph, key_user):
+                # Generated rows zipped by a made-up number: another run pairs them otherwise,
+                # which is another draw of the same synthetic data, not real rows mispaired.
+                outcomes = _MADE_UP_PAIRING
         elif id_like:
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
@@ -476,6 +481,10 @@ def _seeded(node: StageNode) -> bool:
     return len(positional) > index
 
 
+_MADE_UP_PAIRING = (
+    "it matters which row pairs with which, though every row joined here is made up (`spark.range`, "
+    "literal rows, a rate stream, or a file this module wrote from them)"
+)
 _SEEDED_REPEAT = "the values must repeat on a run whose input has another partition count or row order"
 _RANDOM_VALUES = frozenset({"rand", "randn", "uuid", "shuffle"})
 # Operators whose result depends on a column's values picking or ordering rows.
