@@ -180,23 +180,6 @@ def test_default_parallelism_and_split_size_are_what_broke(audited):
     assert split and split.group(1) in ("2k", "16k"), files
 
 
-def test_budget_stops_the_re_runs_of_a_slow_test(project):
-    result = run_pytest(
-        project,
-        "-k",
-        "slow",
-        "--sparkpar-determinism",
-        "--sparkpar-master=local[2]",
-        f"--sparkpar-runs={RUNS}",
-        "--sparkpar-budget=2.5",
-    )
-    assert outcomes(result.stdout) == {"test_slow": "PASSED"}, result.stdout[-3000:]
-    assert "at most 2.5 s of re-runs per existing test" in result.stdout
-    # Each re-run sleeps 1 s, so 8 cannot fit in 2.5 s; at least one starts.
-    ran = re.search(rf"sparkpar: (\d) of {RUNS} perturbed runs fitted in the --sparkpar-budget of 2.5 s", result.stdout)
-    assert ran and 1 <= int(ran.group(1)) < RUNS, result.stdout[-3000:]
-
-
 SLOW_CHECK = """
 import time
 
@@ -211,16 +194,41 @@ def test_slow_check(sparkpar):
 """
 
 
-def test_budget_stops_the_permuted_runs_of_a_slow_check(tmp_path):
-    (tmp_path / "test_check.py").write_text(SLOW_CHECK)
-    result = run_pytest(
-        tmp_path,
+@pytest.fixture(scope="module")
+def budgeted(tmp_path_factory):
+    """Both budget scenarios in one pytest run (one Spark start): an existing test's re-runs and a
+    check's permuted runs, each cut short by the same --sparkpar-budget."""
+    directory = tmp_path_factory.mktemp("budget")
+    (directory / "conftest.py").write_text(CONFTEST)
+    (directory / "test_project.py").write_text(TESTS)
+    (directory / "test_check.py").write_text(SLOW_CHECK)
+    return run_pytest(
+        directory,
+        "-k",
+        "slow",
         "--sparkpar-determinism",
         "--sparkpar-master=local[2]",
         f"--sparkpar-runs={RUNS}",
-        "--sparkpar-budget=2",
+        "--sparkpar-budget=2.5",
     )
-    assert outcomes(result.stdout) == {"test_slow_check": "PASSED"}, result.stdout[-3000:]
-    # Each run sleeps 1.5 s and at most one per thread is in flight, so 8 cannot fit in 2 s.
-    ran = re.search(rf"sparkpar: (\d) of {RUNS} permuted runs fitted in the --sparkpar-budget of 2 s", result.stdout)
-    assert ran and 1 <= int(ran.group(1)) < RUNS, result.stdout[-3000:]
+
+
+def test_budget_runs_only_the_slow_tests(budgeted):
+    assert outcomes(budgeted.stdout) == {"test_slow": "PASSED", "test_slow_check": "PASSED"}, budgeted.stdout[-3000:]
+    assert "at most 2.5 s of re-runs per existing test" in budgeted.stdout
+
+
+def test_budget_stops_the_re_runs_of_a_slow_test(budgeted):
+    # Each re-run sleeps 1 s, so 8 cannot fit in 2.5 s; at least one starts.
+    ran = re.search(
+        rf"sparkpar: (\d) of {RUNS} perturbed runs fitted in the --sparkpar-budget of 2.5 s", budgeted.stdout
+    )
+    assert ran and 1 <= int(ran.group(1)) < RUNS, budgeted.stdout[-3000:]
+
+
+def test_budget_stops_the_permuted_runs_of_a_slow_check(budgeted):
+    # Each run sleeps 1.5 s and at most one per thread is in flight, so 8 cannot fit in 2.5 s.
+    ran = re.search(
+        rf"sparkpar: (\d) of {RUNS} permuted runs fitted in the --sparkpar-budget of 2.5 s", budgeted.stdout
+    )
+    assert ran and 1 <= int(ran.group(1)) < RUNS, budgeted.stdout[-3000:]
