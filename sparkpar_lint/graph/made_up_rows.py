@@ -19,8 +19,13 @@ _COUNTING_STREAMS = frozenset({"rate", "rate-micro-batch"})
 
 def runs_on_made_up_rows(graph: StageGraph, function: UserFunction) -> bool:
     """Every stage that runs `function` reads only made-up rows (and at least one stage does)."""
-    stages = [node for node in graph.nodes if _runs(node, function)]
+    stages = stages_running(graph, function)
     return bool(stages) and all(_made_up(graph, node) for node in stages)
+
+
+def stages_running(graph: StageGraph, function: UserFunction) -> list[StageNode]:
+    """The stages that call `function`: as their own function, or as a UDF in a column."""
+    return [node for node in graph.nodes if _runs(node, function)]
 
 
 def _runs(node: StageNode, function: UserFunction) -> bool:
