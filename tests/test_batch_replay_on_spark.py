@@ -13,9 +13,20 @@ pytest.importorskip("pyspark")
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # The same replay for the Python writer API and for a SQL INSERT run from the batch function,
-# and for an overwrite of a directory named by a random run id instead of the batch id.
-APPENDS = ["spx205/bad_order_log_append", "sql/bad_order_log_insert", "spx205/bad_order_log_clock_location"]
-KEYED = ["spx205/fixed_order_log_append", "sql/fixed_order_log_insert", "spx205/fixed_order_log_clock_location"]
+# for an overwrite of a directory named by a random run id instead of the batch id, and for an
+# append made by a method the batch function reaches through `self`.
+APPENDS = [
+    "spx205/bad_order_log_append",
+    "sql/bad_order_log_insert",
+    "spx205/bad_order_log_clock_location",
+    "spx205/bad_order_log_helper_append",
+]
+KEYED = [
+    "spx205/fixed_order_log_append",
+    "sql/fixed_order_log_insert",
+    "spx205/fixed_order_log_clock_location",
+    "spx205/fixed_order_log_helper_append",
+]
 
 
 def _load(name: str):

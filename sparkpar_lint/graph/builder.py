@@ -115,6 +115,8 @@ _TRAINING_METHODS = frozenset({"fit", "fit_transform", "fitMultiple", "train", "
 MAX_INLINE_DEPTH = 4
 # Decorators of declarative pipelines that make a function the body of a foreachBatch sink.
 _BATCH_SINK_DECORATORS = frozenset({"pyspark.pipelines.foreach_batch_sink", "dlt.foreach_batch_sink"})
+# A Delta Live Tables dataset read by name, as `spark.readStream.table(name)` (or `spark.read`) reads it.
+_PIPELINE_READS = {"dlt.read_stream": "StreamReader", "dlt.read": "Reader"}
 # Argument values that can change what a helper's body builds.
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
 
@@ -727,6 +729,10 @@ class GraphBuilder:
         for class_name, kind in CONTEXT_CLASSES.items():
             if name == class_name or name.startswith(class_name + "."):
                 return SparkValue(kind)
+        reader = _PIPELINE_READS.get(name)
+        if reader is not None and isinstance(call.func, cst.Attribute):
+            spec = self.catalogue.operator(reader, "table")
+            return self.apply_operator(SparkValue(reader), spec, call.func, call, args, kwargs, scope, "table")
         frame = passthrough_functions().get(name)
         if frame is not None and frame < len(args) and isinstance(args[frame], SparkValue):
             return args[frame]  # the same rows come back (`collectMetrics(spark, df, ...)`)

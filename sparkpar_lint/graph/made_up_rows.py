@@ -20,7 +20,7 @@ _COUNTING_STREAMS = frozenset({"rate", "rate-micro-batch"})
 
 def runs_on_made_up_rows(graph: StageGraph, function: UserFunction) -> bool:
     """Every stage that runs `function` reads only made-up rows (and at least one stage does)."""
-    stages = [node for node in graph.nodes if _runs(node, function)]
+    stages = stages_running(graph, function)
     return bool(stages) and all(_made_up(graph, node) for node in stages)
 
 
@@ -28,6 +28,11 @@ def made_up_above(graph: StageGraph, node: StageNode) -> bool:
     """Every source above `node` makes its rows up, or reads back a path or table this module
     wrote from made-up rows (`spark.range(n)...save(p)`, then `spark.read.json(p)`)."""
     return _made_up(graph, node, read_back=True)
+
+
+def stages_running(graph: StageGraph, function: UserFunction) -> list[StageNode]:
+    """The stages that call `function`: as their own function, or as a UDF in a column."""
+    return [node for node in graph.nodes if _runs(node, function)]
 
 
 def _runs(node: StageNode, function: UserFunction) -> bool:

@@ -72,13 +72,14 @@ def kept_as_result(graph: StageGraph, node: StageNode) -> str | None:
 
 
 def _sql_writes(node: StageNode) -> bool:
-    """A stage of an `INSERT`, `MERGE` or `CREATE TABLE ... AS` statement: its rows are written."""
+    """A stage of an `INSERT`, `MERGE`, `CREATE TABLE ... AS` or `CREATE MATERIALIZED VIEW ... AS`
+    statement (a pipeline's stored view): its rows are written."""
     expression = getattr(node.sql, "expression", None)
     if expression is None:
         return False
     root = expression.root()
     if isinstance(root, exp.Create):
-        return str(root.kind).upper() != "VIEW"
+        return str(root.kind).upper() != "VIEW" or root.find(exp.MaterializedProperty) is not None
     return isinstance(root, (exp.Insert, exp.Merge))
 
 

@@ -1,6 +1,7 @@
 """Sorts that can leave rows tied: `orderBy(F.desc("count")).limit(10)` keeps whichever of the
 pages tied on the tenth count reach the limit first, and that follows the shuffle. Judged over
-groups' aggregates (counts, totals, rates per key) and over literal rows, where ties are seen.
+groups' aggregates (counts, totals, rates per key), columns named as counts, and literal rows,
+where ties are seen.
 
 A sort's columns are a total order only when the rows are unique on them: a grouping key, a
 `dropDuplicates` subset, a row number or a sequence id, a declared unique column, or a name that
@@ -20,6 +21,9 @@ from sparkpar_lint.graph.uniqueness import output_columns, unique_sets
 
 # Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
 UNIQUE_NAME = re.compile(r"(^|_)(id|uuid|guid|key|seq|sequence|offset|rownum|row_number)$|[a-z]Id$", re.IGNORECASE)
+# Names that say a column holds a count (`click_count`, `cnt`, `num_orders`): small integers that
+# tie as often as a group's count does, even when read from a table already counted.
+COUNT_NAME = re.compile(r"(^|_)(count|cnt)$|^(count|cnt|num)_", re.IGNORECASE)
 # `F.desc("c")`, `F.col("c").asc()`: how to sort by a column, still that column.
 _DIRECTIONS = frozenset({"asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last"})
 _NAMING = frozenset({"col", "column"}) | _DIRECTIONS
@@ -49,7 +53,7 @@ def tied_sort(graph: StageGraph, node: StageNode) -> tuple[StageNode, tuple[str,
     if kept is not None and kept <= set(columns):
         return None  # the rows that reach the pick hold only the sort's columns: tied rows are equal
     seen = _literal_ties(graph, rows, columns)
-    if seen is False or (seen is None and not _aggregated(graph, rows)):
+    if seen is False or (seen is None and not _aggregated(graph, rows) and not all(map(COUNT_NAME.search, columns))):
         return None
     return sort, columns, seen is True
 
@@ -122,11 +126,25 @@ def _sql_sort_terms(sort: StageNode) -> tuple[str, ...] | None:
     names: list[str] = []
     for term in order.expressions:
         term = term.this if isinstance(term, exp.Ordered) else term
+        term = _projection_at(order, term) or term
         name = term.name if isinstance(term, exp.Column) else amount(term)
         if not name:
             return None
         names.append(name)
     return tuple(names)
+
+
+def _projection_at(order: exp.Order, term: exp.Expression) -> exp.Expression | None:
+    """`ORDER BY 2`: the second projection of the query the order belongs to, as the column it
+    names (`SUM(clicks) AS total` is `total`); None when the term is not a position."""
+    select = order.parent
+    if not isinstance(term, exp.Literal) or term.is_string or not isinstance(select, exp.Select):
+        return None
+    position = int(term.name) if term.name.isdigit() else 0
+    if not 0 < position <= len(select.expressions):
+        return None
+    projection = select.expressions[position - 1]
+    return exp.column(projection.alias) if isinstance(projection, exp.Alias) else projection
 
 
 def _plain_column(expr: cst.BaseExpression) -> str | None:
@@ -174,7 +192,8 @@ def _identifies_rows(graph: StageGraph, rows: StageNode, columns: tuple[str, ...
 def _aggregated(graph: StageGraph, rows: StageNode) -> bool:
     """The sorted rows are groups' aggregates (`groupBy(...).count()`, `GROUP BY` in SQL): counts
     and totals over groups tie often (every page seen once counts 1). A column as read from a
-    source says nothing about how often its values repeat, so a sort by it is left alone."""
+    source says nothing about how often its values repeat, so a sort by it is left alone (unless
+    its name says it is a count: `COUNT_NAME`)."""
     current: StageNode | None = rows
     for _ in range(_DEPTH):
         if current is None or current.spec is None:

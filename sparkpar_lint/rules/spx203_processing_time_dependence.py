@@ -9,12 +9,13 @@ not change with partitioning or retries. Spark's own `rand()`/`uuid()`/`shuffle(
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from sparkpar_lint.graph.imports import ImportTable
-from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows
+from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows, stages_running
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.user_functions import executor_functions
 from sparkpar_lint.model import Finding, Severity
@@ -30,6 +31,27 @@ _PARTITION_ROLES = frozenset({"partition", "partition-with-index"})
 # A draw over rows the job makes up (`spark.range`, the rate stream) is usually the data being
 # generated: that a retry must repeat it is assumed, not seen.
 _GENERATED = "a retried task must draw the same values: these rows are made up by the job, like test data"
+_KAFKA_ONLY = (
+    "something past the Kafka topic must dedup or join on this value: here it only goes out to an "
+    "at-least-once Kafka sink, which sends a replayed batch's records again anyway"
+)
+# A Kafka sink's format on the write chain.
+_KAFKA_FORMAT = re.compile(r"""\.format\(\s*['"]kafka['"]\s*\)""")
+# Stages that match rows by their values: a value that changes on retry changes what they match.
+_MATCHING = frozenset(
+    {
+        "join",
+        "dropDuplicates",
+        "drop_duplicates",
+        "dropDuplicatesWithinWatermark",
+        "distinct",
+        "groupBy",
+        "groupByKey",
+        "foreachBatch",
+        "foreach",
+        "foreachPartition",
+    }
+)
 
 _PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
@@ -151,13 +173,15 @@ class ProcessingTimeDependence(Rule):
                         )
         for function, _ in executor_functions(graph):
             values = per_task_values(function.node, ImportTable(graph.imports))
-            generated = any(v.kind == "random" for v in values) and runs_on_made_up_rows(graph, function)
+            random = any(v.kind == "random" for v in values)
+            generated = random and runs_on_made_up_rows(graph, function)
+            assumed = _GENERATED if generated else _KAFKA_ONLY if random and _only_to_kafka(graph, function) else None
             for value in values:
                 yield self.finding(
                     ctx,
                     graph.span_of(value.call),
                     _message(value.name, value.kind, function),
-                    outcomes=_GENERATED if generated and value.kind == "random" else None,
+                    outcomes=assumed if value.kind == "random" else None,
                 )
             for call in _state_clock_calls(function.node):
                 yield self.finding(
@@ -167,6 +191,20 @@ class ProcessingTimeDependence(Rule):
                     "micro-batch: state decisions made on it depend on when batches run, not on the data; "
                     "compare event times against the watermark (`getCurrentWatermarkMs`) instead",
                 )
+
+
+def _only_to_kafka(graph, function) -> bool:
+    """The rows the function runs on go only to Kafka sinks (a producer minting event ids), with
+    no stage on the way that matches rows by value."""
+    stages = stages_running(graph, function)
+    for stage in stages:
+        later = list(graph.downstream(stage))
+        sinks = [n for n in later if n.spec is not None and n.spec.sink]
+        if not sinks or any(n.method in _MATCHING for n in later):
+            return False
+        if not all(n.call is not None and _KAFKA_FORMAT.search(cst.Module([]).code_for_node(n.call)) for n in sinks):
+            return False
+    return bool(stages)
 
 
 def _message(name: str, kind: str, function) -> str:

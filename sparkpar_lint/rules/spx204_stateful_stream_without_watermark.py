@@ -520,6 +520,9 @@ def stream_state_problems(ctx: RuleContext) -> Iterator[StateProblem]:
             if complete:
                 message = _COMPLETE_WITH_WATERMARK.format(method=node.method)
                 yield StateProblem(node.span, message, None, _watermarked_complete_fix(graph, node), False)
+            elif (event_time := _watermark_outside_dedup_key(graph, node)) is not None:
+                message = _DEDUP_KEY_WITHOUT_WATERMARK.format(method=node.method, column=event_time)
+                yield StateProblem(node.span, message, None, None, False)
             continue
         if complete and not space.grows and not _keeps_every_row(node):
             continue  # complete mode says the result table is small; nothing says otherwise
@@ -562,6 +565,26 @@ def _state_key_space(graph: StageGraph, node: StageNode, grouping: StageNode | N
         if text is not None:
             return KeySpace(ENTITY, text)
     return space
+
+
+_DEDUP_KEY_WITHOUT_WATERMARK = (
+    "`{method}` has a watermark on `{column}` upstream, but `{column}` is not in its key: Spark drops "
+    "deduplication state only through the watermarked column of the key, so every key seen is kept for "
+    "ever. Add `{column}` to the key, or use `dropDuplicatesWithinWatermark`"
+)
+
+
+def _watermark_outside_dedup_key(graph: StageGraph, node: StageNode) -> str | None:
+    """The watermarked column of a streaming `dropDuplicates(subset)` whose subset leaves it out.
+    Only named columns on both sides: a key computed from the event time is not judged here."""
+    if node.method not in ("dropDuplicates", "drop_duplicates") or _keeps_every_row(node) or not node.keys:
+        return None
+    marks = [n for n in graph.upstream(node) if n.method == "withWatermark" and n.call is not None and n.call.args]
+    columns = {column_name(n.call.args[0].value) for n in marks}
+    if len(columns) != 1 or None in columns:
+        return None
+    column = columns.pop()
+    return column if column not in node.keys else None
 
 
 def _keeps_every_row(node: StageNode) -> bool:

@@ -369,7 +369,7 @@ class NonIdempotentBatchWrite(Rule):
             # A name or version made from the clock differs on replay, whatever else keys the write.
             safe = any(_replay_safe(ctx.graph, f.node, fresh) for f in functions)
             related = (RelatedLocation(node.span, f"`{node.method}` runs it once per micro-batch, again on replay"),)
-            for later, what in _unkeyed_outputs(graph, node, fresh, safe):
+            for later, what in _unkeyed_outputs(graph, node, functions, fresh, safe):
                 message = (
                     f"{what} in a `foreachBatch` function that keys no write on the batch id: when Spark replays "
                     "a micro-batch after a failure, its rows are written again. Make the write idempotent "
@@ -399,9 +399,15 @@ class NonIdempotentBatchWrite(Rule):
 
 
 def _unkeyed_outputs(
-    graph: StageGraph, batch: StageNode, fresh: tuple[set[int], set[str]], safe: bool
+    graph: StageGraph, batch: StageNode, functions, fresh: tuple[set[int], set[str]], safe: bool
 ) -> Iterator[tuple[StageNode, str]]:
-    for later in graph.downstream(batch):
+    downstream = list(graph.downstream(batch))
+    seen = {n.id for n in downstream}
+    # Writes the function makes of other frames (a monitoring row, a lookup table), itself or in
+    # the helpers it calls: they run again on replay as much as the batch's own write does.
+    calls = _calls_reached(graph, [f.node for f in functions])
+    reached = [n for n in graph.nodes if n.id not in seen and n.call is not None and id(n.call) in calls]
+    for later in downstream + reached:
         if later.spec is None:
             continue
         if later.spec.sink and later.receiver == "Writer" and _clock_version(later.call, *fresh):
@@ -422,6 +428,27 @@ def _unkeyed_outputs(
                 yield later, "`INSERT INTO` appends" if later.call is None else f"`{later.method}` appends"
         elif later.method in _PUSHES:
             yield later, f"`{later.method}` pushes every row out"
+
+
+def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
+    """Ids of the calls in the functions and in the module's functions and methods they call, to a
+    depth of three."""
+    helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    calls: set[int] = set()
+    bodies, done = list(functions), set()
+    for _ in range(4):
+        found = []
+        for body in bodies:
+            if id(body) in done:
+                continue
+            done.add(id(body))
+            for call in m.findall(body, m.Call()):
+                calls.add(id(call))
+                helper = _helper_called(call, helpers)
+                if helper is not None:
+                    found.append(helper)
+        bodies = found
+    return calls
 
 
 def _fresh_names(graph: StageGraph, functions) -> tuple[set[int], set[str]]:
@@ -515,7 +542,8 @@ def _appends(graph: StageGraph, sink: StageNode) -> bool:
     # Writer settings are not stages: read `.mode(...)` off the chain the sink is called on.
     while mode is None and isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
         if link.func.attr.value == "mode" and link.args:
-            mode = _literal_node(link.args[0].value)
+            value = link.args[0].value
+            mode = _assigned_literal(graph, sink, value.value) if isinstance(value, cst.Name) else _literal_node(value)
         link = link.func.value
     return mode == "append"
 
@@ -573,7 +601,8 @@ def _keyed_es_write(graph: StageGraph, sink: StageNode) -> bool:
 
 def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> str | None:
     """`mode = "append"` ... `write.jdbc(..., mode=mode)`: the string the name is bound to in the
-    function that makes the write, when it is bound to exactly one."""
+    function that makes the write, when it is bound to exactly one. A parameter's default counts
+    when no call in the module passes that parameter (`def save(df, mode="append")`)."""
     if not name or not name.isidentifier() or sink.call is None:
         return None
     for function in graph.definitions:
@@ -584,8 +613,29 @@ def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> s
             for a in m.findall(function, m.Assign())
             if any(m.matches(t.target, m.Name(name)) for t in a.targets)
         }
+        default = _unpassed_default(graph, function, name)
+        if default is not None:
+            values.add(_literal_node(default))
         return values.pop() if len(values) == 1 else None
     return None
+
+
+def _unpassed_default(graph: StageGraph, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The default of parameter `name` when no call of the function in the module passes it."""
+    params = list(function.params.params)
+    found = next((p for p in params if p.name.value == name), None)
+    if found is None or found.default is None:
+        return None
+    position = params.index(found) - (1 if is_bound_method(function) else 0)
+    for call in graph.nodes_of(cst.Call):
+        func = call.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        if called != function.name.value:
+            continue
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) > position or any(a.keyword is not None and a.keyword.value == name for a in call.args):
+            return None
+    return found.default
 
 
 def _anti_join(node: StageNode) -> bool:
@@ -627,7 +677,6 @@ def _used_beyond_logging(
     """The name is read other than in a print/log call (or, with `stamped_only`, a `lit(...)`
     column value); handed to a helper of the module, it counts only if the helper uses the
     parameter it lands in."""
-    ignored = _LOGGING | {"lit"} if stamped_only else _LOGGING
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
 
     class _Uses(cst.CSTVisitor):
@@ -645,10 +694,10 @@ def _used_beyond_logging(
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value != name or any(_callee_name(c) in ignored for c in self.calls):
+            if node.value != name or any(_logs(c) or (stamped_only and _callee_name(c) == "lit") for c in self.calls):
                 return
             passed = _passed_to_helper(self.calls[-1] if self.calls else None, node, helpers)
-            if passed is None or depth >= 2:
+            if passed is None or depth >= 3:
                 self.found = True
             elif _used_beyond_logging(graph, *passed, depth=depth + 1):
                 self.found = True
@@ -658,17 +707,37 @@ def _used_beyond_logging(
     return uses.found
 
 
+def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
+    """The module's function a call runs: `helper(...)`, or `self.helper(...)` for a method."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return helpers.get(func.value)
+    if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self")):
+        found = helpers.get(func.attr.value)
+        return found if found is not None and is_bound_method(found) else None
+    return None
+
+
+def _logs(call: cst.Call) -> bool:
+    """A print or a logger call (`info`, `write_log`, `log_event`): it reports, it keys nothing."""
+    name = _callee_name(call)
+    return name in _LOGGING or name.lower().startswith("log") or name.lower().endswith("_log")
+
+
 def _callee_name(call: cst.Call) -> str:
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
 
 
 def _passed_to_helper(call: cst.Call | None, name: cst.Name, helpers: dict) -> tuple[cst.FunctionDef, str] | None:
-    """(helper, parameter) when `name` is a whole argument of a call to a module function."""
-    if call is None or not isinstance(call.func, cst.Name) or call.func.value not in helpers:
+    """(helper, parameter) when `name` is a whole argument of a call to a module function, or of
+    `self.method(...)` (a method of the module, its parameters after `self`)."""
+    helper = _helper_called(call, helpers) if call is not None else None
+    if helper is None:
         return None
-    helper = helpers[call.func.value]
     params = parameter_names(helper)
+    if isinstance(call.func, cst.Attribute) and is_bound_method(helper):
+        params = params[1:]
     positional = [a for a in call.args if a.keyword is None]
     for arg in call.args:
         if arg.value is name:
