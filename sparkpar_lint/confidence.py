@@ -10,9 +10,9 @@ analysis saw and not from which rule made it.
 from __future__ import annotations
 
 import libcst as cst
-from sqlglot import exp
 
 from sparkpar_lint.graph.erasure import KEPT, fate
+from sparkpar_lint.graph.result_reach import sql_writes
 from sparkpar_lint.graph.span_index import SpanIndex
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import PREVIEW, UNUSED, Confidence, Links, Span
@@ -159,17 +159,6 @@ def _last_of_each_literal(graph: StageGraph) -> list[tuple[Span, StageNode]]:
     return list(last.values())
 
 
-def _sql_writes(node: StageNode) -> bool:
-    """A stage of an `INSERT`, `MERGE` or `CREATE TABLE ... AS` statement: its rows are written."""
-    expression = getattr(node.sql, "expression", None)
-    if expression is None:
-        return False
-    root = expression.root()
-    if isinstance(root, exp.Create):
-        return str(root.kind).upper() != "VIEW"
-    return isinstance(root, (exp.Insert, exp.Merge))
-
-
 def rows_differ(node: StageNode | None) -> str:
     """The condition an order-dependent choice needs, as the reader would check it."""
     if node is None:
@@ -211,7 +200,7 @@ def _observed_ids(graph: StageGraph) -> set[int]:
 
     def observes(stage: StageNode) -> bool:
         spec, call = stage.spec, stage.call
-        if _sql_writes(stage):
+        if sql_writes(stage):
             return True
         if spec is None:
             return False

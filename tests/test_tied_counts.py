@@ -118,3 +118,13 @@ def test_top_n_over_tied_counts_is_flagged_at_its_span(path, code, span):
 @pytest.mark.parametrize(("path", "code"), VALID)
 def test_top_n_with_a_total_order_is_clean(path, code):
     assert _spans(path, code) == []
+
+
+def test_a_materialized_view_is_as_kept_as_a_table():
+    # Its rows are stored: the confidence's "reaches a result" link holds as for CREATE TABLE AS.
+    body = "SELECT referrer, visit_count FROM clicks_clean ORDER BY visit_count DESC LIMIT 50;\n"
+    levels = []
+    for head in ("CREATE OR REFRESH MATERIALIZED VIEW top AS", "CREATE TABLE top AS"):
+        result, _ = check_source("top.sql", f"{head}\n{body}".encode(), frozenset({"SPX106"}))
+        levels.append([f.confidence for f in result.findings])
+    assert levels[0] == levels[1] and len(levels[0]) == 1

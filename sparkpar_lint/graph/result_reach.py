@@ -60,7 +60,7 @@ def kept_as_result(graph: StageGraph, node: StageNode) -> str | None:
         spec = stage.spec
         if spec is not None and (spec.sink or stage.method in _HANDED_ON):
             return f"`{stage.method}` writing it"
-        if _sql_writes(stage):
+        if sql_writes(stage):
             return "the statement writing it"
     for stage in stages:
         value = stage.call if stage.call is not None else _sql_call(graph, stage)
@@ -71,7 +71,7 @@ def kept_as_result(graph: StageGraph, node: StageNode) -> str | None:
     return None
 
 
-def _sql_writes(node: StageNode) -> bool:
+def sql_writes(node: StageNode) -> bool:
     """A stage of an `INSERT`, `MERGE`, `CREATE TABLE ... AS` or `CREATE MATERIALIZED VIEW ... AS`
     statement (a pipeline's stored view): its rows are written."""
     expression = getattr(node.sql, "expression", None)
