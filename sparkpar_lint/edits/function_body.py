@@ -6,12 +6,14 @@ them in sequence (SPX103), the SORT before an ordered stage of the data-trace-ty
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from sparkpar_lint.edits.code import string
 
 
-def insert_at_top(function: cst.FunctionDef, statements: list[cst.BaseStatement]) -> cst.FunctionDef:
+def insert_at_top(function: cst.FunctionDef, statements: Sequence[cst.BaseStatement]) -> cst.FunctionDef:
     """`function` with `statements` first in its body, after the docstring if it has one."""
     body = function.body
     if not isinstance(body, cst.IndentedBlock):  # `def f(x): return x` on one line
