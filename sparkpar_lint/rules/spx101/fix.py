@@ -86,7 +86,7 @@ def grouped_fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: Stag
             return _extreme_of_the_sort_column(call, call.call, sort, direction == "desc", dropped, gone)
         return _one_of_its_answers(graph, node, call) if not _pivoted(graph, node) else None
     if sort is not None:
-        keys, safety, extra, imports = sort.keys, SAFE, dropped, ()
+        keys, safety, extra, imports = sort.keys, SAFE, dropped, cast(Imports, ())
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
