@@ -13,16 +13,22 @@ A self-assignment (`df = df.orderBy("ts")` becomes `df = df`) just goes, under t
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import libcst as cst
 
+from sparkpar_lint.edits.model import Replacement
 from sparkpar_lint.graph.positions import walk
 
+# (function, its body's statements, index of `name = value` among them)
+_Found = tuple[cst.FunctionDef, Sequence[cst.BaseStatement], int]
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.BaseExpression):
+def alias_removal(
+    module: cst.Module | None, value: cst.Call, receiver: cst.BaseExpression
+) -> tuple[tuple[cst.CSTNode, Replacement], ...] | None:
     """((statement, REMOVE), (reader, name)) or None: `value` is the call the fix drops, leaving
     `receiver` as the assigned value."""
     if module is None or not isinstance(receiver, cst.Name):
@@ -32,7 +38,10 @@ def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.Base
         return None
     function, body, index = found
     statement = body[index]
-    alias = statement.body[0].targets[0].target.value
+    target = assigned_name(statement)
+    if target is None:
+        return None  # not met: the statements found are `name = call`
+    alias = target.value
     aliased = receiver.value
     if _has_comment(statement) or _declared(function, {alias, aliased}):
         return None
@@ -43,7 +52,7 @@ def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.Base
     uses = [n for n in _names(function) if n.value == alias]
     if len(uses) != 2:
         return None  # bound or read elsewhere (or a parameter of that name)
-    reader = next(n for n in uses if n is not statement.body[0].targets[0].target)
+    reader = next(n for n in uses if n is not target)
     later = next((i for i in range(index + 1, len(body)) if _reads_plainly(body[i], reader)), None)
     if later is None:
         return None
@@ -53,20 +62,28 @@ def alias_removal(module: cst.Module | None, value: cst.Call, receiver: cst.Base
     return ((statement, cst.RemovalSentinel.REMOVE), (reader, cst.Name(aliased)))
 
 
-def _alias_statement(module: cst.Module, value: cst.Call):
+def assigned_name(statement: cst.CSTNode) -> cst.Name | None:
+    """`name` of a `name = value` statement line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or not isinstance(statement.body[0], cst.Assign):
+        return None
+    target = statement.body[0].targets[0].target
+    return target if isinstance(target, cst.Name) else None
+
+
+def _alias_statement(module: cst.Module, value: cst.Call) -> _Found | None:
     """(function, its body's statements, index) of `name = value` directly in a function's body."""
     return _alias_statements(module).get(id(value))
 
 
 @lru_cache(maxsize=1)
-def _alias_statements(module: cst.Module) -> dict[int, tuple]:
+def _alias_statements(module: cst.Module) -> dict[int, _Found]:
     """id(value) -> (function, body, index) for every `name = value` directly in a function's
     body, from one walk: a rule asks once per finding, and a walk each time made a module with a
     sorted aggregate on every line quadratic. Kept for the last module only (rules ask about one
     module at a time, and the fixer's next pass parses a new one)."""
-    found: dict[int, tuple] = {}
+    found: dict[int, _Found] = {}
     for function in (node for node in walk(module, trivia=False) if isinstance(node, cst.FunctionDef)):
-        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        body: Sequence[cst.BaseStatement] = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
         for index, statement in enumerate(body):
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
                 continue
@@ -81,7 +98,7 @@ def _alias_statements(module: cst.Module) -> dict[int, tuple]:
     return found
 
 
-def _names(node: cst.CSTNode):
+def _names(node: cst.CSTNode) -> Iterator[cst.Name]:
     if isinstance(node, cst.Name):
         yield node
     for child in node.children:
@@ -103,7 +120,7 @@ def _declared(function: cst.FunctionDef, names: set[str]) -> bool:
     return walk(function)
 
 
-def _local(function: cst.FunctionDef, before: list, name: str) -> bool:
+def _local(function: cst.FunctionDef, before: Sequence[cst.BaseStatement], name: str) -> bool:
     """`name` is a parameter of the function or bound by a statement of its body before the alias."""
     params = function.params
     every = [*params.posonly_params, *params.params, *params.kwonly_params]

@@ -58,18 +58,23 @@ def append_after(method: str, args: Sequence[cst.BaseExpression | cst.Arg]) -> R
     return partial(_call_on, method, tuple(args))
 
 
-def _call_on(method: str, args: tuple, receiver: cst.BaseExpression) -> cst.Call:
+def _call_on(method: str, args: tuple[cst.BaseExpression | cst.Arg, ...], receiver: cst.BaseExpression) -> cst.Call:
     return method_call(receiver, method, args)
 
 
-def _wrap_receiver(build, skip_rdd: bool, call: cst.Call) -> cst.Call:
+def _wrap_receiver(
+    build: Callable[[cst.BaseExpression], cst.BaseExpression], skip_rdd: bool, call: cst.Call
+) -> cst.Call:
     receiver = receiver_of(call)
+    if receiver is None or not isinstance(call.func, cst.Attribute):  # built only for method calls
+        return call
     frame = through_rdd(receiver) if skip_rdd else None
     if frame is not None:
         return call.with_changes(func=call.func.with_changes(value=receiver.with_changes(value=build(frame))))
     return call.with_changes(func=call.func.with_changes(value=build(receiver)))
 
 
-def drop_call(call: cst.Call) -> cst.BaseExpression | None:
-    """`x.op(...)` → `x`: the operator removed from its chain (None if it has no receiver)."""
-    return receiver_of(call)
+def drop_call(call: cst.Call) -> cst.BaseExpression:
+    """`x.op(...)` → `x`: the operator removed from its chain (a plain function call stays)."""
+    receiver = receiver_of(call)
+    return call if receiver is None else receiver

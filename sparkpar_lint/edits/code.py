@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparkpar_lint.edits.model import Imports
 from sparkpar_lint.edits.quotes import InsertedString, literal
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 
@@ -17,7 +18,7 @@ def string(text: str) -> InsertedString:
     return InsertedString(literal(text, '"'))
 
 
-def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:
+def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -> tuple[cst.Call, Imports]:
     """A call of functions.`name`, written the way `like` calls its function (`F.x`, `fn.x`, `x`).
 
     Returns the call and the imports it needs: none when `like` goes through a module alias.
@@ -26,7 +27,7 @@ def column_function(like: cst.Call, name: str, args: list[cst.BaseExpression]) -
     """
     if isinstance(like.func, cst.Attribute):
         func = like.func.with_changes(attr=cst.Name(name))
-        imports = ()
+        imports: Imports = ()
     else:
         func = cst.Attribute(value=cst.Name(FUNCTIONS_PLACEHOLDER), attr=cst.Name(name))
         imports = ((FUNCTIONS_MODULE, name),)

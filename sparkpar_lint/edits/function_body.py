@@ -6,16 +6,19 @@ them in sequence (SPX103), the SORT before an ordered stage of the data-trace-ty
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from sparkpar_lint.edits.code import string
 
 
-def insert_at_top(function: cst.FunctionDef, statements: list[cst.BaseStatement]) -> cst.FunctionDef:
+def insert_at_top(function: cst.FunctionDef, statements: Sequence[cst.BaseStatement]) -> cst.FunctionDef:
     """`function` with `statements` first in its body, after the docstring if it has one."""
     body = function.body
     if not isinstance(body, cst.IndentedBlock):  # `def f(x): return x` on one line
-        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=list(body.body))])
+        small = body.body if isinstance(body, cst.SimpleStatementSuite) else ()
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=list(small))])
     existing = list(body.body)
     start = 1 if existing and _is_docstring(existing[0]) else 0
     return function.with_changes(body=body.with_changes(body=[*existing[:start], *statements, *existing[start:]]))

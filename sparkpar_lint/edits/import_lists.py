@@ -13,14 +13,17 @@ import libcst as cst
 
 from sparkpar_lint.graph.imports import dotted_name
 
+# An import statement's module: (relative dots, dotted name).
+_Key = tuple[int, str | None]
+
 
 def as_written(before: cst.Module, after: cst.Module) -> cst.Module:
     """`after` with each top-level from-import of `before` whose names changed laid out as `before`
     wrote it. Imports of one module pair up in order, when none was added or removed whole."""
-    written: dict[tuple, list[cst.ImportFrom]] = {}
+    written: dict[_Key, list[cst.ImportFrom]] = {}
     for statement in _from_imports(before):
         written.setdefault(_key(statement), []).append(statement)
-    now: dict[tuple, list[cst.ImportFrom]] = {}
+    now: dict[_Key, list[cst.ImportFrom]] = {}
     for statement in _from_imports(after):
         now.setdefault(_key(statement), []).append(statement)
     old_of = {
@@ -77,11 +80,11 @@ def _from_imports(module: cst.Module) -> list[cst.ImportFrom]:
     ]
 
 
-def _key(statement: cst.ImportFrom) -> tuple:
+def _key(statement: cst.ImportFrom) -> _Key:
     return (len(statement.relative), dotted_name(statement.module) if statement.module is not None else None)
 
 
-def _names(statement: cst.ImportFrom) -> list[tuple]:
+def _names(statement: cst.ImportFrom) -> list[tuple[str, str | None]]:
     return [] if isinstance(statement.names, cst.ImportStar) else [_pair(a) for a in statement.names]
 
 
@@ -90,7 +93,7 @@ def _pair(alias: cst.ImportAlias) -> tuple[str, str | None]:
     return (dotted_name(alias.name) or "", asname)
 
 
-def _sort_key(pair: tuple[str, str | None]) -> tuple:
+def _sort_key(pair: tuple[str, str | None]) -> tuple[int, str, str, str]:
     name = pair[0]
     kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
     return (kind, name.lower(), name, pair[1] or "")

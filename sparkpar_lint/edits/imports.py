@@ -25,6 +25,8 @@ from sparkpar_lint.graph.user_functions import names_in
 
 _BUILTINS = frozenset(dir(builtins))
 _ALIASES = ("F", "sf", "fn", "spark_functions")
+# (module, name, asname) of a from-import.
+_Import = tuple[str, str, str | None]
 
 
 def finish_imports(
@@ -33,7 +35,7 @@ def finish_imports(
     """`module` with the placeholder resolved, `wanted` imports added and those made unused removed."""
     wanted = set(wanted)
     names = _placeholder_names(module)
-    other = {(m, n, None) for m, n in wanted if m != FUNCTIONS_MODULE}
+    other: set[tuple[str, str | None, str | None]] = {(m, n, None) for m, n in wanted if m != FUNCTIONS_MODULE}
     if names:
         module, more = _resolve_functions(module, names)
         other |= more
@@ -64,13 +66,13 @@ def _placeholder_names(module: cst.Module) -> set[str]:
     return found
 
 
-def _resolve_functions(module: cst.Module, names: set[str]) -> tuple[cst.Module, set]:
+def _resolve_functions(module: cst.Module, names: set[str]) -> tuple[cst.Module, set[_Import]]:
     """Replace the placeholder: bare imported names where safe, else the functions alias."""
     table = _module_imports(module)
     bound = names_in(module)  # a new name must collide with none of them
     alias = next((local for local, target in table.items() if target == FUNCTIONS_MODULE), None)
     by_name = {local for local, target in table.items() if target.startswith(FUNCTIONS_MODULE + ".")}
-    imports: set = set()
+    imports: set[_Import] = set()
     if alias is None and by_name and all(_free_for_bare(n, table, bound) for n in names):
         bare = True
         imports = {(FUNCTIONS_MODULE, n, None) for n in names if table.get(n) != f"{FUNCTIONS_MODULE}.{n}"}
@@ -92,7 +94,7 @@ class _Resolve(cst.CSTTransformer):
     def __init__(self, alias: str | None) -> None:
         self.alias = alias
 
-    def leave_Attribute(self, original_node, updated_node):
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         value = updated_node.value
         if isinstance(value, cst.Name) and value.value == FUNCTIONS_PLACEHOLDER:
             if self.alias is None:
@@ -106,10 +108,10 @@ def _module_imports(module: cst.Module) -> dict[str, str]:
     table: dict[str, str] = {}
 
     class Collect(cst.CSTVisitor):
-        def visit_FunctionDef(self, node) -> bool:
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
 
-        def visit_ClassDef(self, node) -> bool:
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
             return False
 
         def visit_Import(self, node: cst.Import) -> None:
@@ -124,7 +126,7 @@ def _module_imports(module: cst.Module) -> dict[str, str]:
             base = dotted_name(node.module)
             for alias in node.names:
                 name = dotted_name(alias.name)
-                local = alias.asname.name.value if alias.asname is not None else name
+                local = _local_name(alias, name)
                 if base and name and isinstance(local, str):
                     table[local] = f"{base}.{name}"
 
@@ -132,7 +134,7 @@ def _module_imports(module: cst.Module) -> dict[str, str]:
     return table
 
 
-def _imports_read_by(module: cst.Module, replaced: Iterable[cst.CSTNode]) -> set[tuple[str, str, str | None]]:
+def _imports_read_by(module: cst.Module, replaced: Iterable[cst.CSTNode]) -> set[_Import]:
     """(module, name, asname) of from-imports that the replaced code read: candidates for removal."""
     used: set[str] = set()
 
@@ -151,15 +153,23 @@ def _imports_read_by(module: cst.Module, replaced: Iterable[cst.CSTNode]) -> set
 
     for node in replaced:
         node.visit(Collect())
-    found = set()
+    found: set[_Import] = set()
     for statement in _top_level_from_imports(module):
+        if statement.module is None or isinstance(statement.names, cst.ImportStar):
+            continue  # none of these: _top_level_from_imports leaves them out
         base = dotted_name(statement.module)
         for alias in statement.names:
             name = dotted_name(alias.name)
-            asname = alias.asname.name.value if alias.asname is not None else None
+            asname = _local_name(alias, None)
             if base and name and (asname or name) in used:
                 found.add((base, name, asname))
     return found
+
+
+def _local_name(alias: cst.ImportAlias, default: str | None) -> str | None:
+    """The `as` name of an imported name, else `default`."""
+    asname = alias.asname
+    return asname.name.value if asname is not None and isinstance(asname.name, cst.Name) else default
 
 
 def _top_level_from_imports(module: cst.Module) -> list[cst.ImportFrom]:

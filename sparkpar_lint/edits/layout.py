@@ -9,9 +9,13 @@ link that now stands where it stood.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 import libcst as cst
 
 Whitespace = cst.BaseParenthesizableWhitespace
+_Item = TypeVar("_Item", bound=cst.CSTNode)
 
 
 def spine(expr: cst.BaseExpression) -> list[cst.Attribute]:
@@ -90,7 +94,8 @@ def _merged(spaces: list[Whitespace], layout: Whitespace) -> Whitespace:
     if not isinstance(layout, cst.ParenthesizedWhitespace):
         # A backslash continuation cannot carry comments; those cases keep the removed link.
         return layout
-    first, lines = None, []
+    first: cst.TrailingWhitespace | None = None
+    lines: list[cst.EmptyLine] = []
     for ws in spaces:
         if not isinstance(ws, cst.ParenthesizedWhitespace):
             continue
@@ -217,7 +222,7 @@ def _wrap_line(code: str, line: int, indent: str) -> str | None:
 
 def _links(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`a.f().g()` and the chains inside it (`a.f()`, `a.f`...), down to its first name."""
-    found = []
+    found: list[cst.BaseExpression] = []
     while isinstance(expr, (cst.Call, cst.Attribute)):
         found.append(expr)
         expr = expr.func if isinstance(expr, cst.Call) else expr.value
@@ -248,14 +253,14 @@ class _Chain(cst.CSTTransformer):
         self.target, self.indent, self.backslash = target, indent, backslash
         self.links = {id(link) for link in _breaks(target)}
 
-    def leave_Attribute(self, original_node, updated_node):
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
         if id(original_node) in self.links:
             inner = self.indent + "    "
             before = cst.SimpleWhitespace(" \\\n" + inner) if self.backslash else _break(inner)
             return updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=before))
         return updated_node
 
-    def leave_Call(self, original_node, updated_node):
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if original_node is not self.target or self.backslash:
             return updated_node
         if updated_node.lpar:
@@ -281,7 +286,7 @@ def _break(indent: str) -> cst.ParenthesizedWhitespace:
     )
 
 
-def _one_a_line(items, indent: str) -> list:
+def _one_a_line(items: Sequence[_Item], indent: str) -> list[_Item]:
     """Arguments, entries or names one a line, one step in from `indent`, each with a comma; the
     last one's line break closes the brackets back at `indent`."""
     last = len(items) - 1
@@ -295,7 +300,7 @@ class _Explode(cst.CSTTransformer):
     def __init__(self, target: cst.Call, indent: str) -> None:
         self.target, self.indent = target, indent
 
-    def leave_Call(self, original_node, updated_node):
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if original_node is not self.target:
             return updated_node
         args = _one_a_line(updated_node.args, self.indent)
@@ -306,7 +311,7 @@ class _ExplodeDict(cst.CSTTransformer):
     def __init__(self, target: cst.Dict, indent: str) -> None:
         self.target, self.indent = target, indent
 
-    def leave_Dict(self, original_node, updated_node):
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict) -> cst.Dict:
         if original_node is not self.target:
             return updated_node
         return updated_node.with_changes(
@@ -322,8 +327,8 @@ class _ExplodeImport(cst.CSTTransformer):
     def __init__(self, target: cst.ImportFrom, indent: str) -> None:
         self.target, self.indent = target, indent
 
-    def leave_ImportFrom(self, original_node, updated_node):
-        if original_node is not self.target:
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        if original_node is not self.target or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
         return updated_node.with_changes(
             names=_one_a_line(updated_node.names, self.indent),
@@ -359,17 +364,19 @@ class _SplitString(cst.CSTTransformer):
         self.depth = 0  # brackets around the string: a break needs at least one
         self.lefts: set[int] = set()  # literals on the left of `"a" "b"`, which must stay single
 
-    def visit_Call(self, node) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         self.depth += 1
 
-    def leave_Call(self, original_node, updated_node):
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         self.depth -= 1
         return updated_node
 
-    def visit_ConcatenatedString(self, node) -> None:
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
         self.lefts.add(id(node.left))
 
-    def _joined(self, right: cst.BaseString | None, between: Whitespace) -> cst.BaseString:
+    def _joined(
+        self, right: cst.SimpleString | cst.FormattedString | cst.ConcatenatedString | None, between: Whitespace
+    ) -> cst.SimpleString | cst.ConcatenatedString:
         """The pieces, a line each, then `right` (what followed the string) after `between`."""
         parts = [cst.SimpleString(piece) for piece in self.pieces]
         joined = parts[-1] if right is None else cst.ConcatenatedString(parts[-1], right, whitespace_between=between)
@@ -377,12 +384,14 @@ class _SplitString(cst.CSTTransformer):
             joined = cst.ConcatenatedString(left=part, right=joined, whitespace_between=_break(self.indent))
         return joined
 
-    def leave_ConcatenatedString(self, original_node, updated_node):
+    def leave_ConcatenatedString(
+        self, original_node: cst.ConcatenatedString, updated_node: cst.ConcatenatedString
+    ) -> cst.BaseExpression:
         if original_node.left is not self.target or self.depth == 0:
             return updated_node
         return self._joined(updated_node.right, updated_node.whitespace_between)
 
-    def leave_SimpleString(self, original_node, updated_node):
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.BaseExpression:
         if original_node is not self.target or self.depth == 0 or id(original_node) in self.lefts:
             return updated_node
         return self._joined(None, cst.SimpleWhitespace(""))

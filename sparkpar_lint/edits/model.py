@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import libcst as cst
 
@@ -19,6 +20,13 @@ class Applicability(StrEnum):
     DISPLAY_ONLY = "display-only"
 
 
+# What an original node becomes: a node, REMOVE (a statement dropped), or a function of the node
+# as already rewritten below it, for fixes that change both a node and something inside it (the
+# functions take the node type they were made for, hence `Any`).
+Replacement = cst.CSTNode | cst.RemovalSentinel | Callable[[Any], cst.CSTNode | cst.RemovalSentinel]
+# (module, name) pairs the replacement code needs, e.g. ("pyspark.sql", "functions").
+Imports = tuple[tuple[str, str | None], ...]
+
 # The short names the rules build their fixes with.
 SAFE = Applicability.SAFE
 UNSAFE = Applicability.UNSAFE
@@ -29,11 +37,8 @@ class Fix:
     safety: Applicability
     description: str  # one line for the pull-request summary: what changed
     # (original node, replacement): originals are nodes of the very module the graph was built on.
-    # A replacement is a node, or a function of the node as already rewritten below it, for
-    # fixes that change both a node and something inside it.
-    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | Callable[[cst.CSTNode], cst.CSTNode]], ...]
-    # (module, name) pairs the replacement code needs, e.g. ("pyspark.sql", "functions").
-    imports: tuple[tuple[str, str | None], ...] = ()
+    replacements: tuple[tuple[cst.CSTNode, Replacement], ...]
+    imports: Imports = ()
 
     def applies(self, unsafe: bool) -> bool:
         """Whether `sparkpar fix` applies this fix, with or without `--unsafe-fixes`."""

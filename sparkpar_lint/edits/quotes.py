@@ -36,7 +36,7 @@ class ModuleQuotes(cst.CSTTransformer):
         self.module = module
         self.quote: str | None = None  # read from the module at the first InsertedString
 
-    def on_leave(self, original_node, updated_node):
+    def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT) -> cst.CSTNodeT:
         # The updated node is already a plain SimpleString: LibCST rebuilds a node by its base class.
         if not isinstance(original_node, InsertedString):
             return updated_node
@@ -47,7 +47,7 @@ class ModuleQuotes(cst.CSTTransformer):
 
 
 def _most_used_quote(module: cst.Module) -> str:
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
 
     class _Count(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:

@@ -227,7 +227,8 @@ def _finish(graph: OperatorGraph, groups) -> list[ParallelRegion]:
 def _topological(graph: OperatorGraph) -> list[Operator]:
     """Operators sources-first, keeping the listed order among the ready ones."""
     indegree = {op.name: graph.fan_in(op.name) for op in graph.operators}
-    order, done = [], set()
+    order: list[Operator] = []
+    done: set[str] = set()
     while len(order) < len(graph.operators):
         ready = [op for op in graph.operators if op.name not in done and indegree[op.name] == 0]
         if not ready:  # a cycle: fall back to the listed order for the rest

@@ -18,7 +18,7 @@ import shlex
 import libcst as cst
 
 from sparkpar_lint.analysis import analyze_module
-from sparkpar_lint.edits.model import UNSAFE
+from sparkpar_lint.edits.model import UNSAFE, Fix
 from sparkpar_lint.suppressions import apply_suppressions
 
 PLAN_RULES = ("SPX401", "SPX402")
@@ -28,7 +28,7 @@ def fix_advice(path: str, source: str, module: cst.Module) -> tuple[str, ...]:
     findings = apply_suppressions(analyze_module(path, source, module, PLAN_RULES), source)
     advice = []
     for finding in findings:
-        if finding.fix is None or finding.rule_id not in PLAN_RULES:
+        if not isinstance(finding.fix, Fix) or finding.rule_id not in PLAN_RULES:  # a Fix or None
             continue
         flag = " --unsafe-fixes" if finding.fix.safety == UNSAFE else ""
         advice.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import partial
+from textwrap import dedent
 
 import libcst as cst
 
@@ -26,11 +27,6 @@ from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, 
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.rules.fixers.tie_breaker import tie_breaker
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, Window, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'clicks = spark.read.parquet("clicks")\n'
-)
 _BATCH_FIX = "; keep `row_number()` over `Window.partitionBy(subset).orderBy(sort, tie-breaker)` == 1"
 # Streaming queries have no row_number: aggregate the other columns by an order column instead.
 _STREAMING_FIX = "; dedupe on every column, or aggregate: `groupBy(subset, window).agg(F.max_by(column, event_time))`"
@@ -44,18 +40,6 @@ _EVENT_ID = re.compile(
 # A record id hashed from the record's own identifying fields (`sha2(concat(vin, ts, name))`).
 _DIGESTS = frozenset({"sha2", "sha1", "sha", "md5", "xxhash64", "hash", "crc32"})
 _BATCH_PARAMETERS = frozenset({"batch_id", "epoch_id", "batchId", "epochId"})
-# The examples' `users = clicks.dropDuplicates(["user"])` once fixed.
-_USERS_FIXED = (
-    "users = (\n"
-    '    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-    "    .withColumn(\n"
-    '        "_sparkpar_rn",\n'
-    '        F.row_number().over(Window.partitionBy("user").orderBy("_sparkpar_seq")),\n'
-    "    )\n"
-    '    .filter(F.col("_sparkpar_rn") == 1)\n'
-    '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-    ")\n"
-)
 # Consumers whose result is the same whichever duplicate was kept.
 _ROW_BLIND = frozenset({"count", "isEmpty"})
 
@@ -73,232 +57,399 @@ class ArbitraryDuplicateKept(Rule):
     VALID = [
         # Only counted, through a name, a cache and a `distinct()` of rows already one per user.
         Valid(
-            _PRELUDE + 'users = clicks.dropDuplicates(["user"]).cache()\nprint(f"{users.distinct().count()} users")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                users = clicks.dropDuplicates(["user"]).cache()
+                print(f"{users.distinct().count()} users")
+                """)
         ),
-        Valid(_PRELUDE + "clicks.dropDuplicates()\nclicks.drop_duplicates()\nclicks.distinct()\n"),
-        Valid(_PRELUDE + "clicks.dropDuplicates(None)\nclicks.drop_duplicates(subset=None)\n"),
         Valid(
-            _PRELUDE
-            + 'newest_first = Window.partitionBy("user").orderBy(F.col("ts").desc(), "click_id")\n'
-            + 'latest = clicks.withColumn("rn", F.row_number().over(newest_first))'
-            + '.filter("rn = 1").drop("rn")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.dropDuplicates()
+                clicks.drop_duplicates()
+                clicks.distinct()
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.dropDuplicates(None)
+                clicks.drop_duplicates(subset=None)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                newest_first = Window.partitionBy("user").orderBy(F.col("ts").desc(), "click_id")
+                latest = clicks.withColumn("rn", F.row_number().over(newest_first)).filter("rn = 1").drop("rn")
+                """)
         ),
         # Only the subset columns survive: every duplicate gives the same row.
-        Valid(_PRELUDE + 'clicks.dropDuplicates(["user", "url"]).select("user", "url")\n'),
-        Valid(_PRELUDE + 'n = clicks.dropDuplicates(["user"]).count()\n'),
-        Valid(_PRELUDE + 'pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.dropDuplicates(["user", "url"]).select("user", "url")
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                n = clicks.dropDuplicates(["user"]).count()
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                pairs = clicks.select("user", F.col("url")).dropDuplicates(["user", "url"])
+                """)
+        ),
         # A stream deduplicated on its event id: rows sharing one are redelivered copies of one event.
         Valid(
-            _PRELUDE
-            + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
-            + 'stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")
+                stream.dropDuplicatesWithinWatermark(["event_id"]).writeStream.start()
+                """)
         ),
         # A stream deduplicated on a digest of each reading's identity, or on keys that include a
         # trade's id (through `list(KEYS)`): a second row is the same record delivered again.
         Valid(
-            _PRELUDE
-            + 'readings = spark.readStream.format("kafka").load()\n'
-            + 'readings = readings.withColumn("rid", F.sha2(F.concat("meter", "at", "channel"), 256))\n'
-            + 'readings.dropDuplicates(["rid"]).writeStream.start()\n'
-            + 'KEYS = ("venue", "trade_id")\n'
-            + 'trades = spark.readStream.table("trades").withWatermark("at", "2 minutes")\n'
-            + "trades.dropDuplicatesWithinWatermark(list(KEYS)).writeStream.start()\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                readings = spark.readStream.format("kafka").load()
+                readings = readings.withColumn("rid", F.sha2(F.concat("meter", "at", "channel"), 256))
+                readings.dropDuplicates(["rid"]).writeStream.start()
+                KEYS = ("venue", "trade_id")
+                trades = spark.readStream.table("trades").withWatermark("at", "2 minutes")
+                trades.dropDuplicatesWithinWatermark(list(KEYS)).writeStream.start()
+                """)
         ),
         # Literal rows: the only repeated name is an exact copy.
         Valid(
-            "from pyspark.sql import SparkSession\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'data = [("ann", "hr"), ("bo", "it"), ("ann", "hr")]\n'
-            'spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["name"]).show()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                data = [("ann", "hr"), ("bo", "it"), ("ann", "hr")]
+                spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["name"]).show()
+                """)
         ),
         # Literal dict rows with distinct ids (columns stamped on afterwards): no duplicates at all.
         Valid(
-            "from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'batch = [{"id": "3", "amount": 2.5}, {"id": "4", "amount": 3.0}]\n'
-            'rows = spark.createDataFrame(batch).withColumn("loaded_at", F.current_timestamp())\n'
-            'rows.dropDuplicates(["id"]).write.parquet("increment")\n'
-            'pairs = spark.createDataFrame(data=[("a", 1), ("b", 2)], schema=["id", "n"])\n'
-            'pairs.dropDuplicates(["id"]).write.parquet("pairs")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                batch = [{"id": "3", "amount": 2.5}, {"id": "4", "amount": 3.0}]
+                rows = spark.createDataFrame(batch).withColumn("loaded_at", F.current_timestamp())
+                rows.dropDuplicates(["id"]).write.parquet("increment")
+                pairs = spark.createDataFrame(data=[("a", 1), ("b", 2)], schema=["id", "n"])
+                pairs.dropDuplicates(["id"]).write.parquet("pairs")
+                """)
         ),
         # The JDBC query selects exactly the subset (through a variable and an f-string), and the
         # union keeps those columns: duplicates are identical rows.
         Valid(
-            "from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            "def read_calls(table):\n"
-            '    query = f"SELECT caller, at, kind FROM crm.{table}"\n'
-            '    return spark.read.format("jdbc").option("dbtable", f"({query}) AS t").load()\n'
-            'calls = read_calls("calls").unionByName(read_calls("calls_archive").withColumn("kind", F.lower("kind")))\n'
-            'calls.dropDuplicates(["caller", "at", "kind"]).write.parquet("calls")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def read_calls(table):
+                    query = f"SELECT caller, at, kind FROM crm.{table}"
+                    return spark.read.format("jdbc").option("dbtable", f"({query}) AS t").load()
+                calls = read_calls("calls").unionByName(read_calls("calls_archive").withColumn("kind", F.lower("kind")))
+                calls.dropDuplicates(["caller", "at", "kind"]).write.parquet("calls")
+                """)
         ),
         # Already one row per user: nothing to choose between.
-        Valid(_PRELUDE + 'clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.groupBy("user").agg(F.max("ts").alias("ts")).dropDuplicates(["user"])
+                """)
+        ),
         # The other columns are computed from the subset: duplicates are identical rows.
         Valid(
-            _PRELUDE
-            + 'clicks.select("url").withColumn("host", F.split("url", "/").getItem(2)).dropDuplicates(["url"])\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.select("url").withColumn("host", F.split("url", "/").getItem(2)).dropDuplicates(["url"])
+                """)
         ),
         # The columns outside the subset are dropped by name first: the subset is every column left.
         Valid(
-            _PRELUDE
-            + 'visits = clicks.select("user", "url").withColumn("pages", F.size(F.collect_set("url")'
-            + '.over(Window.partitionBy("user"))))\n'
-            + 'visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                visits = clicks.select("user", "url").withColumn("pages", F.size(F.collect_set("url").over(Window.partitionBy("user"))))
+                visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")
+                """)
         ),
         # A table unioned with itself: every duplicate is a copy of the same row.
-        Valid(_PRELUDE + 'clicks.union(clicks).dropDuplicates(["click_id"])\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.union(clicks).dropDuplicates(["click_id"])
+                """)
+        ),
         # pandas drop_duplicates keeps the first row of a frame in a defined order.
-        Valid("import pandas as pd\npdf = pd.read_csv('c.csv')\npdf.sort_values('ts').drop_duplicates(['user'])\n"),
+        Valid(
+            dedent("""\
+                import pandas as pd
+                pdf = pd.read_csv('c.csv')
+                pdf.sort_values('ts').drop_duplicates(['user'])
+                """)
+        ),
         # A local class with the same method name.
-        Valid("class Log:\n    def dropDuplicates(self, cols):\n        return self\nLog().dropDuplicates(['user'])\n"),
+        Valid(
+            dedent("""\
+                class Log:
+                    def dropDuplicates(self, cols):
+                        return self
+                Log().dropDuplicates(['user'])
+                """)
+        ),
     ]
     INVALID = [
         # Only shown: a person may see another row each run (lowest confidence, still reported).
         Invalid(
-            _PRELUDE + 'users = clicks.dropDuplicates(["user"])\nusers.show(5)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                users = clicks.dropDuplicates(["user"])
+                users.show(5)
+                """),
             line=4,
             column=15,
             severity=Severity.WARNING,
-            expected_fix=_PRELUDE + _USERS_FIXED + "users.show(5)\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                users = (
+                    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                    .withColumn(
+                        "_sparkpar_rn",
+                        F.row_number().over(Window.partitionBy("user").orderBy("_sparkpar_seq")),
+                    )
+                    .filter(F.col("_sparkpar_rn") == 1)
+                    .drop("_sparkpar_rn", "_sparkpar_seq")
+                )
+                users.show(5)
+                """),
         ),
         # Counted, but also handed to code this file does not show: the count erases nothing.
         Invalid(
-            _PRELUDE + 'users = clicks.dropDuplicates(["user"])\nprint(users.count())\npublish(users)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                users = clicks.dropDuplicates(["user"])
+                print(users.count())
+                publish(users)
+                """),
             line=4,
             column=15,
             severity=Severity.WARNING,
-            expected_fix=_PRELUDE + _USERS_FIXED + "print(users.count())\npublish(users)\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                users = (
+                    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                    .withColumn(
+                        "_sparkpar_rn",
+                        F.row_number().over(Window.partitionBy("user").orderBy("_sparkpar_seq")),
+                    )
+                    .filter(F.col("_sparkpar_rn") == 1)
+                    .drop("_sparkpar_rn", "_sparkpar_seq")
+                )
+                print(users.count())
+                publish(users)
+                """),
         ),
         # The near miss: `SELECT *` says nothing about the columns beside the subset.
         Invalid(
-            "from pyspark.sql import SparkSession\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
-            'calls.dropDuplicates(["caller", "at"]).write.parquet("calls")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()
+                calls.dropDuplicates(["caller", "at"]).write.parquet("calls")
+                """),
             line=4,
             column=6,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()\n'
-                "(\n"
-                '    calls.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                "    .withColumn(\n"
-                '        "_sparkpar_rn",\n'
-                '        F.row_number().over(Window.partitionBy("caller", "at").orderBy("_sparkpar_seq")),\n'
-                "    )\n"
-                '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-                '    .write.parquet("calls")\n'
-                ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    calls = spark.read.format("jdbc").option("query", "SELECT * FROM crm.calls").load()
+                    (
+                        calls.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .withColumn(
+                            "_sparkpar_rn",
+                            F.row_number().over(Window.partitionBy("caller", "at").orderBy("_sparkpar_seq")),
+                        )
+                        .filter(F.col("_sparkpar_rn") == 1)
+                        .drop("_sparkpar_rn", "_sparkpar_seq")
+                        .write.parquet("calls")
+                    )
+                    """)
             ),
         ),
         # The near miss: identical literal copies, but a random column is stamped on each copy.
         Invalid(
-            "from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
-            'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
-            'rows.dropDuplicates(["id"]).write.parquet("increment")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]
+                rows = spark.createDataFrame(batch).withColumn("draw", F.rand())
+                rows.dropDuplicates(["id"]).write.parquet("increment")
+                """),
             line=5,
             column=5,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]\n'
-                'rows = spark.createDataFrame(batch).withColumn("draw", F.rand())\n'
-                "(\n"
-                '    rows.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                "    .withColumn(\n"
-                '        "_sparkpar_rn",\n'
-                '        F.row_number().over(Window.partitionBy("id").orderBy("_sparkpar_seq")),\n'
-                "    )\n"
-                '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-                '    .write.parquet("increment")\n'
-                ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    batch = [{"id": "3", "amount": 2.5}, {"id": "3", "amount": 2.5}]
+                    rows = spark.createDataFrame(batch).withColumn("draw", F.rand())
+                    (
+                        rows.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .withColumn(
+                            "_sparkpar_rn",
+                            F.row_number().over(Window.partitionBy("id").orderBy("_sparkpar_seq")),
+                        )
+                        .filter(F.col("_sparkpar_rn") == 1)
+                        .drop("_sparkpar_rn", "_sparkpar_seq")
+                        .write.parquet("increment")
+                    )
+                    """)
             ),
         ),
         # The near miss: two rows share a department but not a name.
         Invalid(
-            "from pyspark.sql import SparkSession\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]\n'
-            'spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["dept"]).show()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]
+                spark.createDataFrame(data, ["name", "dept"]).dropDuplicates(["dept"]).show()
+                """),
             line=4,
             column=46,
             severity=Severity.WARNING,
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]\n'
-            "(\n"
-            '    spark.createDataFrame(data, ["name", "dept"])\n'
-            '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            "    .withColumn(\n"
-            '        "_sparkpar_rn",\n'
-            '        F.row_number().over(Window.partitionBy("dept").orderBy("_sparkpar_seq")),\n'
-            "    )\n"
-            '    .filter(F.col("_sparkpar_rn") == 1)\n'
-            '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-            "    .show()\n"
-            ")\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                data = [("ann", "hr"), ("bo", "it"), ("cy", "hr")]
+                (
+                    spark.createDataFrame(data, ["name", "dept"])
+                    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                    .withColumn(
+                        "_sparkpar_rn",
+                        F.row_number().over(Window.partitionBy("dept").orderBy("_sparkpar_seq")),
+                    )
+                    .filter(F.col("_sparkpar_rn") == 1)
+                    .drop("_sparkpar_rn", "_sparkpar_seq")
+                    .show()
+                )
+                """),
         ),
         # A near miss: the drop leaves `ref`, which differs between a user's rows.
         Invalid(
-            _PRELUDE
-            + 'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url")'
-            + '.over(Window.partitionBy("user"))))\n'
-            + 'visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url").over(Window.partitionBy("user"))))
+                visits.drop("url").dropDuplicates(["user", "pages"]).write.parquet("visits")
+                """),
             line=5,
             column=19,
             severity=Severity.WARNING,
-            expected_fix=_PRELUDE
-            + (
-                'visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url").over(Window.partitionBy("user"))))\n'
-                "(\n"
-                '    visits.drop("url")\n'
-                "    .withColumn(\n"
-                '        "_sparkpar_rn",\n'
-                "        F.row_number().over(\n"
-                '            Window.partitionBy("user", "pages").orderBy(\n'
-                "                F.to_json(\n"
-                '                    F.struct("*"),\n'
-                '                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},\n'
-                "                ),\n"
-                "            ),\n"
-                "        ),\n"
-                "    )\n"
-                '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                '    .drop("_sparkpar_rn")\n'
-                '    .write.parquet("visits")\n'
-                ")\n"
-            ),
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                visits = clicks.select("user", "url", "ref").withColumn("pages", F.size(F.collect_set("url").over(Window.partitionBy("user"))))
+                (
+                    visits.drop("url")
+                    .withColumn(
+                        "_sparkpar_rn",
+                        F.row_number().over(
+                            Window.partitionBy("user", "pages").orderBy(
+                                F.to_json(
+                                    F.struct("*"),
+                                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},
+                                ),
+                            ),
+                        ),
+                    )
+                    .filter(F.col("_sparkpar_rn") == 1)
+                    .drop("_sparkpar_rn")
+                    .write.parquet("visits")
+                )
+                """),
         ),
         # A near miss: `host` is computed from another column than the subset.
         Invalid(
-            _PRELUDE
-            + 'clicks.select("url", "ref").withColumn("host", F.split("ref", "/").getItem(2)).dropDuplicates(["url"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                clicks.select("url", "ref").withColumn("host", F.split("ref", "/").getItem(2)).dropDuplicates(["url"])
+                """),
             line=4,
             column=79,
             severity=Severity.WARNING,
-            expected_fix=_PRELUDE
-            + "(\n"
-            + '    clicks.select("url", "ref")\n'
-            + '    .withColumn("host", F.split("ref", "/").getItem(2))\n'
-            + '    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            + "    .withColumn(\n"
-            + '        "_sparkpar_rn",\n'
-            + '        F.row_number().over(Window.partitionBy("url").orderBy("_sparkpar_seq")),\n'
-            + "    )\n"
-            + '    .filter(F.col("_sparkpar_rn") == 1)\n'
-            + '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-            + ")\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                (
+                    clicks.select("url", "ref")
+                    .withColumn("host", F.split("ref", "/").getItem(2))
+                    .withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                    .withColumn(
+                        "_sparkpar_rn",
+                        F.row_number().over(Window.partitionBy("url").orderBy("_sparkpar_seq")),
+                    )
+                    .filter(F.col("_sparkpar_rn") == 1)
+                    .drop("_sparkpar_rn", "_sparkpar_seq")
+                )
+                """),
         ),
         Invalid(
-            _PRELUDE + 'latest = clicks.orderBy(F.col("ts").desc()).dropDuplicates(["user"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                latest = clicks.orderBy(F.col("ts").desc()).dropDuplicates(["user"])
+                """),
             line=4,
             column=44,
             related_lines=(4,),
@@ -306,90 +457,107 @@ class ArbitraryDuplicateKept(Rule):
             # The sort's own arguments order the window (desc stays desc); the whole row breaks ties.
             # The sort itself goes: nothing else reads it, and the shuffle discarded its work.
             expected_fix=(
-                _PRELUDE
-                + (
-                    "latest = (\n"
-                    "    clicks.withColumn(\n"
-                    '        "_sparkpar_rn",\n'
-                    "        F.row_number().over(\n"
-                    '            Window.partitionBy("user").orderBy(\n'
-                    '                F.col("ts").desc(),\n'
-                    "                F.to_json(\n"
-                    '                    F.struct("*"),\n'
-                    "                    {\n"
-                    '                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                    '                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                    "                    },\n"
-                    "                ),\n"
-                    "            ),\n"
-                    "        ),\n"
-                    "    )\n"
-                    '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                    '    .drop("_sparkpar_rn")\n'
-                    ")\n"
-                )
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    clicks = spark.read.parquet("clicks")
+                    latest = (
+                        clicks.withColumn(
+                            "_sparkpar_rn",
+                            F.row_number().over(
+                                Window.partitionBy("user").orderBy(
+                                    F.col("ts").desc(),
+                                    F.to_json(
+                                        F.struct("*"),
+                                        {
+                                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                        },
+                                    ),
+                                ),
+                            ),
+                        )
+                        .filter(F.col("_sparkpar_rn") == 1)
+                        .drop("_sparkpar_rn")
+                    )
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE + 'one_per_session = clicks.drop_duplicates(subset=["session_id"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                one_per_session = clicks.drop_duplicates(subset=["session_id"])
+                """),
             line=4,
             column=25,
             severity=Severity.WARNING,
             # No sort: the first row to arrive, by a sequence number taken at the source (unsafe).
             expected_fix=(
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'clicks = spark.read.parquet("clicks")\n'
-                "one_per_session = (\n"
-                '    clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                "    .withColumn(\n"
-                '        "_sparkpar_rn",\n'
-                '        F.row_number().over(Window.partitionBy("session_id").orderBy("_sparkpar_seq")),\n'
-                "    )\n"
-                '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-                ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    clicks = spark.read.parquet("clicks")
+                    one_per_session = (
+                        clicks.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .withColumn(
+                            "_sparkpar_rn",
+                            F.row_number().over(Window.partitionBy("session_id").orderBy("_sparkpar_seq")),
+                        )
+                        .filter(F.col("_sparkpar_rn") == 1)
+                        .drop("_sparkpar_rn", "_sparkpar_seq")
+                    )
+                    """)
             ),
         ),
         Invalid(
-            "from pyspark.sql import DataFrame\n"
-            "def first_click(df: DataFrame) -> DataFrame:\n"
-            '    ranked = df.sortWithinPartitions("ts")\n'
-            '    return ranked.dropDuplicates(["user", "campaign"])\n',
+            dedent("""\
+                from pyspark.sql import DataFrame
+                def first_click(df: DataFrame) -> DataFrame:
+                    ranked = df.sortWithinPartitions("ts")
+                    return ranked.dropDuplicates(["user", "campaign"])
+                """),
             line=4,
             column=18,
             related_lines=(3,),
             severity=Severity.ERROR,
             # Bare function names are imported; Window joins the existing pyspark.sql import.
             expected_fix=(
-                "from pyspark.sql import DataFrame, Window, functions as F\n"
-                "def first_click(df: DataFrame) -> DataFrame:\n"
-                '    ranked = df.sortWithinPartitions("ts")\n'
-                "    return (\n"
-                "        ranked.withColumn(\n"
-                '            "_sparkpar_rn",\n'
-                "            F.row_number().over(\n"
-                '                Window.partitionBy("user", "campaign").orderBy(\n'
-                '                    "ts",\n'
-                "                    F.to_json(\n"
-                '                        F.struct("*"),\n'
-                "                        {\n"
-                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "                        },\n"
-                "                    ),\n"
-                "                ),\n"
-                "            ),\n"
-                "        )\n"
-                '        .filter(F.col("_sparkpar_rn") == 1)\n'
-                '        .drop("_sparkpar_rn")\n'
-                "    )\n"
+                dedent("""\
+                    from pyspark.sql import DataFrame, Window, functions as F
+                    def first_click(df: DataFrame) -> DataFrame:
+                        ranked = df.sortWithinPartitions("ts")
+                        return (
+                            ranked.withColumn(
+                                "_sparkpar_rn",
+                                F.row_number().over(
+                                    Window.partitionBy("user", "campaign").orderBy(
+                                        "ts",
+                                        F.to_json(
+                                            F.struct("*"),
+                                            {
+                                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                            },
+                                        ),
+                                    ),
+                                ),
+                            )
+                            .filter(F.col("_sparkpar_rn") == 1)
+                            .drop("_sparkpar_rn")
+                        )
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE
-            + 'stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")\n'
-            + 'stream.dropDuplicatesWithinWatermark(["user"]).writeStream.start()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                stream = spark.readStream.format("kafka").load().withWatermark("ts", "10 minutes")
+                stream.dropDuplicatesWithinWatermark(["user"]).writeStream.start()
+                """),
             line=5,
             column=7,
             severity=Severity.WARNING,
@@ -397,43 +565,52 @@ class ArbitraryDuplicateKept(Rule):
             expected_fix=None,
         ),
         Invalid(
-            "import pyspark.sql.functions as fn\n"
-            "from pyspark.sql.window import Window as W\n"
-            "def newest(df):\n"
-            '    return df.orderBy(fn.desc("ts"), "id").dropDuplicates(["user"])\n',
+            dedent("""\
+                import pyspark.sql.functions as fn
+                from pyspark.sql.window import Window as W
+                def newest(df):
+                    return df.orderBy(fn.desc("ts"), "id").dropDuplicates(["user"])
+                """),
             line=4,
             column=43,
             related_lines=(4,),
             severity=Severity.ERROR,
             # The module's own names for the functions and for Window.
             expected_fix=(
-                "import pyspark.sql.functions as fn\n"
-                "from pyspark.sql.window import Window as W\n"
-                "def newest(df):\n"
-                "    return (\n"
-                "        df.withColumn(\n"
-                '            "_sparkpar_rn",\n'
-                "            fn.row_number().over(\n"
-                '                W.partitionBy("user").orderBy(\n'
-                '                    fn.desc("ts"),\n'
-                '                    "id",\n'
-                "                    fn.to_json(\n"
-                '                        fn.struct("*"),\n'
-                "                        {\n"
-                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "                        },\n"
-                "                    ),\n"
-                "                ),\n"
-                "            ),\n"
-                "        )\n"
-                '        .filter(fn.col("_sparkpar_rn") == 1)\n'
-                '        .drop("_sparkpar_rn")\n'
-                "    )\n"
+                dedent("""\
+                    import pyspark.sql.functions as fn
+                    from pyspark.sql.window import Window as W
+                    def newest(df):
+                        return (
+                            df.withColumn(
+                                "_sparkpar_rn",
+                                fn.row_number().over(
+                                    W.partitionBy("user").orderBy(
+                                        fn.desc("ts"),
+                                        "id",
+                                        fn.to_json(
+                                            fn.struct("*"),
+                                            {
+                                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                            },
+                                        ),
+                                    ),
+                                ),
+                            )
+                            .filter(fn.col("_sparkpar_rn") == 1)
+                            .drop("_sparkpar_rn")
+                        )
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE + 'latest = clicks.orderBy("ts", ascending=False).dropDuplicates(["user"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                latest = clicks.orderBy("ts", ascending=False).dropDuplicates(["user"])
+                """),
             line=4,
             column=47,
             related_lines=(4,),
@@ -442,7 +619,12 @@ class ArbitraryDuplicateKept(Rule):
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE + 'latest = clicks.orderBy("ts").select("user", "url").dropDuplicates(["user"])\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                latest = clicks.orderBy("ts").select("user", "url").dropDuplicates(["user"])
+                """),
             line=4,
             column=52,
             related_lines=(4,),
@@ -452,39 +634,46 @@ class ArbitraryDuplicateKept(Rule):
         ),
         # A helper's subset parameter, checked non-empty: partitioned by its columns (unsafe).
         Invalid(
-            "from pyspark.sql import Window, functions as F\n"
-            "def dedup(df, subset=None):\n"
-            "    return df.dropDuplicates(subset) if subset else df.dropDuplicates()\n",
+            dedent("""\
+                from pyspark.sql import Window, functions as F
+                def dedup(df, subset=None):
+                    return df.dropDuplicates(subset) if subset else df.dropDuplicates()
+                """),
             line=3,
             column=14,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import Window, functions as F\n"
-                "def dedup(df, subset=None):\n"
-                "    return (\n"
-                "        df.withColumn(\n"
-                '            "_sparkpar_rn",\n'
-                "            F.row_number().over(\n"
-                "                Window.partitionBy(*subset).orderBy(\n"
-                "                    F.to_json(\n"
-                '                        F.struct("*"),\n'
-                "                        {\n"
-                '                            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "                        },\n"
-                "                    ),\n"
-                "                ),\n"
-                "            ),\n"
-                "        )\n"
-                '        .filter(F.col("_sparkpar_rn") == 1)\n'
-                '        .drop("_sparkpar_rn")\n'
-                "    ) if subset else df.dropDuplicates()\n"
+                dedent("""\
+                    from pyspark.sql import Window, functions as F
+                    def dedup(df, subset=None):
+                        return (
+                            df.withColumn(
+                                "_sparkpar_rn",
+                                F.row_number().over(
+                                    Window.partitionBy(*subset).orderBy(
+                                        F.to_json(
+                                            F.struct("*"),
+                                            {
+                                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                            },
+                                        ),
+                                    ),
+                                ),
+                            )
+                            .filter(F.col("_sparkpar_rn") == 1)
+                            .drop("_sparkpar_rn")
+                        ) if subset else df.dropDuplicates()
+                    """)
             ),
         ),
         # The near miss: the same parameter unchecked may be None (every column), which
         # `partitionBy(*subset)` cannot take: no fix.
         Invalid(
-            "def dedup(df, subset=None):\n    return df.dropDuplicates(subset)\n",
+            dedent("""\
+                def dedup(df, subset=None):
+                    return df.dropDuplicates(subset)
+                """),
             line=2,
             column=14,
             severity=Severity.WARNING,
@@ -492,25 +681,33 @@ class ArbitraryDuplicateKept(Rule):
         ),
         # The near miss: a digest id in a batch table, which can hold several versions of a record.
         Invalid(
-            _PRELUDE
-            + 'readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))\n'
-            + 'readings.dropDuplicates(["rid"]).write.parquet("readings")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.read.parquet("clicks")
+                readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))
+                readings.dropDuplicates(["rid"]).write.parquet("readings")
+                """),
             line=5,
             column=9,
             severity=Severity.WARNING,
             expected_fix=(
-                _PRELUDE
-                + 'readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))\n'
-                + "(\n"
-                + '    readings.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                + "    .withColumn(\n"
-                + '        "_sparkpar_rn",\n'
-                + '        F.row_number().over(Window.partitionBy("rid").orderBy("_sparkpar_seq")),\n'
-                + "    )\n"
-                + '    .filter(F.col("_sparkpar_rn") == 1)\n'
-                + '    .drop("_sparkpar_rn", "_sparkpar_seq")\n'
-                + '    .write.parquet("readings")\n'
-                + ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    clicks = spark.read.parquet("clicks")
+                    readings = clicks.withColumn("rid", F.sha2(F.concat("meter", "at"), 256))
+                    (
+                        readings.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .withColumn(
+                            "_sparkpar_rn",
+                            F.row_number().over(Window.partitionBy("rid").orderBy("_sparkpar_seq")),
+                        )
+                        .filter(F.col("_sparkpar_rn") == 1)
+                        .drop("_sparkpar_rn", "_sparkpar_seq")
+                        .write.parquet("readings")
+                    )
+                    """)
             ),
         ),
     ]

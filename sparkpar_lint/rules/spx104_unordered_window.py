@@ -37,38 +37,6 @@ from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.rules.fixers.sql import window_tie_fix
 from sparkpar_lint.rules.fixers.sql_window_order import window_order_fix
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, Window, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'events = spark.read.parquet("events")\n'
-)
-
-_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
-
-
-def _row_tie_broken(rows: str, order: str) -> str:
-    """The examples' `rows.withColumn("n", row_number() over user by order)` written once fixed."""
-    return (
-        "(\n"
-        f"    {rows}.withColumn(\n"
-        '        "n",\n'
-        "        F.row_number().over(\n"
-        '            Window.partitionBy("user").orderBy(\n'
-        f'                "{order}",\n'
-        "                F.to_json(\n"
-        '                    F.struct("*"),\n'
-        "                    {\n"
-        '                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-        '                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-        "                    },\n"
-        "                ),\n"
-        "            ),\n"
-        "        ),\n"
-        "    )\n"
-        '    .write.parquet("out")\n'
-        ")\n"
-    )
-
 
 class UnorderedWindow(Rule):
     id = "SPX104"
@@ -127,191 +95,314 @@ class UnorderedWindow(Rule):
         # Orders unique within each partition by how the rows were built: one row per user and day
         # (the day a named expression), a `row_number()` per user, a `monotonically_increasing_id()`.
         Valid(
-            _PRELUDE
-            + 'daily = events.groupBy("user", F.to_date("ts").alias("day")).agg(F.count("*").alias("visits"))\n'
-            + 'daily.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day"))).write.parquet("o")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                daily = events.groupBy("user", F.to_date("ts").alias("day")).agg(F.count("*").alias("visits"))
+                daily.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day"))).write.parquet("o")
+                """)
         ),
         Valid(
-            _PRELUDE
-            + 'ranked = events.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy("ts", "page")))\n'
-            + 'ranked.withColumn("n", F.first("page").over(Window.partitionBy("user").orderBy("r"))).write.parquet("o")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ranked = events.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy("ts", "page")))
+                ranked.withColumn("n", F.first("page").over(Window.partitionBy("user").orderBy("r"))).write.parquet("o")
+                """)
         ),
         Valid(
-            _PRELUDE
-            + 'ided = events.orderBy("ts", "page").withColumn("seq_no", F.monotonically_increasing_id())\n'
-            + 'ided.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("o")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ided = events.orderBy("ts", "page").withColumn("seq_no", F.monotonically_increasing_id())
+                ided.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("o")
+                """)
         ),
         # Numbered, then only counted: how ties fall cannot change how many rows there are.
         Valid(
-            _PRELUDE
-            + 'numbered = events.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day")))\n'
-            + "print(numbered.count())\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                numbered = events.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("day")))
+                print(numbered.count())
+                """)
         ),
         # Numbered among identical copies (partitioned by the whole row): which copy is first changes no row.
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'copies = F.row_number().over(Window.partitionBy(F.struct("*")).orderBy(F.struct("*")))\n'
-            'spark.read.parquet("t").withColumn("row_key", F.xxhash64("*", copies)).write.parquet("keyed")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                copies = F.row_number().over(Window.partitionBy(F.struct("*")).orderBy(F.struct("*")))
+                spark.read.parquet("t").withColumn("row_key", F.xxhash64("*", copies)).write.parquet("keyed")
+                """)
         ),
         # Tied rows, but `lag(pay, 2)` of either tied 50 looks back to a 30: the same answers either way.
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'staff = spark.createDataFrame([("ann", "ops", 30), ("bob", "ops", 30), ("cy", "ops", 50), ("dee", "ops", 50)],'
-            ' ["name", "team", "pay"])\n'
-            'staff.withColumn("two_back", F.lag("pay", 2).over(Window.partitionBy("team").orderBy("pay"))).show()\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                staff = spark.createDataFrame([("ann", "ops", 30), ("bob", "ops", 30), ("cy", "ops", 50), ("dee", "ops", 50)], ["name", "team", "pay"])
+                staff.withColumn("two_back", F.lag("pay", 2).over(Window.partitionBy("team").orderBy("pay"))).show()
+                """)
         ),
         # Literal rows are read: no two differ on the same (partition, order) value, so nothing ties.
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 80), ("cid", "math", 70)], ["name", "subject", "score"])\n'
-            'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 80), ("cid", "math", 70)], ["name", "subject", "score"])
+                scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()
+                """)
         ),
         Valid(
-            "from datetime import date\n"
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            "sc = spark.sparkContext\n"
-            'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 3), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
-            'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()\n'
+            textwrap.dedent("""\
+                from datetime import date
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sc = spark.sparkContext
+                prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 3), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])
+                prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()
+                """)
         ),
         Valid(
-            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy("ts", "event_id")\n'
-            'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                by_user = Window.partitionBy("user").orderBy("ts", "event_id")
+                sessions = events.withColumn("entry_page", F.first("page").over(by_user))
+                """)
         ),
         # Order-insensitive functions need no order.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user")\n'
-            'events.withColumn("n", F.count("page").over(w)).withColumn("m", F.max("ts").over(w))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user")
+                events.withColumn("n", F.count("page").over(w)).withColumn("m", F.max("ts").over(w))
+                """)
         ),
         # Sorting the collected list removes the dependence on arrival order.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user")\n'
-            'events.select(F.array_sort(F.collect_list("page").over(w)).alias("pages"))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user")
+                events.select(F.array_sort(F.collect_list("page").over(w)).alias("pages"))
+                """)
         ),
-        Valid(_PRELUDE + 'events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))\n'),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.withColumn("n", F.size(F.collect_list("page").over(Window.partitionBy("user"))))
+                """)
+        ),
         # The spec comes from a helper that orders it (with a tie-breaker).
         Valid(
-            _PRELUDE + 'def by_user():\n    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")\n'
-            'events.withColumn("last_page", F.first("page").over(by_user()))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def by_user():
+                    return Window.partitionBy("user").orderBy(F.col("ts").desc(), "event_id")
+                events.withColumn("last_page", F.first("page").over(by_user()))
+                """)
         ),
         # SQL expression strings are parsed: an ordered window with a tie-breaker is clean there too.
         Valid(
-            _PRELUDE + 'events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id) AS entry")\n'
-            'events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id)"))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.selectExpr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id) AS entry")
+                events.withColumn("e", F.expr("first(page) OVER (PARTITION BY user ORDER BY ts, event_id)"))
+                """)
         ),
         # A groupBy aggregate is SPX101's business, and pandas' first is not Spark's.
         Valid(
-            "import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('user').first()\n"
-            "pdf.rolling(3).apply(lambda xs: xs[0])\n"
+            textwrap.dedent("""\
+                import pandas as pd
+                pdf = pd.DataFrame()
+                pdf.groupby('user').first()
+                pdf.rolling(3).apply(lambda xs: xs[0])
+                """)
         ),
         # A local `first` shadows Spark's.
         Valid(
-            _PRELUDE + "def first(column):\n    return F.min(column)\n"
-            'events.withColumn("f", first("page").over(Window.partitionBy("user")))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def first(column):
+                    return F.min(column)
+                events.withColumn("f", first("page").over(Window.partitionBy("user")))
+                """)
         ),
         # Ties give `rank` one answer: every row of the partition ranks 1.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit(1))\nevents.withColumn("r", F.rank().over(w))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy(F.lit(1))
+                events.withColumn("r", F.rank().over(w))
+                """)
         ),
         # One order column that identifies the row, or made unique upstream, and lag over time.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("event_id").desc())\n'
-            'events.withColumn("r", F.row_number().over(w))\n'
-            'by_ts = Window.partitionBy("user").orderBy("ts")\n'
-            'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(by_ts))\n'
-            'events.withColumn("prev", F.lag("page").over(by_ts))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy(F.col("event_id").desc())
+                events.withColumn("r", F.row_number().over(w))
+                by_ts = Window.partitionBy("user").orderBy("ts")
+                events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(by_ts))
+                events.withColumn("prev", F.lag("page").over(by_ts))
+                """)
         ),
         # Ordered by its keys after a deduplication on them: one row per key, nothing to choose.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user", "ts").orderBy("ts")\n'
-            'events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user", "ts").orderBy("ts")
+                events.dropDuplicates(["user", "ts"]).withColumn("r", F.row_number().over(w))
+                """)
         ),
         # An order column beyond the partition keys, and an order held in a parameter.
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy("user", "ts")\n'
-            'events.withColumn("r", F.row_number().over(w))\n'
-            "def ranked(df, order):\n"
-            '    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy("user", "ts")
+                events.withColumn("r", F.row_number().over(w))
+                def ranked(df, order):
+                    return df.withColumn("r", F.row_number().over(Window.partitionBy("user").orderBy(order)))
+                """)
         ),
         # Rows handed back by an unknown library call may already be one per key: not judged.
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "from platform_tools import audit\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'plants = audit.tap(spark, spark.read.table("raw.plants"))\n'
-            'w = Window.partitionBy("plant").orderBy("plant")\n'
-            'current = plants.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                from platform_tools import audit
+                spark = SparkSession.builder.getOrCreate()
+                plants = audit.tap(spark, spark.read.table("raw.plants"))
+                w = Window.partitionBy("plant").orderBy("plant")
+                current = plants.withColumn("rn", F.row_number().over(w)).filter("rn = 1")
+                """)
         ),
         # Ordered by the very value `first` reads: rows tied on it give the same answer.
         Valid(
-            _PRELUDE + 'events.withColumn("entry", F.first("page").over(Window.partitionBy("user").orderBy("page")))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.withColumn("entry", F.first("page").over(Window.partitionBy("user").orderBy("page")))
+                """)
         ),
         # SQL: the named window is ordered, with a tie-breaker.
         Valid(
-            _SQL_PRELUDE + "landing = spark.sql(\n"
-            '    "SELECT user, first_value(page) OVER w AS landing FROM visits "\n'
-            '    "WINDOW w AS (PARTITION BY user ORDER BY ts, page)"\n'
-            ")\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                landing = spark.sql(
+                    "SELECT user, first_value(page) OVER w AS landing FROM visits "
+                    "WINDOW w AS (PARTITION BY user ORDER BY ts, page)"
+                )
+                """)
         ),
         # Numbered only to look at in the notebook; the job writes the raw rows, not the numbering.
         Valid(
-            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
-            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
-            'latest = numbered.filter("n = 1")\n'
-            "display(numbered)\n"
-            'events.write.mode("overwrite").saveAsTable("events_copy")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())
+                numbered = events.withColumn("n", F.row_number().over(by_user))
+                latest = numbered.filter("n = 1")
+                display(numbered)
+                events.write.mode("overwrite").saveAsTable("events_copy")
+                """)
         ),
         # SQL ordered by a count: RANK gives tied stores the same rank, and a tie-breaker settles
         # ROW_NUMBER; a key built with `concat` may tell rows apart (not judged as an amount).
         Valid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE top_store AS\n"
-            "SELECT * FROM (\n"
-            "    SELECT region, store, RANK() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rnk\n"
-            "    FROM visits GROUP BY region, store\n"
-            ") WHERE rnk = 1\n"
-            '""")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE top_store AS
+                SELECT * FROM (
+                    SELECT region, store, RANK() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rnk
+                    FROM visits GROUP BY region, store
+                ) WHERE rnk = 1
+                \"\"\")
+                """)
         ),
         Valid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE top_store AS\n"
-            "SELECT * FROM (\n"
-            "    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC, store) AS rn\n"
-            "    FROM visits GROUP BY region, store\n"
-            ") WHERE rn = 1\n"
-            '""")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE top_store AS
+                SELECT * FROM (
+                    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC, store) AS rn
+                    FROM visits GROUP BY region, store
+                ) WHERE rn = 1
+                \"\"\")
+                """)
         ),
         Valid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE first_visit AS\n"
-            "SELECT * FROM (\n"
-            "    SELECT user, page, ROW_NUMBER() OVER (PARTITION BY user ORDER BY concat(day, '-', visit_id)) AS rn\n"
-            "    FROM visits\n"
-            ") WHERE rn = 1\n"
-            '""")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE first_visit AS
+                SELECT * FROM (
+                    SELECT user, page, ROW_NUMBER() OVER (PARTITION BY user ORDER BY concat(day, '-', visit_id)) AS rn
+                    FROM visits
+                ) WHERE rn = 1
+                \"\"\")
+                """)
         ),
         # One row per partition (grouped by the partition key itself): nothing competes. And a
         # fallback between two dates is a date of the row, not a total that ties.
         Valid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE spend AS\n"
-            "SELECT customer, SUM(amount) AS total,\n"
-            "       ROW_NUMBER() OVER (PARTITION BY customer ORDER BY SUM(amount) DESC) AS rn\n"
-            "FROM orders GROUP BY customer\n"
-            '""")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE spend AS
+                SELECT customer, SUM(amount) AS total,
+                       ROW_NUMBER() OVER (PARTITION BY customer ORDER BY SUM(amount) DESC) AS rn
+                FROM orders GROUP BY customer
+                \"\"\")
+                """)
         ),
         Valid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE latest_address AS\n"
-            "SELECT * FROM (\n"
-            "    SELECT customer, address,\n"
-            "           ROW_NUMBER() OVER (PARTITION BY customer ORDER BY COALESCE(moved_out, moved_in) DESC) AS rn\n"
-            "    FROM addresses\n"
-            ") WHERE rn = 1\n"
-            '""")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE latest_address AS
+                SELECT * FROM (
+                    SELECT customer, address,
+                           ROW_NUMBER() OVER (PARTITION BY customer ORDER BY COALESCE(moved_out, moved_in) DESC) AS rn
+                    FROM addresses
+                ) WHERE rn = 1
+                \"\"\")
+                """)
         ),
     ]
     INVALID = [
@@ -419,150 +510,224 @@ class UnorderedWindow(Rule):
         # The near misses: `rank()` gives tied rows one number; a join on a key the other side may
         # repeat copies an id onto several rows.
         Invalid(
-            _PRELUDE
-            + 'ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))\n'
-            + 'ranked.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("r"))).write.parquet("out")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))
+                ranked.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("r"))).write.parquet("out")
+                """),
             line=5,
             column=23,
             severity=Severity.INFO,
-            expected_fix=_PRELUDE
-            + 'ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))\n'
-            + _row_tie_broken("ranked", "r"),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ranked = events.withColumn("r", F.rank().over(Window.partitionBy("user").orderBy("ts")))
+                (
+                    ranked.withColumn(
+                        "n",
+                        F.row_number().over(
+                            Window.partitionBy("user").orderBy(
+                                "r",
+                                F.to_json(
+                                    F.struct("*"),
+                                    {
+                                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                    },
+                                ),
+                            ),
+                        ),
+                    )
+                    .write.parquet("out")
+                )
+                """),
         ),
         Invalid(
-            _PRELUDE
-            + 'ided = events.withColumn("seq_no", F.monotonically_increasing_id())\n'
-            + 'pages = ided.join(spark.read.parquet("pages"), "page")\n'
-            + 'pages.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("out")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ided = events.withColumn("seq_no", F.monotonically_increasing_id())
+                pages = ided.join(spark.read.parquet("pages"), "page")
+                pages.withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("seq_no"))).write.parquet("out")
+                """),
             line=6,
             column=22,
             severity=Severity.INFO,
-            expected_fix=_PRELUDE
-            + 'ided = events.withColumn("seq_no", F.monotonically_increasing_id())\n'
-            + 'pages = ided.join(spark.read.parquet("pages"), "page")\n'
-            + _row_tie_broken("pages", "seq_no"),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ided = events.withColumn("seq_no", F.monotonically_increasing_id())
+                pages = ided.join(spark.read.parquet("pages"), "page")
+                (
+                    pages.withColumn(
+                        "n",
+                        F.row_number().over(
+                            Window.partitionBy("user").orderBy(
+                                "seq_no",
+                                F.to_json(
+                                    F.struct("*"),
+                                    {
+                                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                    },
+                                ),
+                            ),
+                        ),
+                    )
+                    .write.parquet("out")
+                )
+                """),
         ),
         # Literal rows that do tie: two math scores of 90 straddle the ntile boundary.
         Invalid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
-            'scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])
+                scores.withColumn("half", F.ntile(2).over(Window.partitionBy("subject").orderBy("score"))).show()
+                """),
             line=4,
             column=26,
             related_lines=(4,),
             severity=Severity.INFO,
             expected_fix=(
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])\n'
-                "(\n"
-                "    scores.withColumn(\n"
-                '        "half",\n'
-                "        F.ntile(2).over(\n"
-                '            Window.partitionBy("subject").orderBy(\n'
-                '                "score",\n'
-                "                F.to_json(\n"
-                '                    F.struct("*"),\n'
-                '                    {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},\n'
-                "                ),\n"
-                "            ),\n"
-                "        ),\n"
-                "    )\n"
-                "    .show()\n"
-                ")\n"
+                textwrap.dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    scores = spark.createDataFrame([("ann", "math", 90), ("bob", "math", 90), ("cid", "math", 70)], ["name", "subject", "score"])
+                    (
+                        scores.withColumn(
+                            "half",
+                            F.ntile(2).over(
+                                Window.partitionBy("subject").orderBy(
+                                    "score",
+                                    F.to_json(
+                                        F.struct("*"),
+                                        {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"},
+                                    ),
+                                ),
+                            ),
+                        )
+                        .show()
+                    )
+                    """)
             ),
         ),
         # `lag` over literal rows (through `parallelize(...).toDF`) with two prices on one day.
         Invalid(
-            "from datetime import date\n"
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            "sc = spark.sparkContext\n"
-            'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
-            'prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()\n',
+            textwrap.dedent("""\
+                from datetime import date
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sc = spark.sparkContext
+                prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])
+                prices.withColumn("before", F.lag("price").over(Window.partitionBy("item").orderBy("day"))).show()
+                """),
             line=6,
             column=28,
             related_lines=(6,),
             severity=Severity.INFO,
             expected_fix=(
-                "from datetime import date\n"
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                "sc = spark.sparkContext\n"
-                'prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])\n'
-                "(\n"
-                "    prices.withColumn(\n"
-                '        "before",\n'
-                '        F.lag("price").over(\n'
-                '            Window.partitionBy("item").orderBy(\n'
-                '                "day",\n'
-                '                F.to_json(F.struct("*"), {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"}),\n'
-                "            ),\n"
-                "        ),\n"
-                "    )\n"
-                "    .show()\n"
-                ")\n"
+                textwrap.dedent("""\
+                    from datetime import date
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    sc = spark.sparkContext
+                    prices = sc.parallelize([("tea", date(2024, 1, 1), 3.0), ("tea", date(2024, 1, 1), 3.5), ("tea", date(2024, 1, 2), 4.0)]).toDF(["item", "day", "price"])
+                    (
+                        prices.withColumn(
+                            "before",
+                            F.lag("price").over(
+                                Window.partitionBy("item").orderBy(
+                                    "day",
+                                    F.to_json(F.struct("*"), {"timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS"}),
+                                ),
+                            ),
+                        )
+                        .show()
+                    )
+                    """)
             ),
         ),
         # Near miss: the same numbering, and the latest rows are written.
         Invalid(
-            _PRELUDE + 'by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())\n'
-            'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
-            'latest = numbered.filter("n = 1")\n'
-            "display(numbered)\n"
-            'latest.write.mode("overwrite").saveAsTable("latest_events")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                by_user = Window.partitionBy("user").orderBy(F.col("ts").desc())
+                numbered = events.withColumn("n", F.row_number().over(by_user))
+                latest = numbered.filter("n = 1")
+                display(numbered)
+                latest.write.mode("overwrite").saveAsTable("latest_events")
+                """),
             line=5,
             column=34,
             related_lines=(4,),
             severity=Severity.INFO,
             # The whole row breaks the tie (unsafe: one of the orders the shuffle could give).
-            expected_fix=_PRELUDE
-            + (
-                "by_user = (\n"
-                '    Window.partitionBy("user")\n'
-                "    .orderBy(\n"
-                '        F.col("ts").desc(),\n'
-                "        F.to_json(\n"
-                '            F.struct("*"),\n'
-                "            {\n"
-                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "            },\n"
-                "        ),\n"
-                "    )\n"
-                ")\n"
-                'numbered = events.withColumn("n", F.row_number().over(by_user))\n'
-                'latest = numbered.filter("n = 1")\n'
-                "display(numbered)\n"
-                'latest.write.mode("overwrite").saveAsTable("latest_events")\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                by_user = (
+                    Window.partitionBy("user")
+                    .orderBy(
+                        F.col("ts").desc(),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                numbered = events.withColumn("n", F.row_number().over(by_user))
+                latest = numbered.filter("n = 1")
+                display(numbered)
+                latest.write.mode("overwrite").saveAsTable("latest_events")
+                """),
         ),
         Invalid(
-            _PRELUDE + 'by_user = Window.partitionBy("user")\n'
-            'sessions = events.withColumn("entry_page", F.first("page").over(by_user))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                by_user = Window.partitionBy("user")
+                sessions = events.withColumn("entry_page", F.first("page").over(by_user))
+                """),
             line=5,
             column=43,
             related_lines=(4,),
             # No sort: arrival order, a sequence number taken at the source and dropped after (unsafe).
             expected_fix=(
-                "from pyspark.sql import SparkSession, Window, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'events = spark.read.parquet("events")\n'
-                'by_user = Window.partitionBy("user").orderBy("_sparkpar_seq")\n'
-                "sessions = (\n"
-                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '    .withColumn("entry_page", F.first("page").over(by_user))\n'
-                '    .drop("_sparkpar_seq")\n'
-                ")\n"
+                textwrap.dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    events = spark.read.parquet("events")
+                    by_user = Window.partitionBy("user").orderBy("_sparkpar_seq")
+                    sessions = (
+                        events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .withColumn("entry_page", F.first("page").over(by_user))
+                        .drop("_sparkpar_seq")
+                    )
+                    """)
             ),
         ),
         Invalid(
-            "from pyspark.sql.functions import collect_list as gather\n"
-            "from pyspark.sql.window import Window\n"
-            "def with_history(df):\n"
-            '    spec = Window.partitionBy("device").rowsBetween(Window.unboundedPreceding, 0)\n'
-            '    return df.withColumn("history", gather("status").over(spec))\n',
+            textwrap.dedent("""\
+                from pyspark.sql.functions import collect_list as gather
+                from pyspark.sql.window import Window
+                def with_history(df):
+                    spec = Window.partitionBy("device").rowsBetween(Window.unboundedPreceding, 0)
+                    return df.withColumn("history", gather("status").over(spec))
+                """),
             line=5,
             column=36,
             related_lines=(4,),
@@ -570,49 +735,63 @@ class UnorderedWindow(Rule):
             expected_fix=None,
         ),
         Invalid(
-            "import pyspark.sql.functions as fn\n"
-            "from pyspark.sql import Window\n"
-            "def by(key):\n"
-            "    return Window.partitionBy(key)\n"
-            "def latest(df):\n"
-            '    return df.select("device", fn.last("status", ignorenulls=True)\n'
-            '                     .over(by("device")).alias("status"))\n',
+            textwrap.dedent("""\
+                import pyspark.sql.functions as fn
+                from pyspark.sql import Window
+                def by(key):
+                    return Window.partitionBy(key)
+                def latest(df):
+                    return df.select("device", fn.last("status", ignorenulls=True)
+                                     .over(by("device")).alias("status"))
+                """),
             line=6,
             column=31,
             related_lines=(4,),
             # No order anywhere: the whole row orders the spec where the helper builds it (unsafe).
             expected_fix=(
-                "import pyspark.sql.functions as fn\n"
-                "from pyspark.sql import Window\n"
-                "def by(key):\n"
-                "    return (\n"
-                "        Window.partitionBy(key)\n"
-                "        .orderBy(\n"
-                "            fn.to_json(\n"
-                '                fn.struct("*"),\n'
-                "                {\n"
-                '                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "                },\n"
-                "            ),\n"
-                "        )\n"
-                "        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)\n"
-                "    )\n"
-                "def latest(df):\n"
-                '    return df.select("device", fn.last("status", ignorenulls=True)\n'
-                '                     .over(by("device")).alias("status"))\n'
+                textwrap.dedent("""\
+                    import pyspark.sql.functions as fn
+                    from pyspark.sql import Window
+                    def by(key):
+                        return (
+                            Window.partitionBy(key)
+                            .orderBy(
+                                fn.to_json(
+                                    fn.struct("*"),
+                                    {
+                                        "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                        "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                    },
+                                ),
+                            )
+                            .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+                        )
+                    def latest(df):
+                        return df.select("device", fn.last("status", ignorenulls=True)
+                                         .over(by("device")).alias("status"))
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE + 'events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.selectExpr("user", "first(page) OVER (PARTITION BY user) AS entry_page")
+                """),
             line=4,
             column=27,  # `first` inside the string, not the string
             # The window is SQL text: no automatic fix.
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE + 'stream = spark.readStream.format("kafka").load()\n'
-            'stream.withColumn("second", F.nth_value("page", 2).over(Window.partitionBy("user")))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                stream = spark.readStream.format("kafka").load()
+                stream.withColumn("second", F.nth_value("page", 2).over(Window.partitionBy("user")))
+                """),
             line=5,
             column=28,
             related_lines=(5,),
@@ -620,101 +799,129 @@ class UnorderedWindow(Rule):
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE + 'w = Window.partitionBy("user")\n'
-            'latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w))'
-            '.withColumn("views", F.count("page").over(w))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user")
+                latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w)).withColumn("views", F.count("page").over(w))
+                """),
             line=5,
             column=54,
             related_lines=(4,),
             # The user's sort orders the window, the value breaks ties (safe); the whole-partition
             # frame keeps `last` the partition's last row and `count` the partition's count.
-            expected_fix=_PRELUDE
-            + 'w = Window.partitionBy("user").orderBy("ts", "page").rowsBetween(Window.unboundedPreceding, '
-            "Window.unboundedFollowing)\n"
-            'latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w))'
-            '.withColumn("views", F.count("page").over(w))\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy("ts", "page").rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+                latest = events.orderBy("ts").withColumn("last_page", F.last("page").over(w)).withColumn("views", F.count("page").over(w))
+                """),
         ),
         Invalid(
-            "from pyspark.sql.functions import col, collect_list as gather\n"
-            "from pyspark.sql.window import Window\n"
-            "def with_history(df):\n"
-            '    spec = Window.partitionBy("device").rowsBetween(Window.unboundedPreceding, 0)\n'
-            '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n',
+            textwrap.dedent("""\
+                from pyspark.sql.functions import col, collect_list as gather
+                from pyspark.sql.window import Window
+                def with_history(df):
+                    spec = Window.partitionBy("device").rowsBetween(Window.unboundedPreceding, 0)
+                    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))
+                """),
             line=5,
             column=62,
             related_lines=(4,),
             # The spec's own frame stays: the history up to each row, newest first.
             expected_fix=(
-                "from pyspark.sql.functions import col, collect_list as gather\n"
-                "from pyspark.sql.window import Window\n"
-                "def with_history(df):\n"
-                "    spec = (\n"
-                '        Window.partitionBy("device")\n'
-                '        .orderBy(col("ts").desc(), "status")\n'
-                "        .rowsBetween(Window.unboundedPreceding, 0)\n"
-                "    )\n"
-                '    return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))\n'
+                textwrap.dedent("""\
+                    from pyspark.sql.functions import col, collect_list as gather
+                    from pyspark.sql.window import Window
+                    def with_history(df):
+                        spec = (
+                            Window.partitionBy("device")
+                            .orderBy(col("ts").desc(), "status")
+                            .rowsBetween(Window.unboundedPreceding, 0)
+                        )
+                        return df.orderBy(col("ts").desc()).withColumn("history", gather("status").over(spec))
+                    """)
             ),
         ),
         # Ordered by a constant: every row ties, row_number numbers them in arrival order.
         Invalid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.lit("x"))\n'
-            'numbered = events.withColumn("n", F.row_number().over(w))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy(F.lit("x"))
+                numbered = events.withColumn("n", F.row_number().over(w))
+                """),
             line=5,
             column=34,
             related_lines=(4,),
             # Nothing tells the rows apart: the whole row breaks the ties (unsafe).
-            expected_fix=_PRELUDE
-            + (
-                "w = (\n"
-                '    Window.partitionBy("user")\n'
-                "    .orderBy(\n"
-                '        F.lit("x"),\n'
-                "        F.to_json(\n"
-                '            F.struct("*"),\n'
-                "            {\n"
-                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "            },\n"
-                "        ),\n"
-                "    )\n"
-                ")\n"
-                'numbered = events.withColumn("n", F.row_number().over(w))\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = (
+                    Window.partitionBy("user")
+                    .orderBy(
+                        F.lit("x"),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                numbered = events.withColumn("n", F.row_number().over(w))
+                """),
         ),
         # Ordered by the partition key itself: "keep row 1" keeps an arbitrary row per user.
         Invalid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy(F.col("user").desc())\n'
-            'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
-            'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy(F.col("user").desc())
+                kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)
+                previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))
+                """),
             line=5,
             column=31,
             related_lines=(4,),
-            expected_fix=_PRELUDE
-            + (
-                "w = (\n"
-                '    Window.partitionBy("user")\n'
-                "    .orderBy(\n"
-                '        F.col("user").desc(),\n'
-                "        F.to_json(\n"
-                '            F.struct("*"),\n'
-                "            {\n"
-                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "            },\n"
-                "        ),\n"
-                "    )\n"
-                ")\n"
-                'kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)\n'
-                'previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = (
+                    Window.partitionBy("user")
+                    .orderBy(
+                        F.col("user").desc(),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                kept = events.withColumn("rn", F.row_number().over(w)).filter(F.col("rn") == 1)
+                previous = events.withColumn("prev", F.lag("page").over(Window.partitionBy("user").orderBy("ts")))
+                """),
         ),
         # SQL: a window named in the WINDOW clause, with no ORDER BY. The one-line string would
         # pass 100 characters with the order: left, with the reason.
         Invalid(
-            _SQL_PRELUDE + "landing = spark.sql(\n"
-            '    "SELECT user, first_value(page) OVER w AS landing FROM visits WINDOW w AS (PARTITION BY user)"\n'
-            ")\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                landing = spark.sql(
+                    "SELECT user, first_value(page) OVER w AS landing FROM visits WINDOW w AS (PARTITION BY user)"
+                )
+                """),
             line=4,
             column=18,
             related_lines=(4,),
@@ -723,65 +930,78 @@ class UnorderedWindow(Rule):
         # The same in a triple-quoted string: the value the function reads orders the window
         # (unsafe); rows tied on it give `first_value` the same answer.
         Invalid(
-            _SQL_PRELUDE + 'landing = spark.sql("""\n'
-            "SELECT user, first_value(page) OVER w AS landing\n"
-            "FROM visits WINDOW w AS (PARTITION BY user)\n"
-            '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                landing = spark.sql(\"\"\"
+                SELECT user, first_value(page) OVER w AS landing
+                FROM visits WINDOW w AS (PARTITION BY user)
+                \"\"\")
+                """),
             line=4,
             column=13,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE
-            + (
-                'landing = spark.sql("""\n'
-                "SELECT user, first_value(page) OVER w AS landing\n"
-                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY page)\n"
-                '""")\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                landing = spark.sql(\"\"\"
+                SELECT user, first_value(page) OVER w AS landing
+                FROM visits WINDOW w AS (PARTITION BY user ORDER BY page)
+                \"\"\")
+                """),
         ),
         # A library call that hands the same rows back (Prophecy's metrics tap) does not hide
         # that they are read from a table.
         Invalid(
-            "from pyspark.sql import *\n"
-            "from pyspark.sql.functions import *\n"
-            "from prophecy.utils import *\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
-            'w = Window.partitionBy("plant").orderBy(col("plant").asc())\n'
-            'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n',
+            textwrap.dedent("""\
+                from pyspark.sql import *
+                from pyspark.sql.functions import *
+                from prophecy.utils import *
+                spark = SparkSession.builder.getOrCreate()
+                plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")
+                w = Window.partitionBy("plant").orderBy(col("plant").asc())
+                current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)
+                """),
             line=7,
             column=34,
             related_lines=(6,),
             # Another star import may shadow Spark's names: the tie-breaker comes through `F`.
             expected_fix=(
-                "from pyspark.sql import *\n"
-                "from pyspark.sql.functions import *\n"
-                "from prophecy.utils import *\n"
-                "from pyspark.sql import functions as F\n"
-                "\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")\n'
-                "w = (\n"
-                '    Window.partitionBy("plant")\n'
-                "    .orderBy(\n"
-                '        col("plant").asc(),\n'
-                "        F.to_json(\n"
-                '            F.struct("*"),\n'
-                "            {\n"
-                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "            },\n"
-                "        ),\n"
-                "    )\n"
-                ")\n"
-                'current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)\n'
+                textwrap.dedent("""\
+                    from pyspark.sql import *
+                    from pyspark.sql.functions import *
+                    from prophecy.utils import *
+                    from pyspark.sql import functions as F
+
+                    spark = SparkSession.builder.getOrCreate()
+                    plants = collectMetrics(spark, spark.read.table("raw.plants"), "graph", "read", "out")
+                    w = (
+                        Window.partitionBy("plant")
+                        .orderBy(
+                            col("plant").asc(),
+                            F.to_json(
+                                F.struct("*"),
+                                {
+                                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                },
+                            ),
+                        )
+                    )
+                    current = plants.withColumn("rn", row_number().over(w)).filter(col("rn") == 1)
+                    """)
             ),
         ),
         # SQL ordered by the partition key: the same whole-row tie-breaker, written into the query,
         # but a one-line string cannot break the line it would take past 100 characters: left.
         Invalid(
-            _SQL_PRELUDE + "kept = spark.sql(\n"
-            '    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user) AS rn FROM visits) WHERE rn = 1"\n'
-            ")\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                kept = spark.sql(
+                    "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY user ORDER BY user) AS rn FROM visits) WHERE rn = 1"
+                )
+                """),
             line=4,
             column=30,
             related_lines=(4,),
@@ -789,57 +1009,74 @@ class UnorderedWindow(Rule):
         ),
         # SQL: a constant order in the WINDOW clause gets the tie-breaker there.
         Invalid(
-            _SQL_PRELUDE + 'prev = spark.sql("""\n'
-            "SELECT user, page, lag(page) OVER w AS previous\n"
-            "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1)\n"
-            '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                prev = spark.sql(\"\"\"
+                SELECT user, page, lag(page) OVER w AS previous
+                FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1)
+                \"\"\")
+                """),
             line=4,
             column=19,
             related_lines=(4,),
-            expected_fix=_SQL_PRELUDE
-            + (
-                'prev = spark.sql("""\n'
-                "SELECT user, page, lag(page) OVER w AS previous\n"
-                "FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*),\n"
-                "                         map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX',\n"
-                "                         'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')))\n"
-                '""")\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                prev = spark.sql(\"\"\"
+                SELECT user, page, lag(page) OVER w AS previous
+                FROM visits WINDOW w AS (PARTITION BY user ORDER BY 1, to_json(struct(*),
+                                         map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX',
+                                         'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')))
+                \"\"\")
+                """),
         ),
         # One order column that can tie: which of the tied rows gets number 1 is arrival order.
         Invalid(
-            _PRELUDE + 'w = Window.partitionBy("order").orderBy(F.desc("discount"))\n'
-            'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("order").orderBy(F.desc("discount"))
+                best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")
+                """),
             line=5,
             column=31,
             related_lines=(4,),
             severity=Severity.INFO,
             # The whole row orders the tied rows (unsafe: a unique id may be what was meant).
-            expected_fix=_PRELUDE
-            + (
-                "w = (\n"
-                '    Window.partitionBy("order")\n'
-                "    .orderBy(\n"
-                '        F.desc("discount"),\n'
-                "        F.to_json(\n"
-                '            F.struct("*"),\n'
-                "            {\n"
-                '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                "            },\n"
-                "        ),\n"
-                "    )\n"
-                ")\n"
-                'best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")\n'
-            ),
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = (
+                    Window.partitionBy("order")
+                    .orderBy(
+                        F.desc("discount"),
+                        F.to_json(
+                            F.struct("*"),
+                            {
+                                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                            },
+                        ),
+                    )
+                )
+                best = events.withColumn("rn", F.row_number().over(w)).filter("rn = 1")
+                """),
         ),
         # A helper that gets its order as an argument: reported where it is called with a constant.
         Invalid(
-            _PRELUDE + "def dedup(df, keys, order):\n"
-            "    w = Window.partitionBy(*keys).orderBy(order)\n"
-            '    return df.withColumn("rn", F.row_number().over(w)).filter("rn = 1").drop("rn")\n'
-            'kept = dedup(events, ["user"], F.lit(1))\n'
-            'fine = dedup(events, ["user"], F.col("event_id"))\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def dedup(df, keys, order):
+                    w = Window.partitionBy(*keys).orderBy(order)
+                    return df.withColumn("rn", F.row_number().over(w)).filter("rn = 1").drop("rn")
+                kept = dedup(events, ["user"], F.lit(1))
+                fine = dedup(events, ["user"], F.col("event_id"))
+                """),
             line=7,
             column=7,
             related_lines=(6, 5),
@@ -847,15 +1084,19 @@ class UnorderedWindow(Rule):
         # SQL ordered by a computed total: every unsold item totals 0, so which one is kept per
         # category is arrival order. No fix: the SELECT aggregates, so `*` is not the window's rows.
         Invalid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "INSERT OVERWRITE TABLE best_sellers\n"
-            "SELECT category, item, sold FROM (\n"
-            "    SELECT i.category, i.item, COALESCE(SUM(s.qty), 0) AS sold,\n"
-            "           ROW_NUMBER() OVER (PARTITION BY i.category ORDER BY COALESCE(SUM(s.qty), 0) DESC) AS rn\n"
-            "    FROM items i LEFT JOIN sales s ON i.item = s.item\n"
-            "    GROUP BY i.category, i.item\n"
-            ") WHERE rn = 1\n"
-            '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                INSERT OVERWRITE TABLE best_sellers
+                SELECT category, item, sold FROM (
+                    SELECT i.category, i.item, COALESCE(SUM(s.qty), 0) AS sold,
+                           ROW_NUMBER() OVER (PARTITION BY i.category ORDER BY COALESCE(SUM(s.qty), 0) DESC) AS rn
+                    FROM items i LEFT JOIN sales s ON i.item = s.item
+                    GROUP BY i.category, i.item
+                ) WHERE rn = 1
+                \"\"\")
+                """),
             line=7,
             column=11,
             related_lines=(7,),
@@ -864,13 +1105,17 @@ class UnorderedWindow(Rule):
         ),
         # An average ties too: two baskets of a store with the same mean price, one kept by arrival.
         Invalid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "INSERT OVERWRITE TABLE best_basket\n"
-            "SELECT store, basket FROM (\n"
-            "    SELECT store, basket, ROW_NUMBER() OVER (PARTITION BY store ORDER BY AVG(price) DESC) AS rn\n"
-            "    FROM lines GROUP BY store, basket\n"
-            ") WHERE rn = 1\n"
-            '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                INSERT OVERWRITE TABLE best_basket
+                SELECT store, basket FROM (
+                    SELECT store, basket, ROW_NUMBER() OVER (PARTITION BY store ORDER BY AVG(price) DESC) AS rn
+                    FROM lines GROUP BY store, basket
+                ) WHERE rn = 1
+                \"\"\")
+                """),
             line=6,
             column=26,
             related_lines=(6,),
@@ -879,13 +1124,17 @@ class UnorderedWindow(Rule):
         ),
         # A count ties just as easily: the store kept per region follows the shuffle.
         Invalid(
-            _SQL_PRELUDE + 'spark.sql("""\n'
-            "CREATE TABLE top_store AS\n"
-            "SELECT * FROM (\n"
-            "    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rn\n"
-            "    FROM visits GROUP BY region, store\n"
-            ") WHERE rn = 1\n"
-            '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                CREATE TABLE top_store AS
+                SELECT * FROM (
+                    SELECT region, store, ROW_NUMBER() OVER (PARTITION BY region ORDER BY COUNT(*) DESC) AS rn
+                    FROM visits GROUP BY region, store
+                ) WHERE rn = 1
+                \"\"\")
+                """),
             line=6,
             column=26,
             related_lines=(6,),

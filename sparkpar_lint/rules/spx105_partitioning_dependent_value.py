@@ -35,7 +35,6 @@ from sparkpar_lint.rules.spx401_single_partition_window import small_input
 
 ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
 _NAMING_METHODS = frozenset({"alias", "name", "as_"})
-_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
 
 
 class PartitioningDependentValue(Rule):
@@ -60,113 +59,193 @@ class PartitioningDependentValue(Rule):
             )
         ),
         Valid(
-            _PRELUDE
-            + 'users = spark.read.parquet("events").select("user").distinct()\n'
-            + 'dim = users.select("user", F.xxhash64("user").alias("user_sk"))\n'
-            + 'spark.read.parquet("events").join(dim, "user")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                users = spark.read.parquet("events").select("user").distinct()
+                dim = users.select("user", F.xxhash64("user").alias("user_sk"))
+                spark.read.parquet("events").join(dim, "user")
+                """)
         ),
         # A local function that happens to be called `rand` is not Spark's.
-        Valid(_PRELUDE + "def rand():\n    return 4\n" + 'spark.read.parquet("e").withColumn("r", F.lit(rand()))\n'),
-        Valid("import random\nrows = [random.random() for _ in range(3)]\nprint(sorted(rows))\n"),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def rand():
+                    return 4
+                spark.read.parquet("e").withColumn("r", F.lit(rand()))
+                """)
+        ),
+        Valid(
+            textwrap.dedent("""\
+                import random
+                rows = [random.random() for _ in range(3)]
+                print(sorted(rows))
+                """)
+        ),
         # Synthetic values meant to differ: nothing filters, sorts or keys on them.
-        Valid(_PRELUDE + 'spark.range(1000).withColumn("reading", F.rand() * 10).write.parquet("synthetic")\n'),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.range(1000).withColumn("reading", F.rand() * 10).write.parquet("synthetic")
+                """)
+        ),
         # Noise added to columns named at run time, then written: synthetic data, drawn once.
         Valid(
-            _PRELUDE + 'noisy = spark.read.table("readings")\n'
-            "for i in range(3):\n"
-            '    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())\n'
-            'noisy.write.mode("overwrite").saveAsTable("readings_noisy")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                noisy = spark.read.table("readings")
+                for i in range(3):
+                    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())
+                noisy.write.mode("overwrite").saveAsTable("readings_noisy")
+                """)
         ),
         # Looking at the partition layout: the ids are only shown.
         Valid(
-            _PRELUDE
-            + 'spark.read.parquet("e").repartition(4, "day").withColumn("pid", F.spark_partition_id())'
-            + '.groupBy("pid").count().show()\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet("e").repartition(4, "day").withColumn("pid", F.spark_partition_id()).groupBy("pid").count().show()
+                """)
         ),
         # Numbered right after a sort: partitions and positions follow the sort.
-        Valid(_PRELUDE + 'spark.sparkContext.parallelize([(2, "b"), (1, "a")]).sortByKey().zipWithIndex().collect()\n'),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.parallelize([(2, "b"), (1, "a")]).sortByKey().zipWithIndex().collect()
+                """)
+        ),
         # A salted two-stage aggregation: partial sums per salt, then the sum without it.
         Valid(
-            _PRELUDE
-            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))\n'
-            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
-            + 'partial.groupBy("user").agg(F.sum("amount").alias("amount")).write.parquet("totals")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))
+                partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))
+                partial.groupBy("user").agg(F.sum("amount").alias("amount")).write.parquet("totals")
+                """)
         ),
         # A skew lesson: the salt only spreads rows over partitions, whose sizes are then printed.
         Valid(
-            _PRELUDE
-            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))\n'
-            + 'spread = salted.repartition(F.concat("city", F.lit("_"), "salt"))\n'
-            + "print(spread.rdd.glom().map(len).collect())\nspread.count()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))
+                spread = salted.repartition(F.concat("city", F.lit("_"), "salt"))
+                print(spread.rdd.glom().map(len).collect())
+                spread.count()
+                """)
         ),
         # Partition ids that only batch rows for a pandas function working row by row (the id
         # dropped), or one that only counts its rows: the grouping splits the work, nothing else.
         Valid(
-            _PRELUDE
-            + "import pandas as pd\n"
-            + 'def shout(pdf):\n    return pdf.apply(lambda row: row.str.upper(), axis=1).drop(columns=["pid"])\n'
-            + 'def blanks(pdf):\n    return pd.DataFrame({"name": ["?" for _ in range(len(pdf))]})\n'
-            + 'batched = spark.read.parquet("t").withColumn("pid", F.spark_partition_id()).groupBy("pid")\n'
-            + 'batched.applyInPandas(shout, "name string").write.parquet("loud")\n'
-            + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(blanks, "name string")\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import pandas as pd
+                def shout(pdf):
+                    return pdf.apply(lambda row: row.str.upper(), axis=1).drop(columns=["pid"])
+                def blanks(pdf):
+                    return pd.DataFrame({"name": ["?" for _ in range(len(pdf))]})
+                batched = spark.read.parquet("t").withColumn("pid", F.spark_partition_id()).groupBy("pid")
+                batched.applyInPandas(shout, "name string").write.parquet("loud")
+                spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(blanks, "name string")
+                """)
         ),
         # sparkpar's own sequential-semantics column, numbered right at the source before any shuffle.
         Valid(
-            _PRELUDE
-            + 'visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-            + 'visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                visits = spark.read.parquet("visits").withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                visits.groupBy("user").agg(F.min_by("page", F.struct("_sparkpar_seq", "page")))
+                """)
         ),
         # Seeded samples, and an unseeded one that is only previewed.
         Valid(
-            _PRELUDE + 'df = spark.read.parquet("e")\ntrain, test = df.randomSplit([0.8, 0.2], seed=7)\n'
-            'df.sample(False, 0.1, 42).write.parquet("s")\ndf.sample(0.01).show()\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                df = spark.read.parquet("e")
+                train, test = df.randomSplit([0.8, 0.2], seed=7)
+                df.sample(False, 0.1, 42).write.parquet("s")
+                df.sample(0.01).show()
+                """)
         ),
         # In SQL: a random column nothing filters, sorts or keys on is synthetic data.
-        Valid(_PRELUDE + 'spark.sql("SELECT *, rand() * 10 AS noise FROM readings").write.parquet("synthetic")\n'),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql("SELECT *, rand() * 10 AS noise FROM readings").write.parquet("synthetic")
+                """)
+        ),
     ]
     INVALID = [
         # Near miss of the run-time-named noise: a filter reads the noisy column.
         Invalid(
-            _PRELUDE + 'noisy = spark.read.table("readings")\n'
-            "for i in range(3):\n"
-            '    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())\n'
-            'noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                noisy = spark.read.table("readings")
+                for i in range(3):
+                    noisy = noisy.withColumn(f"probe_{i}", F.col(f"probe_{i}") + F.rand())
+                noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")
+                """),
             line=5,
             column=65,
             severity=Severity.WARNING,
             # The noise becomes a uniform value hashed from the row (the long line broken).
-            expected_fix=_PRELUDE + 'noisy = spark.read.table("readings")\n'
-            "for i in range(3):\n"
-            "    noisy = noisy.withColumn(\n"
-            '        f"probe_{i}",\n'
-            '        F.col(f"probe_{i}") + (F.pmod(F.xxhash64("*"), 2**53) / 2**53),\n'
-            "    )\n"
-            'noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                noisy = spark.read.table("readings")
+                for i in range(3):
+                    noisy = noisy.withColumn(
+                        f"probe_{i}",
+                        F.col(f"probe_{i}") + (F.pmod(F.xxhash64("*"), 2**53) / 2**53),
+                    )
+                noisy.filter(F.col("probe_0") > 0.5).write.mode("overwrite").saveAsTable("readings_noisy")
+                """),
         ),
         # The near miss: an average of the salted partial sums depends on how the salt split them.
         Invalid(
-            _PRELUDE
-            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))\n'
-            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
-            + 'partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 16).cast("int"))
+                partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))
+                partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")
+                """),
             line=3,
             column=53,
             related_lines=(4,),
             # A salt hashed from the row splits each user's rows the same way under any partitioning.
-            expected_fix=_PRELUDE
-            + "salted = (\n"
-            + '    spark.read.parquet("t")\n'
-            + '    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 16).cast("int"))\n'
-            + ")\n"
-            + 'partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))\n'
-            + 'partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = (
+                    spark.read.parquet("t")
+                    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 16).cast("int"))
+                )
+                partial = salted.groupBy("user", "salt").agg(F.sum("amount").alias("amount"))
+                partial.groupBy("user").agg(F.avg("amount").alias("amount")).write.parquet("totals")
+                """),
         ),
         # The near miss: the rows are numbered within each partition's group.
         Invalid(
-            _PRELUDE
-            + "import pandas as pd\n"
-            + 'def numbered(pdf):\n    return pd.DataFrame({"n": [i for i in range(len(pdf))]})\n'
-            + 'spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(numbered, "n long")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import pandas as pd
+                def numbered(pdf):
+                    return pd.DataFrame({"n": [i for i in range(len(pdf))]})
+                spark.range(9).withColumn("pid", F.spark_partition_id()).groupBy("pid").applyInPandas(numbered, "n long")
+                """),
             line=6,
             column=33,
             related_lines=(6,),
@@ -174,157 +253,229 @@ class PartitioningDependentValue(Rule):
         ),
         # The near miss: the salted rows are written, so the random salt is kept data.
         Invalid(
-            _PRELUDE
-            + 'salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))\n'
-            + 'salted.repartition("city", "salt").write.parquet("spread")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = spark.read.parquet("t").withColumn("salt", (F.rand() * 8).cast("int"))
+                salted.repartition("city", "salt").write.parquet("spread")
+                """),
             line=3,
             column=53,
             related_lines=(4,),
-            expected_fix=_PRELUDE
-            + "salted = (\n"
-            + '    spark.read.parquet("t")\n'
-            + '    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 8).cast("int"))\n'
-            + ")\n"
-            + 'salted.repartition("city", "salt").write.parquet("spread")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                salted = (
+                    spark.read.parquet("t")
+                    .withColumn("salt", ((F.pmod(F.xxhash64("*"), 2**53) / 2**53) * 8).cast("int"))
+                )
+                salted.repartition("city", "salt").write.parquet("spread")
+                """),
         ),
         Invalid(
-            _PRELUDE
-            + 'users = spark.read.parquet("events").select("user").distinct()\n'
-            + 'dim = users.withColumn("user_sk", F.monotonically_increasing_id())\n'
-            + 'spark.read.parquet("events").join(dim, "user")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                users = spark.read.parquet("events").select("user").distinct()
+                dim = users.withColumn("user_sk", F.monotonically_increasing_id())
+                spark.read.parquet("events").join(dim, "user")
+                """),
             line=4,
             column=34,
             # The rows are distinct users: the id becomes a hash of the user.
-            expected_fix=_PRELUDE
-            + 'users = spark.read.parquet("events").select("user").distinct()\n'
-            + 'dim = users.withColumn("user_sk", F.xxhash64("user"))\n'
-            + 'spark.read.parquet("events").join(dim, "user")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                users = spark.read.parquet("events").select("user").distinct()
+                dim = users.withColumn("user_sk", F.xxhash64("user"))
+                spark.read.parquet("events").join(dim, "user")
+                """),
         ),
         # One row per group: the group's keys identify it.
         Invalid(
-            _PRELUDE
-            + 'latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))\n'
-            + 'keyed = latest.withColumn("visit_id", F.monotonically_increasing_id())\n'
-            + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))
+                keyed = latest.withColumn("visit_id", F.monotonically_increasing_id())
+                keyed.join(spark.read.parquet("pages"), "visit_id")
+                """),
             line=4,
             column=38,
             related_lines=(5,),
-            expected_fix=_PRELUDE
-            + 'latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))\n'
-            + 'keyed = latest.withColumn("visit_id", F.xxhash64("user", "day"))\n'
-            + 'keyed.join(spark.read.parquet("pages"), "visit_id")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                latest = spark.read.parquet("events").groupBy("user", "day").agg(F.max("ts").alias("ts"))
+                keyed = latest.withColumn("visit_id", F.xxhash64("user", "day"))
+                keyed.join(spark.read.parquet("pages"), "visit_id")
+                """),
         ),
         # No evident key, but a few literal rows were just sorted: number them in that order.
         Invalid(
-            _PRELUDE
-            + 'events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")\n'
-            + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")
+                numbered = events.withColumn("event_id", F.monotonically_increasing_id())
+                """),
             line=4,
             column=41,
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + 'events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")\n'
-            + 'numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.createDataFrame([(2, 1), (1, 7)], ["ts", "seq"]).orderBy("ts", "seq")
+                numbered = events.withColumn("event_id", F.row_number().over(Window.orderBy("ts", "seq")))
+                """),
         ),
         # The near miss: many sorted rows from a file; one task numbering them all is SPX401's
         # finding, so no fix.
         Invalid(
-            _PRELUDE
-            + 'events = spark.read.parquet("events").orderBy("ts", "seq")\n'
-            + 'numbered = events.withColumn("event_id", F.monotonically_increasing_id())\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events").orderBy("ts", "seq")
+                numbered = events.withColumn("event_id", F.monotonically_increasing_id())
+                """),
             line=4,
             column=41,
             expected_fix=None,
         ),
         # No key and no sort, but a few literal rows: number them in the order of their content.
         Invalid(
-            _PRELUDE
-            + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
-            + 'dim = tiers.distinct().withColumn("tier_sk", F.monotonically_increasing_id())\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")
+                dim = tiers.distinct().withColumn("tier_sk", F.monotonically_increasing_id())
+                """),
             line=4,
             column=45,
-            expected_fix="from pyspark.sql import SparkSession, Window, functions as F\n"
-            + "spark = SparkSession.builder.getOrCreate()\n"
-            + 'tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")\n'
-            + 'dim = tiers.distinct().withColumn("tier_sk", F.row_number().over(Window.orderBy("tier", "rank")))\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                tiers = spark.createDataFrame([("gold", 3), ("silver", 1)], "tier string, rank int")
+                dim = tiers.distinct().withColumn("tier_sk", F.row_number().over(Window.orderBy("tier", "rank")))
+                """),
         ),
         # Many distinct rows from a table: numbering them would take one task; a hash of the row does not.
         Invalid(
-            _PRELUDE
-            + 'tiers = spark.read.table("tiers").distinct()\n'
-            + 'dim = tiers.withColumn("tier_sk", F.monotonically_increasing_id())\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                tiers = spark.read.table("tiers").distinct()
+                dim = tiers.withColumn("tier_sk", F.monotonically_increasing_id())
+                """),
             line=4,
             column=34,
-            expected_fix=_PRELUDE
-            + 'tiers = spark.read.table("tiers").distinct()\n'
-            + 'dim = tiers.withColumn("tier_sk", F.xxhash64("*"))\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                tiers = spark.read.table("tiers").distinct()
+                dim = tiers.withColumn("tier_sk", F.xxhash64("*"))
+                """),
         ),
         Invalid(
-            _PRELUDE
-            + 'events = spark.read.parquet("events")\n'
-            + 'sample = events.withColumn("r", F.rand(seed=7)).filter("r < 0.1")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                sample = events.withColumn("r", F.rand(seed=7)).filter("r < 0.1")
+                """),
             line=4,
             column=32,
             severity=Severity.WARNING,
             # The sample follows each row's hash (and the seed): the same rows under any partitioning.
-            expected_fix=_PRELUDE
-            + 'events = spark.read.parquet("events")\n'
-            + 'sample = events.withColumn("r", F.pmod(F.xxhash64("*", F.lit(7)), 2**53) / 2**53).filter("r < 0.1")\n',
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                sample = events.withColumn("r", F.pmod(F.xxhash64("*", F.lit(7)), 2**53) / 2**53).filter("r < 0.1")
+                """),
         ),
         Invalid(
-            "from pyspark.sql.functions import monotonically_increasing_id as row_id\n"
-            "def with_ids(df):\n"
-            '    ids = df.withColumn("event_id", row_id())\n'
-            '    return ids.join(ids.groupBy("event_id").count(), "event_id")\n',
+            textwrap.dedent("""\
+                from pyspark.sql.functions import monotonically_increasing_id as row_id
+                def with_ids(df):
+                    ids = df.withColumn("event_id", row_id())
+                    return ids.join(ids.groupBy("event_id").count(), "event_id")
+                """),
             line=3,
             column=36,
             # Nothing says which columns identify a row of `df`.
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE + 'lines = spark.sparkContext.textFile("t").distinct()\n' + "numbered = lines.zipWithIndex()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                lines = spark.sparkContext.textFile("t").distinct()
+                numbered = lines.zipWithIndex()
+                """),
             line=4,
             column=17,
             # After a shuffle the order means nothing: number the values in one order of their own.
-            expected_fix=_PRELUDE
-            + 'lines = spark.sparkContext.textFile("t").distinct()\n'
-            + "numbered = lines.sortBy(repr).zipWithIndex()\n",
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                lines = spark.sparkContext.textFile("t").distinct()
+                numbered = lines.sortBy(repr).zipWithIndex()
+                """),
         ),
         # An unseeded split: the model trained on it, and its accuracy, change on every run.
         Invalid(
-            _PRELUDE + 'train, test = spark.read.parquet("labelled").randomSplit([0.8, 0.2])\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                train, test = spark.read.parquet("labelled").randomSplit([0.8, 0.2])
+                """),
             line=3,
             column=45,
             severity=Severity.WARNING,
         ),
         # The same constructs in SQL text: a random sample in WHERE, ...
         Invalid(
-            _PRELUDE + 'spark.sql("SELECT * FROM events WHERE rand() < 0.1").write.parquet("sample")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql("SELECT * FROM events WHERE rand() < 0.1").write.parquet("sample")
+                """),
             line=3,
             column=38,
             severity=Severity.WARNING,
         ),
         # ... a random DISTRIBUTE BY key (a retried task sends its rows elsewhere: lost or doubled rows) ...
         Invalid(
-            _PRELUDE + 'spark.sql("SELECT * FROM events DISTRIBUTE BY rand()").write.parquet("spread")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql("SELECT * FROM events DISTRIBUTE BY rand()").write.parquet("spread")
+                """),
             line=3,
             column=46,
             related_lines=(3,),
         ),
         # ... a random tie-breaker in ORDER BY ...
         Invalid(
-            _PRELUDE + 'spark.sql("SELECT * FROM events ORDER BY ts, rand() LIMIT 10").write.parquet("first")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql("SELECT * FROM events ORDER BY ts, rand() LIMIT 10").write.parquet("first")
+                """),
             line=3,
             column=45,
             related_lines=(3,),
         ),
         # ... and a uuid() id, made in a subquery, then joined on.
         Invalid(
-            _PRELUDE
-            + 'spark.sql("""\n'
-            + "SELECT * FROM (SELECT *, uuid() AS visit_id FROM visits) v\n"
-            + "JOIN pages p ON v.visit_id = p.visit_id\n"
-            + '""")\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.sql(\"\"\"
+                SELECT * FROM (SELECT *, uuid() AS visit_id FROM visits) v
+                JOIN pages p ON v.visit_id = p.visit_id
+                \"\"\")
+                """),
             line=4,
             column=25,
             related_lines=(5,),
@@ -347,13 +498,21 @@ class PartitioningDependentValue(Rule):
         ),
         # A seeded random column, meant to repeat: it does only for the same partitions and row order.
         Invalid(
-            _PRELUDE + 'sample = spark.range(10).withColumn("score", F.rand(seed=42))\nsample.show()\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sample = spark.range(10).withColumn("score", F.rand(seed=42))
+                sample.show()
+                """),
             line=3,
             column=45,
             severity=Severity.WARNING,
-            expected_fix=_PRELUDE
-            + 'sample = spark.range(10).withColumn("score", F.pmod(F.xxhash64("*", F.lit(42)), 2**53) / 2**53)\n'
-            + "sample.show()\n",
+            expected_fix=textwrap.dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                sample = spark.range(10).withColumn("score", F.pmod(F.xxhash64("*", F.lit(42)), 2**53) / 2**53)
+                sample.show()
+                """),
         ),
     ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from textwrap import dedent
 
 import libcst as cst
 
@@ -24,20 +25,12 @@ from sparkpar_lint.rules.fixers.ordering import functions_like, sort_arguments, 
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.rules.fixers.tie_breaker import WHOLE_ROW, tie_breaker
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'events = spark.read.parquet("events")\n'
-)
-
 # Driver actions that display or count rows: which rows a limit kept changes nothing there.
 _PREVIEWS = frozenset({"show", "count", "isEmpty"})
 _FIX_BY_RECEIVER = {
     "DataFrame": "add `orderBy(<sort column>, <tie-breaker>)` before it",
     "RDD": "use `takeOrdered(n, key=...)` or `sortBy(...)` before it",
 }
-
-_SQL_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
 
 
 class UnorderedLimit(Rule):
@@ -52,165 +45,350 @@ class UnorderedLimit(Rule):
     )
     VALID = [
         # Only counted: any 5 rows are 5 rows.
-        Valid(_PRELUDE + 'few = events.groupBy("user").count().limit(5).cache()\nprint(f"{few.count()} rows")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                few = events.groupBy("user").count().limit(5).cache()
+                print(f"{few.count()} rows")
+                """)
+        ),
         # A join of two literal RDDs has at most 3*2 pairs, plus 3+2 unmatched rows: take(20) takes all.
         Valid(
-            "from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            'prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])\n'
-            'stock = sc.parallelize([("apple", 10), ("pear", 0)])\n'
-            "matched = prices.join(stock).take(20)\n"
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])
+                stock = sc.parallelize([("apple", 10), ("pear", 0)])
+                matched = prices.join(stock).take(20)
+                """)
         ),
-        Valid(_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)\n'),
         Valid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\n'
-            'ranked = counts.sort("count", "page")\n'
-            'ranked.select("page").take(5)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                top_pages = events.groupBy("page").count().orderBy(F.desc("count"), "page").limit(10)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                ranked = counts.sort("count", "page")
+                ranked.select("page").take(5)
+                """)
         ),
         # A global aggregate is one row: taking it is deterministic.
         Valid(
-            _PRELUDE + 'latest = events.agg(F.max("ts")).collect()[0][0]\n'
-            'n = events.groupBy().agg(F.countDistinct("user")).first()\n'
-            'm = events.select(F.max("ts")).head()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                latest = events.agg(F.max("ts")).collect()[0][0]
+                n = events.groupBy().agg(F.countDistinct("user")).first()
+                m = events.select(F.max("ts")).head()
+                """)
         ),
         # After `from pyspark.sql.functions import *`, `round` and `max` are Spark's: still one row.
         Valid(
-            "from pyspark.sql import SparkSession\nfrom pyspark.sql.functions import *\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'people = spark.read.parquet("people").join(spark.read.parquet("cities"), "id")\n'
-            'mean_age = people.select(round(mean("age"))).collect()[0][0]\n'
-            'oldest = people.select(max("age"), abs(min("age"))).first()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                from pyspark.sql.functions import *
+                spark = SparkSession.builder.getOrCreate()
+                people = spark.read.parquet("people").join(spark.read.parquet("cities"), "id")
+                mean_age = people.select(round(mean("age"))).collect()[0][0]
+                oldest = people.select(max("age"), abs(min("age"))).first()
+                """)
         ),
         # No shuffle upstream (a source read in order) and whole results are not SPX106's concern.
-        Valid(_PRELUDE + 'events.limit(20).show()\nevents.groupBy("page").count().collect()\n'),
-        # A preview for a person, not a result.
-        Valid(_PRELUDE + 'events.join(spark.read.parquet("users"), "user").limit(5).show()\n'),
         Valid(
-            _PRELUDE + "events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b)"
-            ".takeOrdered(5, key=lambda kv: -kv[1])\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.limit(20).show()
+                events.groupBy("page").count().collect()
+                """)
+        ),
+        # A preview for a person, not a result.
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.join(spark.read.parquet("users"), "user").limit(5).show()
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.rdd.map(lambda r: (r.page, 1)).reduceByKey(lambda a, b: a + b).takeOrdered(5, key=lambda kv: -kv[1])
+                """)
         ),
         # The filter pins the grouping key: one row, whatever the order.
         Valid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\n'
-            "home = counts.filter(\"page = 'home'\").first()\n"
-            'n = counts.filter(F.col("page") == "home").collect()[0]\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                home = counts.filter("page = 'home'").first()
+                n = counts.filter(F.col("page") == "home").collect()[0]
+                """)
         ),
         # Printed: a slice of collected rows, and the sizes of the partitions (a layout lesson).
         Valid(
-            _PRELUDE + 'print(events.groupBy("page").count().collect()[:5])\n'
-            'print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                print(events.groupBy("page").count().collect()[:5])
+                print(events.repartition(8, "user").rdd.glom().map(len).collect()[:3])
+                """)
         ),
         # A result nobody keeps: a notebook shows it, a script drops it.
         Valid(
-            _PRELUDE + "counts = events.rdd.map(lambda e: (e.page, 1)).reduceByKey(lambda a, b: a + b)\n"
-            'counts.take(5)\nevents.groupBy("page").count().collect()[0]\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.rdd.map(lambda e: (e.page, 1)).reduceByKey(lambda a, b: a + b)
+                counts.take(5)
+                events.groupBy("page").count().collect()[0]
+                """)
         ),
         # Emptiness checks and row counts: how many rows came back, never which.
         Valid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\n'
-            "if len(counts.head(1)) > 0 and not counts.take(1):\n    pass\n"
-            "if counts.first() is None:\n    pass\n"
-            "while counts.limit(1).collect():\n    break\n"
-            "n = len(counts.take(5))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                if len(counts.head(1)) > 0 and not counts.take(1):
+                    pass
+                if counts.first() is None:
+                    pass
+                while counts.limit(1).collect():
+                    break
+                n = len(counts.take(5))
+                """)
         ),
         # `take(n)` of at most n rows (literal rows, an earlier limit): every row, like `collect()`.
         Valid(
-            _PRELUDE + 'regions = spark.createDataFrame([("eu", 3), ("us", 4), ("eu", 5)], ["region", "n"])\n'
-            'totals = regions.groupBy("region").agg(F.sum("n").alias("n")).take(10)\n'
-            'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(5)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                regions = spark.createDataFrame([("eu", 3), ("us", 4), ("eu", 5)], ["region", "n"])
+                totals = regions.groupBy("region").agg(F.sum("n").alias("n")).take(10)
+                recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(5)
+                """)
         ),
         # No rows at all, and a notebook preview.
         Valid(
-            _PRELUDE + 'events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")\n'
-            'display(events.groupBy("page").count().limit(10))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.groupBy("page").count().limit(0).write.saveAsTable("empty_like")
+                display(events.groupBy("page").count().limit(10))
+                """)
         ),
         # pandas head after a pandas groupby.
-        Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.groupby('k').sum().head(5)\n"),
+        Valid(
+            dedent("""\
+                import pandas as pd
+                pdf = pd.DataFrame()
+                pdf.groupby('k').sum().head(5)
+                """)
+        ),
         # A local list, not a Spark result.
-        Valid(_PRELUDE + "rows = [1, 2]\nfirst = rows[0]\n"),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                rows = [1, 2]
+                first = rows[0]
+                """)
+        ),
         # A preview of a read, and a sorted sample that is written, stay clean.
-        Valid(_PRELUDE + 'events.limit(20).show()\nevents.orderBy("ts", "id").limit(1000).write.parquet("s")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.limit(20).show()
+                events.orderBy("ts", "id").limit(1000).write.parquet("s")
+                """)
+        ),
         # SQL: a total ORDER BY before LIMIT; a global aggregate is one row.
         Valid(
-            _SQL_PRELUDE
-            + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")
+                """)
         ),
-        Valid(_SQL_PRELUDE + 'one = spark.sql("SELECT max(ts) AS latest FROM events LIMIT 1")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                one = spark.sql("SELECT max(ts) AS latest FROM events LIMIT 1")
+                """)
+        ),
         # SQL that does not parse (a template) is skipped, never an error.
-        Valid(_SQL_PRELUDE + 'rows = spark.sql("SELECT {cols} FROM {{table}} LIMIT").limit(3)\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                rows = spark.sql("SELECT {cols} FROM {{table}} LIMIT").limit(3)
+                """)
+        ),
         # limit(0): an empty frame with the schema, the same whatever arrives first.
-        Valid(_PRELUDE + 'events.select("user").limit(0).union(events.select("user")).write.parquet("u")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.select("user").limit(0).union(events.select("user")).write.parquet("u")
+                """)
+        ),
         # A pandas frame indexed by column names picks columns, not rows.
         Valid(
-            _PRELUDE + 'def save(cols):\n    pdf = events.groupBy("user").count().toPandas()\n'
-            '    pdf[cols].to_csv("c.csv")\n    pdf[["user", "count"]].to_csv("d.csv")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def save(cols):
+                    pdf = events.groupBy("user").count().toPandas()
+                    pdf[cols].to_csv("c.csv")
+                    pdf[["user", "count"]].to_csv("d.csv")
+                """)
         ),
         # Sorted with a tie-breaker the rows are unique on (the grouping key), then returned.
         Valid(
-            _PRELUDE + "def top_pages(n):\n"
-            '    views = events.groupBy("page").agg(F.count("*").alias("views"))\n'
-            '    return views.orderBy(F.desc("views"), "page").limit(n)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def top_pages(n):
+                    views = events.groupBy("page").agg(F.count("*").alias("views"))
+                    return views.orderBy(F.desc("views"), "page").limit(n)
+                """)
         ),
         # A top ten sorted by a count that ties, only looked at: shown, printed row by row, displayed.
         Valid(
-            _PRELUDE + 'views = events.groupBy("page").count().orderBy(F.desc("count"))\n'
-            "views.limit(10).show()\n"
-            "for row in views.take(10):\n    print(row)\n"
-            "display(views.limit(10))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                views = events.groupBy("page").count().orderBy(F.desc("count"))
+                views.limit(10).show()
+                for row in views.take(10):
+                    print(row)
+                display(views.limit(10))
+                """)
         ),
         # Orders that cannot tie: an id, a global row number, the grouping key.
         Valid(
-            _PRELUDE + "from pyspark.sql.window import Window\n"
-            'def latest():\n    return events.orderBy(F.desc("event_id")).limit(10)\n'
-            "def ranked():\n"
-            '    numbered = events.withColumn("n", F.row_number().over(Window.orderBy(F.desc("ts"))))\n'
-            '    return numbered.orderBy("n").limit(10)\n'
-            "def busiest():\n"
-            '    return events.groupBy("page").count().orderBy("page").limit(10)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                from pyspark.sql.window import Window
+                def latest():
+                    return events.orderBy(F.desc("event_id")).limit(10)
+                def ranked():
+                    numbered = events.withColumn("n", F.row_number().over(Window.orderBy(F.desc("ts"))))
+                    return numbered.orderBy("n").limit(10)
+                def busiest():
+                    return events.groupBy("page").count().orderBy("page").limit(10)
+                """)
         ),
         # Literal rows with no two scores alike: nothing ties.
         Valid(
-            _PRELUDE + 'scores = spark.createDataFrame([("ann", 90), ("bo", 80), ("cy", 70)], ["name", "score"])\n'
-            'scores.orderBy(F.desc("score")).limit(1).write.json("winner")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                scores = spark.createDataFrame([("ann", 90), ("bo", 80), ("cy", 70)], ["name", "score"])
+                scores.orderBy(F.desc("score")).limit(1).write.json("winner")
+                """)
         ),
         # Only the sorted column reaches the pick: tied rows are the same row there.
         Valid(
-            _PRELUDE + "def top_counts():\n"
-            '    return events.groupBy("page").count().orderBy(F.desc("count")).select("count").limit(3)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def top_counts():
+                    return events.groupBy("page").count().orderBy(F.desc("count")).select("count").limit(3)
+                """)
         ),
         # A computed key that may tell rows apart (a struct of the key) is not judged as a tie.
         Valid(
-            _PRELUDE + 'def top_pages():\n    views = events.groupBy("page").count()\n'
-            '    return views.orderBy(F.desc("count"), F.struct("page")).limit(10)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def top_pages():
+                    views = events.groupBy("page").count()
+                    return views.orderBy(F.desc("count"), F.struct("page")).limit(10)
+                """)
         ),
         # A column as the source holds it: nothing says how often its values repeat.
         Valid(
-            _PRELUDE
-            + 'def top_referrers():\n    return events.orderBy(F.desc("clicks")).select("referrer", "clicks").limit(10)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def top_referrers():
+                    return events.orderBy(F.desc("clicks")).select("referrer", "clicks").limit(10)
+                """)
         ),
         # Ordered by the grouping key itself (one row per day); a top five whose rows are only
         # counted or sized.
         Valid(
-            _PRELUDE + 'daily = events.groupBy("day").count()\n'
-            'def last_week():\n    return daily.orderBy(F.desc("day")).limit(7)\n'
-            'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
-            'if len(totals.orderBy(F.desc("total")).take(5)) < 5:\n'
-            '    raise ValueError("fewer than five regions")\n'
-            'print(totals.orderBy(F.desc("total")).limit(5).count())\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                daily = events.groupBy("day").count()
+                def last_week():
+                    return daily.orderBy(F.desc("day")).limit(7)
+                totals = events.groupBy("region").agg(F.sum("amount").alias("total"))
+                if len(totals.orderBy(F.desc("total")).take(5)) < 5:
+                    raise ValueError("fewer than five regions")
+                print(totals.orderBy(F.desc("total")).limit(5).count())
+                """)
         ),
         # SQL: the grouping key breaks ties on the count.
         Valid(
-            _SQL_PRELUDE + "def top_pages():\n"
-            '    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def top_pages():
+                    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC, page LIMIT 10")
+                """)
         ),
     ]
     INVALID = [
         # The near miss: two of the up to eleven joined rows.
         Invalid(
-            "from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            'prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])\n'
-            'stock = sc.parallelize([("apple", 10), ("pear", 0)])\n' + "matched = prices.join(stock).take(2)\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                prices = sc.parallelize([("apple", 3), ("pear", 4), ("plum", 2)])
+                stock = sc.parallelize([("apple", 10), ("pear", 0)])
+                matched = prices.join(stock).take(2)
+                """),
             line=5,
             column=29,
             related_lines=(5,),
@@ -218,91 +396,153 @@ class UnorderedLimit(Rule):
         ),
         # The near miss: three of up to five grouped rows.
         Invalid(
-            _PRELUDE + 'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(3)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().take(3)
+                """),
             line=4,
             column=69,
             related_lines=(4,),
             # The sort is gone with the aggregation: one row per page, so by page (unsafe).
-            expected_fix=_PRELUDE
-            + 'recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().orderBy("page").take(3)\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                recent = events.orderBy("ts", "id").limit(5).groupBy("page").count().orderBy("page").take(3)
+                """),
         ),
         # The near miss: the test reads a value of the row `take` picked, not only whether one came.
         Invalid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\nif counts.take(1)[0]["count"] > 3:\n    pass\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                if counts.take(1)[0]["count"] > 3:
+                    pass
+                """),
             line=5,
             column=10,
             related_lines=(4,),
-            expected_fix=_PRELUDE
-            + 'counts = events.groupBy("page").count()\nif counts.orderBy("page").take(1)[0]["count"] > 3:\n    pass\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                if counts.orderBy("page").take(1)[0]["count"] > 3:
+                    pass
+                """),
         ),
         # A near miss: `count` is no key of the grouped rows, so several can match.
         Invalid(
-            _PRELUDE + 'counts = events.groupBy("page").count()\nbusy = counts.filter("count = 3").first()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                busy = counts.filter("count = 3").first()
+                """),
             line=5,
             column=34,
             related_lines=(4,),
-            expected_fix=_PRELUDE
-            + 'counts = events.groupBy("page").count()\nbusy = counts.filter("count = 3").orderBy("page").first()\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                counts = events.groupBy("page").count()
+                busy = counts.filter("count = 3").orderBy("page").first()
+                """),
         ),
         Invalid(
-            _PRELUDE + 'top_pages = events.groupBy("page").count().limit(10)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                top_pages = events.groupBy("page").count().limit(10)
+                """),
             line=4,
             column=43,
             related_lines=(4,),
             # No sort, and the aggregate drops any sequence number: the first ten pages by name, a
             # deterministic pick among the answers the job could give (unsafe: the author may mean
             # the busiest ten).
-            expected_fix=_PRELUDE + 'top_pages = events.groupBy("page").count().orderBy("page").limit(10)\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                top_pages = events.groupBy("page").count().orderBy("page").limit(10)
+                """),
         ),
         Invalid(
-            _PRELUDE + 'ranked = events.orderBy("ts")\n'
-            'deduped = ranked.dropDuplicates(["user"])\n'
-            "sample = deduped.take(5)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ranked = events.orderBy("ts")
+                deduped = ranked.dropDuplicates(["user"])
+                sample = deduped.take(5)
+                """),
             line=6,
             column=17,
             related_lines=(5,),
             # The sort the shuffle discarded, then the whole row, decide the five (safe).
             expected_fix=(
-                _PRELUDE
-                + (
-                    'ranked = events.orderBy("ts")\n'
-                    'deduped = ranked.dropDuplicates(["user"])\n'
-                    "sample = (\n"
-                    "    deduped.withColumn(\n"
-                    '        "_sparkpar_tie",\n'
-                    "        F.to_json(\n"
-                    '            F.struct("*"),\n'
-                    "            {\n"
-                    '                "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",\n'
-                    '                "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",\n'
-                    "            },\n"
-                    "        ),\n"
-                    "    )\n"
-                    '    .orderBy("ts", "_sparkpar_tie")\n'
-                    '    .drop("_sparkpar_tie")\n'
-                    "    .take(5)\n"
-                    ")\n"
-                )
+                dedent("""\
+                    from pyspark.sql import SparkSession, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    events = spark.read.parquet("events")
+                    ranked = events.orderBy("ts")
+                    deduped = ranked.dropDuplicates(["user"])
+                    sample = (
+                        deduped.withColumn(
+                            "_sparkpar_tie",
+                            F.to_json(
+                                F.struct("*"),
+                                {
+                                    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSSXXX",
+                                    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+                                },
+                            ),
+                        )
+                        .orderBy("ts", "_sparkpar_tie")
+                        .drop("_sparkpar_tie")
+                        .take(5)
+                    )
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE + "def busiest_user(df):\n"
-            '    per_user = df.groupBy("user").agg(F.count("*").alias("n"))\n'
-            '    return per_user.collect()[0]["user"]\n'
-            "busiest_user(events)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def busiest_user(df):
+                    per_user = df.groupBy("user").agg(F.count("*").alias("n"))
+                    return per_user.collect()[0]["user"]
+                busiest_user(events)
+                """),
             line=6,
             column=20,
             related_lines=(5,),
-            expected_fix=_PRELUDE + "def busiest_user(df):\n"
-            '    per_user = df.groupBy("user").agg(F.count("*").alias("n"))\n'
-            '    return per_user.orderBy("user").collect()[0]["user"]\n'
-            "busiest_user(events)\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def busiest_user(df):
+                    per_user = df.groupBy("user").agg(F.count("*").alias("n"))
+                    return per_user.orderBy("user").collect()[0]["user"]
+                busiest_user(events)
+                """),
         ),
         Invalid(
-            "from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            'words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))\n'
-            "first_word = words.reduceByKey(lambda a, b: a + b).first()\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))
+                first_word = words.reduceByKey(lambda a, b: a + b).first()
+                """),
             line=4,
             column=51,
             related_lines=(4,),
@@ -310,124 +550,174 @@ class UnorderedLimit(Rule):
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE + 'sample = events.repartition(8, "user").limit(5).collect()\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                sample = events.repartition(8, "user").limit(5).collect()
+                """),
             line=4,
             column=39,
             related_lines=(4,),
             # No sort: the first rows to arrive, by a sequence number taken at the source (unsafe).
             expected_fix=(
-                "from pyspark.sql import SparkSession, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'events = spark.read.parquet("events")\n'
-                "sample = (\n"
-                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '    .repartition(8, "user")\n'
-                '    .orderBy("_sparkpar_seq")\n'
-                '    .drop("_sparkpar_seq")\n'
-                "    .limit(5)\n"
-                "    .collect()\n"
-                ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    events = spark.read.parquet("events")
+                    sample = (
+                        events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .repartition(8, "user")
+                        .orderBy("_sparkpar_seq")
+                        .drop("_sparkpar_seq")
+                        .limit(5)
+                        .collect()
+                    )
+                    """)
             ),
         ),
         # Straight from a read, no shuffle: the written sample is whichever rows arrive first.
         Invalid(
-            _PRELUDE + 'events.limit(1000).write.parquet("sample")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.limit(1000).write.parquet("sample")
+                """),
             line=4,
             column=7,
             severity=Severity.WARNING,
             expected_fix=(
-                "from pyspark.sql import SparkSession, functions as F\n"
-                "spark = SparkSession.builder.getOrCreate()\n"
-                'events = spark.read.parquet("events")\n'
-                "(\n"
-                '    events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())\n'
-                '    .orderBy("_sparkpar_seq")\n'
-                '    .drop("_sparkpar_seq")\n'
-                "    .limit(1000)\n"
-                '    .write.parquet("sample")\n'
-                ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    events = spark.read.parquet("events")
+                    (
+                        events.withColumn("_sparkpar_seq", F.monotonically_increasing_id())
+                        .orderBy("_sparkpar_seq")
+                        .drop("_sparkpar_seq")
+                        .limit(1000)
+                        .write.parquet("sample")
+                    )
+                    """)
             ),
         ),
         # SQL: LIMIT straight after GROUP BY.
         Invalid(
-            _SQL_PRELUDE + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page LIMIT 10")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page LIMIT 10")
+                """),
             line=3,
             column=74,
             related_lines=(3,),
             # One row per page: ordered by page, a deterministic pick (unsafe).
-            expected_fix=_SQL_PRELUDE
-            + 'top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY page LIMIT 10")\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                top = spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY page LIMIT 10")
+                """),
         ),
         # SQL over lines: the order goes on a line of its own, above the LIMIT.
         Invalid(
-            _SQL_PRELUDE + 'top = spark.sql("""\n'
-            "    SELECT region, store, sum(amount) AS total FROM sales\n"
-            "    GROUP BY region, store\n"
-            "    LIMIT 5\n"
-            '""")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                top = spark.sql(\"\"\"
+                    SELECT region, store, sum(amount) AS total FROM sales
+                    GROUP BY region, store
+                    LIMIT 5
+                \"\"\")
+                """),
             line=6,
             column=4,
             related_lines=(5,),
-            expected_fix=_SQL_PRELUDE + 'top = spark.sql("""\n'
-            "    SELECT region, store, sum(amount) AS total FROM sales\n"
-            "    GROUP BY region, store\n"
-            "    ORDER BY region, store\n"
-            "    LIMIT 5\n"
-            '""")\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                top = spark.sql(\"\"\"
+                    SELECT region, store, sum(amount) AS total FROM sales
+                    GROUP BY region, store
+                    ORDER BY region, store
+                    LIMIT 5
+                \"\"\")
+                """),
         ),
         # A temp view read by SQL (a CTE), whose result the Python chain continues.
         Invalid(
-            _SQL_PRELUDE + 'events = spark.read.parquet("events")\n'
-            'events.createOrReplaceTempView("events")\n'
-            'busiest = spark.sql("""\n'
-            "    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)\n"
-            "    SELECT * FROM per_page\n"
-            '""").limit(5)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.createOrReplaceTempView("events")
+                busiest = spark.sql(\"\"\"
+                    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)
+                    SELECT * FROM per_page
+                \"\"\").limit(5)
+                """),
             line=8,
             column=5,
             related_lines=(6,),
-            expected_fix=_SQL_PRELUDE + 'events = spark.read.parquet("events")\n'
-            'events.createOrReplaceTempView("events")\n'
-            'busiest = spark.sql("""\n'
-            "    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)\n"
-            "    SELECT * FROM per_page\n"
-            '""").orderBy("page").limit(5)\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.createOrReplaceTempView("events")
+                busiest = spark.sql(\"\"\"
+                    WITH per_page AS (SELECT page, count(*) AS views FROM events GROUP BY page)
+                    SELECT * FROM per_page
+                \"\"\").orderBy("page").limit(5)
+                """),
         ),
         # RDD pairs, one per key: `takeOrdered` by the key, None first (unsafe).
         Invalid(
-            "from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            'words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))\n'
-            "counts = words.reduceByKey(lambda a, b: a + b)\n"
-            "some = counts.mapValues(str).take(3)\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))
+                counts = words.reduceByKey(lambda a, b: a + b)
+                some = counts.mapValues(str).take(3)
+                """),
             line=5,
             column=29,
             related_lines=(4,),
-            expected_fix="from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            'words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))\n'
-            "counts = words.reduceByKey(lambda a, b: a + b)\n"
-            "some = counts.mapValues(str).takeOrdered(3, key=lambda pair: (pair[0] is not None, pair[0]))\n",
+            expected_fix=dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                words = sc.textFile("logs").flatMap(str.split).map(lambda w: (w, 1))
+                counts = words.reduceByKey(lambda a, b: a + b)
+                some = counts.mapValues(str).takeOrdered(3, key=lambda pair: (pair[0] is not None, pair[0]))
+                """),
         ),
         # Literal numbers moved between partitions: `takeOrdered` as they are (unsafe).
         Invalid(
-            "from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            "spread = sc.parallelize(range(1, 100, 3)).repartition(4)\n"
-            "keep = spread.take(5)\n",
+            dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                spread = sc.parallelize(range(1, 100, 3)).repartition(4)
+                keep = spread.take(5)
+                """),
             line=4,
             column=14,
             related_lines=(3,),
-            expected_fix="from pyspark import SparkContext\n"
-            "sc = SparkContext.getOrCreate()\n"
-            "spread = sc.parallelize(range(1, 100, 3)).repartition(4)\n"
-            "keep = spread.takeOrdered(5)\n",
+            expected_fix=dedent("""\
+                from pyspark import SparkContext
+                sc = SparkContext.getOrCreate()
+                spread = sc.parallelize(range(1, 100, 3)).repartition(4)
+                keep = spread.takeOrdered(5)
+                """),
         ),
         # A top-n by a count that ties, returned: pages tied at the cut make it by shuffle order.
         Invalid(
-            _PRELUDE + "def top_pages(n):\n"
-            '    views = events.groupBy("page").agg(F.count("*").alias("views"))\n'
-            '    return views.orderBy(F.desc("views")).limit(n)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def top_pages(n):
+                    views = events.groupBy("page").agg(F.count("*").alias("views"))
+                    return views.orderBy(F.desc("views")).limit(n)
+                """),
             line=6,
             column=42,
             related_lines=(6,),
@@ -436,8 +726,13 @@ class UnorderedLimit(Rule):
         ),
         # Written: sellers tied on revenue at the twentieth place.
         Invalid(
-            _PRELUDE + 'revenue = events.groupBy("seller").agg(F.sum("amount").alias("revenue"))\n'
-            'revenue.orderBy(F.col("revenue").desc()).limit(20).write.parquet("top_sellers")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                revenue = events.groupBy("seller").agg(F.sum("amount").alias("revenue"))
+                revenue.orderBy(F.col("revenue").desc()).limit(20).write.parquet("top_sellers")
+                """),
             line=5,
             column=41,
             related_lines=(5,),
@@ -446,10 +741,15 @@ class UnorderedLimit(Rule):
         ),
         # Collected into a returned report: three carriers by a rate that ties.
         Invalid(
-            _PRELUDE + "def worst_carriers():\n"
-            '    rates = events.groupBy("carrier").agg(F.avg("late").alias("late_rate"))\n'
-            '    top = rates.sort("late_rate", ascending=False).take(3)\n'
-            "    return [row.carrier for row in top]\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def worst_carriers():
+                    rates = events.groupBy("carrier").agg(F.avg("late").alias("late_rate"))
+                    top = rates.sort("late_rate", ascending=False).take(3)
+                    return [row.carrier for row in top]
+                """),
             line=6,
             column=51,
             related_lines=(6,),
@@ -458,8 +758,13 @@ class UnorderedLimit(Rule):
         ),
         # Literal rows that do tie: "ann" or "bo" is written as the winner.
         Invalid(
-            _PRELUDE + 'scores = spark.createDataFrame([("ann", 90), ("bo", 90), ("cy", 70)], ["name", "score"])\n'
-            'scores.orderBy(F.desc("score")).limit(1).write.json("winner")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                scores = spark.createDataFrame([("ann", 90), ("bo", 90), ("cy", 70)], ["name", "score"])
+                scores.orderBy(F.desc("score")).limit(1).write.json("winner")
+                """),
             line=5,
             column=32,
             related_lines=(5,),
@@ -468,8 +773,13 @@ class UnorderedLimit(Rule):
         ),
         # Regions tied on their total at the fifth place, written through pandas.
         Invalid(
-            _PRELUDE + 'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
-            'totals.orderBy(F.desc("total")).limit(5).toPandas().to_csv("top_regions.csv")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                totals = events.groupBy("region").agg(F.sum("amount").alias("total"))
+                totals.orderBy(F.desc("total")).limit(5).toPandas().to_csv("top_regions.csv")
+                """),
             line=5,
             column=32,
             related_lines=(5,),
@@ -478,12 +788,17 @@ class UnorderedLimit(Rule):
         ),
         # `head(3)` handed to `json.dump`: the three regions saved follow the shuffle among ties.
         Invalid(
-            _PRELUDE + "import json\n"
-            'totals = events.groupBy("region").agg(F.sum("amount").alias("total"))\n'
-            "def save_best(path):\n"
-            '    best = totals.orderBy(F.desc("total")).head(3)\n'
-            '    with open(path, "w") as fh:\n'
-            "        json.dump([row.asDict() for row in best], fh)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                import json
+                totals = events.groupBy("region").agg(F.sum("amount").alias("total"))
+                def save_best(path):
+                    best = totals.orderBy(F.desc("total")).head(3)
+                    with open(path, "w") as fh:
+                        json.dump([row.asDict() for row in best], fh)
+                """),
             line=7,
             column=43,
             related_lines=(7,),
@@ -492,8 +807,12 @@ class UnorderedLimit(Rule):
         ),
         # SQL: ORDER BY a count alone, then LIMIT, returned.
         Invalid(
-            _SQL_PRELUDE + "def top_pages():\n"
-            '    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC LIMIT 10")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def top_pages():
+                    return spark.sql("SELECT page, count(*) AS views FROM events GROUP BY page ORDER BY views DESC LIMIT 10")
+                """),
             line=4,
             column=99,
             related_lines=(4,),

@@ -4,6 +4,7 @@ that is not a commutative monoid operation."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 
@@ -26,8 +27,6 @@ KEYWORD_KINDS = {
     "mergeValue": "seq",
     "createCombiner": "create",
 }
-_PRELUDE = "from pyspark.sql import SparkSession\nspark = SparkSession.builder.getOrCreate()\n"
-_PAIRS = 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))\n'
 
 
 class NonCommutativeCombiner(Rule):
@@ -36,136 +35,254 @@ class NonCommutativeCombiner(Rule):
     severity = Severity.ERROR
     summary = "A combiner that Spark applies in arbitrary order is not associative and commutative."
     VALID = [
-        Valid(_PRELUDE + _PAIRS + "totals = pairs.reduceByKey(lambda a, b: a + b)\n"),
-        Valid(_PRELUDE + "import operator\n" + _PAIRS + "pairs.reduceByKey(operator.add).values().reduce(max)\n"),
         Valid(
-            _PRELUDE
-            + 'stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (float(l[4:]), 1)))\n'
-            + "stats.reduceByKey(lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                totals = pairs.reduceByKey(lambda a, b: a + b)
+                """)
         ),
-        Valid(_PRELUDE + _PAIRS + "pairs.aggregateByKey(0, lambda acc, v: acc - v, lambda a, b: a + b)\n"),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                import operator
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.reduceByKey(operator.add).values().reduce(max)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (float(l[4:]), 1)))
+                stats.reduceByKey(lambda a, b: (a[0] + b[0], a[1] + b[1]))
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.aggregateByKey(0, lambda acc, v: acc - v, lambda a, b: a + b)
+                """)
+        ),
         # Casts around the fields: int() of a sum of ints is that sum, so the pairs still just add up.
         Valid(
-            _PRELUDE
-            + 'counted = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (l[4:], 1)))\n'
-            + "counted.reduceByKey(lambda a, b: (int(a[0]) + int(b[0]), float(a[1]) + float(b[1])))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                counted = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (l[4:], 1)))
+                counted.reduceByKey(lambda a, b: (int(a[0]) + int(b[0]), float(a[1]) + float(b[1])))
+                """)
         ),
-        Valid(_PRELUDE + 'spark.sparkContext.textFile("t").map(lambda l: {l}).reduce(lambda a, b: a | b)\n'),
         Valid(
-            _PRELUDE
-            + 'paths = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [(int(l[4:8]), l[8:])]))\n'
-            + "paths.reduceByKey(lambda a, b: sorted(a + b))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.textFile("t").map(lambda l: {l}).reduce(lambda a, b: a | b)
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                paths = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [(int(l[4:8]), l[8:])]))
+                paths.reduceByKey(lambda a, b: sorted(a + b))
+                """)
         ),
         # Functions that agree: a per-partition (sum, count) merged tuple-wise, a max merged with max.
         Valid(
-            _PRELUDE
-            + _PAIRS
-            + "pairs.combineByKey(lambda v: (v, 1), lambda a, v: (a[0] + v, a[1] + 1),\n"
-            + "                   lambda a, b: (a[0] + b[0], a[1] + b[1]))\n"
-            + "pairs.values().aggregate(0, lambda a, v: max(a, v), lambda a, b: max(a, b))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.combineByKey(lambda v: (v, 1), lambda a, v: (a[0] + v, a[1] + 1),
+                                   lambda a, b: (a[0] + b[0], a[1] + b[1]))
+                pairs.values().aggregate(0, lambda a, v: max(a, v), lambda a, b: max(a, b))
+                """)
         ),
         # flatMap emits the list's elements: the values are the counts, not lists.
         Valid(
-            _PRELUDE
-            + 'bases = spark.sparkContext.textFile("t").flatMap(lambda s: [(c, 1) for c in s])\n'
-            + "bases.reduceByKey(lambda x, y: x + y)\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                bases = spark.sparkContext.textFile("t").flatMap(lambda s: [(c, 1) for c in s])
+                bases.reduceByKey(lambda x, y: x + y)
+                """)
         ),
         # A lambda that only forwards to a field-wise sum.
         Valid(
-            _PRELUDE
-            + "def add_pairs(a, b):\n    return (a[0] + b[0], a[1] + b[1])\n"
-            + 'ages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (int(l[4:]), 1)))\n'
-            + "ages.reduceByKey(lambda a, b: add_pairs(a, b))\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def add_pairs(a, b):
+                    return (a[0] + b[0], a[1] + b[1])
+                ages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], (int(l[4:]), 1)))
+                ages.reduceByKey(lambda a, b: add_pairs(a, b))
+                """)
         ),
         # Field-wise through a record constructor, and a constant.
         Valid(
-            _PRELUDE
-            + "from collections import namedtuple\n"
-            + 'Stats = namedtuple("Stats", "n total top")\n'
-            + 'stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], Stats(1, int(l[4:]), int(l[4:]))))\n'
-            + "stats.reduceByKey(lambda a, b: Stats(a.n + b.n, a.total + b.total, max(a.top, b.top)))\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l, 1)).reduceByKey(lambda a, b: 1)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                from collections import namedtuple
+                Stats = namedtuple("Stats", "n total top")
+                stats = spark.sparkContext.textFile("t").map(lambda l: (l[:4], Stats(1, int(l[4:]), int(l[4:]))))
+                stats.reduceByKey(lambda a, b: Stats(a.n + b.n, a.total + b.total, max(a.top, b.top)))
+                spark.sparkContext.textFile("t").map(lambda l: (l, 1)).reduceByKey(lambda a, b: 1)
+                """)
         ),
         # An ordered reduce of a parallelized list: concatenation is associative, and PySpark folds
         # the partitions' results in partition order.
-        Valid(_PRELUDE + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).reduce(lambda a, b: f"{a} {b}")\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.parallelize(["a", "b", "c"], 2).reduce(lambda a, b: f"{a} {b}")
+                """)
+        ),
         # Python's own reduce on the driver is not a Spark combiner.
-        Valid("from functools import reduce\nprint(reduce(lambda a, b: a - b, [1, 2, 3]))\n"),
+        Valid(
+            dedent("""\
+                from functools import reduce
+                print(reduce(lambda a, b: a - b, [1, 2, 3]))
+                """)
+        ),
     ]
     INVALID = [
         # The same reduce after a shuffle: the partitions hold the words in shuffle order.
         Invalid(
-            _PRELUDE
-            + 'spark.sparkContext.parallelize(["a", "b", "c"], 2).distinct().reduce(lambda a, b: f"{a} {b}")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                spark.sparkContext.parallelize(["a", "b", "c"], 2).distinct().reduce(lambda a, b: f"{a} {b}")
+                """),
             line=3,
             column=69,
         ),
         # A later-wins dict merge the code cannot show to be over disjoint keys: the hint only.
         Invalid(
-            _PRELUDE
-            + 'seen = spark.sparkContext.textFile("t").map(lambda l: (l[:4], {l[4:]: 1}))\n'
-            + "seen.reduceByKey(lambda a, b: {**a, **b})\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                seen = spark.sparkContext.textFile("t").map(lambda l: (l[:4], {l[4:]: 1}))
+                seen.reduceByKey(lambda a, b: {**a, **b})
+                """),
             line=4,
             column=17,
             severity=Severity.INFO,
         ),
-        Invalid(_PRELUDE + _PAIRS + "net = pairs.reduceByKey(lambda a, b: a - b)\n", line=4, column=24),
-        # Near miss of the casts: halving one side inside int() is neither commutative nor associative.
-        Invalid(_PRELUDE + _PAIRS + "pairs.reduceByKey(lambda a, b: int(a / 2) + int(b))\n", line=4, column=18),
         Invalid(
-            _PRELUDE
-            + 'clicks = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l[4:]))\n'
-            + 'paths = clicks.reduceByKey(lambda a, b: a + " > " + b)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                net = pairs.reduceByKey(lambda a, b: a - b)
+                """),
             line=4,
-            column=27,
+            column=24,
         ),
+        # Near miss of the casts: halving one side inside int() is neither commutative nor associative.
         Invalid(
-            _PRELUDE
-            + 'pages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [l[4:]]))\n'
-            + "pages.reduceByKey(lambda a, b: a + b)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.reduceByKey(lambda a, b: int(a / 2) + int(b))
+                """),
             line=4,
             column=18,
         ),
         Invalid(
-            _PRELUDE
-            + "def merge_profiles(a, b):\n"
-            + "    a.update(b)\n"
-            + "    return a\n"
-            + 'spark.sparkContext.textFile("t").map(lambda l: (l[:4], {"v": l})).reduceByKey(merge_profiles)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                clicks = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l[4:]))
+                paths = clicks.reduceByKey(lambda a, b: a + " > " + b)
+                """),
+            line=4,
+            column=27,
+        ),
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pages = spark.sparkContext.textFile("t").map(lambda l: (l[:4], [l[4:]]))
+                pages.reduceByKey(lambda a, b: a + b)
+                """),
+            line=4,
+            column=18,
+        ),
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def merge_profiles(a, b):
+                    a.update(b)
+                    return a
+                spark.sparkContext.textFile("t").map(lambda l: (l[:4], {"v": l})).reduceByKey(merge_profiles)
+                """),
             line=6,
             column=78,
         ),
-        Invalid(_PRELUDE + _PAIRS + "pairs.values().fold(0, lambda a, b: (a + b) / 2)\n", line=4, column=23),
         Invalid(
-            _PRELUDE + _PAIRS + "pairs.reduceByKey(lambda a, b: merge_sessions(a, b))\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.values().fold(0, lambda a, b: (a + b) / 2)
+                """),
+            line=4,
+            column=23,
+        ),
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                pairs.reduceByKey(lambda a, b: merge_sessions(a, b))
+                """),
             line=4,
             column=18,
             severity=Severity.INFO,
         ),
         Invalid(
-            "from pyspark.sql import SparkSession, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'pages = F.collect_list("page")\n'
-            'spark.read.parquet("c").groupBy("user").agg(\n'
-            '    F.aggregate(pages, F.lit(""), lambda acc, x: F.concat(acc, x)).alias("path"))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                pages = F.collect_list("page")
+                spark.read.parquet("c").groupBy("user").agg(
+                    F.aggregate(pages, F.lit(""), lambda acc, x: F.concat(acc, x)).alias("path"))
+                """),
             line=5,
             column=34,
         ),
         # Each function is fine alone; together they add up the partitions' maxima.
         Invalid(
-            _PRELUDE
-            + "nums = spark.sparkContext.parallelize(range(100), 4)\n"
-            + "peak = nums.aggregate(0, lambda a, v: max(a, v), lambda a, b: a + b)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                nums = spark.sparkContext.parallelize(range(100), 4)
+                peak = nums.aggregate(0, lambda a, v: max(a, v), lambda a, b: a + b)
+                """),
             line=4,
             column=12,
         ),
         # A lambda held in a variable, and a helper that receives the combiner as a parameter:
         # reported where the helper is called, with the helper's line as the related location.
         Invalid(
-            _PRELUDE
-            + _PAIRS
-            + "def merged(rdd, combine):\n    return rdd.reduceByKey(combine)\n"
-            + "halve = lambda a, b: (a + b) / 2\nmerged(pairs, halve)\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], int(l[4:])))
+                def merged(rdd, combine):
+                    return rdd.reduceByKey(combine)
+                halve = lambda a, b: (a + b) / 2
+                merged(pairs, halve)
+                """),
             line=7,
             column=0,
             related_lines=(5,),

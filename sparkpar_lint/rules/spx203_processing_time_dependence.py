@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from textwrap import dedent
 
 import libcst as cst
 
@@ -53,8 +54,6 @@ _MATCHING = frozenset(
     }
 )
 
-_PRELUDE = "from pyspark.sql import SparkSession, functions as F\nspark = SparkSession.builder.getOrCreate()\n"
-
 
 class ProcessingTimeDependence(Rule):
     id = "SPX203"
@@ -62,96 +61,156 @@ class ProcessingTimeDependence(Rule):
     severity = Severity.WARNING
     summary = "A value computed afresh in every run of a task (clock, random, uuid): retries and replays differ."
     VALID = [
-        Valid(_PRELUDE + 'spark.read.parquet("e").withColumn("day", F.to_date("event_time"))\n'),
-        # The query time is fixed once per query (per micro-batch, reused on replay).
-        Valid(_PRELUDE + 'spark.read.parquet("e").withColumn("loaded_at", F.current_timestamp())\n'),
         Valid(
-            _PRELUDE
-            + 'spark.readStream.table("e").filter(F.col("ts") > F.current_timestamp() - F.expr("INTERVAL 1 HOUR"))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet("e").withColumn("day", F.to_date("event_time"))
+                """)
+        ),
+        # The query time is fixed once per query (per micro-batch, reused on replay).
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.read.parquet("e").withColumn("loaded_at", F.current_timestamp())
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                spark.readStream.table("e").filter(F.col("ts") > F.current_timestamp() - F.expr("INTERVAL 1 HOUR"))
+                """)
         ),
         # The driver may read the clock: it picks a path, not a row's value.
         Valid(
-            _PRELUDE
-            + "import datetime\n"
-            + "run_date = datetime.date.today().isoformat()\n"
-            + 'spark.read.parquet("e").write.parquet(f"out/{run_date}")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import datetime
+                run_date = datetime.date.today().isoformat()
+                spark.read.parquet("e").write.parquet(f"out/{run_date}")
+                """)
         ),
         # A local helper called `now` is not the clock.
-        Valid(_PRELUDE + "def now(row):\n    return row.ts\n" + 'spark.read.parquet("e").rdd.map(now)\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def now(row):
+                    return row.ts
+                spark.read.parquet("e").rdd.map(now)
+                """)
+        ),
         # Timing a partition for the log changes no output.
         Valid(
-            _PRELUDE
-            + "import time, logging\nlog = logging.getLogger(__name__)\n"
-            + "def parse(rows):\n"
-            + "    start = time.time()\n"
-            + "    out = [r.value.split(',') for r in rows]\n"
-            + "    log.info('parsed in %.1fs', time.time() - start)\n"
-            + "    return out\n"
-            + 'spark.read.parquet("e").rdd.mapPartitions(parse)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import time, logging
+                log = logging.getLogger(__name__)
+                def parse(rows):
+                    start = time.time()
+                    out = [r.value.split(',') for r in rows]
+                    log.info('parsed in %.1fs', time.time() - start)
+                    return out
+                spark.read.parquet("e").rdd.mapPartitions(parse)
+                """)
         ),
         # A generator seeded inside the function draws the same numbers on a retry.
         Valid(
-            _PRELUDE
-            + "import random\n"
-            + "def jitter(row):\n    random.seed(row.id)\n    return (row.id, random.random())\n"
-            + 'spark.read.parquet("e").rdd.map(jitter)\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import random
+                def jitter(row):
+                    random.seed(row.id)
+                    return (row.id, random.random())
+                spark.read.parquet("e").rdd.map(jitter)
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "def expire(key, pdfs, state):\n    yield from pdfs\n"
-            + 'spark.readStream.table("e").withWatermark("ts", "1 hour").groupBy("k")'
-            + '.applyInPandasWithState(expire, "k string", "n long", "append", "EventTimeTimeout")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def expire(key, pdfs, state):
+                    yield from pdfs
+                spark.readStream.table("e").withWatermark("ts", "1 hour").groupBy("k").applyInPandasWithState(expire, "k string", "n long", "append", "EventTimeTimeout")
+                """)
         ),
     ]
     INVALID = [
         # A partition function that draws: a retried map task sends its records elsewhere.
         Invalid(
-            _PRELUDE
-            + "import random\n"
-            + 'pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l))\n'
-            + "spread = pairs.partitionBy(8, partitionFunc=lambda k: random.randrange(8))\n",
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import random
+                pairs = spark.sparkContext.textFile("t").map(lambda l: (l[:4], l))
+                spread = pairs.partitionBy(8, partitionFunc=lambda k: random.randrange(8))
+                """),
             line=5,
             column=54,
         ),
         Invalid(
-            _PRELUDE
-            + "import time\n"
-            + "def tag(line):\n    return (line, time.time())\n"
-            + 'spark.sparkContext.textFile("t").map(tag)\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import time
+                def tag(line):
+                    return (line, time.time())
+                spark.sparkContext.textFile("t").map(tag)
+                """),
             line=5,
             column=18,
         ),
         Invalid(
-            _PRELUDE
-            + "from datetime import datetime as dt\n"
-            + "@F.udf('boolean')\n"
-            + "def is_fresh(ts):\n    return (dt.now() - ts).total_seconds() < 3600\n"
-            + 'spark.read.parquet("e").filter(is_fresh("ts"))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                from datetime import datetime as dt
+                @F.udf('boolean')
+                def is_fresh(ts):
+                    return (dt.now() - ts).total_seconds() < 3600
+                spark.read.parquet("e").filter(is_fresh("ts"))
+                """),
             line=6,
             column=12,
         ),
         # A salt drawn per row: a retried map task sends rows to other join partitions.
         Invalid(
-            _PRELUDE
-            + "import random\n"
-            + "salt = F.udf(lambda: random.randint(0, 9), 'int')\n"
-            + 'spark.read.parquet("e").withColumn("salt", salt()).repartition("k", "salt")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import random
+                salt = F.udf(lambda: random.randint(0, 9), 'int')
+                spark.read.parquet("e").withColumn("salt", salt()).repartition("k", "salt")
+                """),
             line=4,
             column=21,
         ),
         Invalid(
-            _PRELUDE
-            + "import uuid\n"
-            + "def with_id(pdf):\n    pdf['id'] = [str(uuid.uuid4()) for _ in range(len(pdf))]\n    return pdf\n"
-            + 'spark.read.parquet("e").groupBy("k").applyInPandas(with_id, "k string, id string")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                import uuid
+                def with_id(pdf):
+                    pdf['id'] = [str(uuid.uuid4()) for _ in range(len(pdf))]
+                    return pdf
+                spark.read.parquet("e").groupBy("k").applyInPandas(with_id, "k string, id string")
+                """),
             line=5,
             column=21,
         ),
         Invalid(
-            _PRELUDE
-            + "def expire(key, pdfs, state):\n    yield from pdfs\n"
-            + 'spark.readStream.table("e").groupBy("k")'
-            + '.applyInPandasWithState(expire, "k string", "n long", "append", "ProcessingTimeTimeout")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def expire(key, pdfs, state):
+                    yield from pdfs
+                spark.readStream.table("e").groupBy("k").applyInPandasWithState(expire, "k string", "n long", "append", "ProcessingTimeTimeout")
+                """),
             line=5,
             column=104,
         ),

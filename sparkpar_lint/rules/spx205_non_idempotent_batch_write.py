@@ -16,11 +16,6 @@ from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'orders = spark.readStream.format("kafka").load()\n'
-)
 # Text in the function that makes a replay write once: Delta's idempotent-write options. (A MERGE
 # is an upsert, not an append, so it is never reported; an append beside it still is.)
 _IDEMPOTENT_MARKERS = ("txnversion", "txnappid")
@@ -75,111 +70,163 @@ class NonIdempotentBatchWrite(Rule):
         ),
         # A bound method keying its overwrite on the batch id (its parameters follow `self`).
         Valid(
-            _PRELUDE
-            + "class Sink:\n"
-            + "    def save(self, batch, batch_id):\n"
-            + '        batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
-            + "    def run(self):\n"
-            + "        orders.writeStream.foreachBatch(self.save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                class Sink:
+                    def save(self, batch, batch_id):
+                        batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")
+                    def run(self):
+                        orders.writeStream.foreachBatch(self.save).start()
+                """)
         ),
         # Delta's idempotent writes: a replayed (txnAppId, txnVersion) is skipped.
         Valid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    (batch.write.format("delta").option("txnAppId", "orders-sink")\n'
-            + '        .option("txnVersion", batch_id).mode("append").save("/lake/orders"))\n'
-            + 'orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()\n'
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    (batch.write.format("delta").option("txnAppId", "orders-sink")
+                        .option("txnVersion", batch_id).mode("append").save("/lake/orders"))
+                orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()
+                """)
         ),
         # An upsert: replaying the batch merges the same rows again, nothing is added.
         Valid(
-            _PRELUDE
-            + "from delta.tables import DeltaTable\n"
-            + "def upsert(batch, batch_id):\n"
-            + '    target = DeltaTable.forPath(spark, "/lake/orders")\n'
-            + '    target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()\n'
-            + "orders.writeStream.foreachBatch(upsert).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                from delta.tables import DeltaTable
+                def upsert(batch, batch_id):
+                    target = DeltaTable.forPath(spark, "/lake/orders")
+                    target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()
+                orders.writeStream.foreachBatch(upsert).start()
+                """)
         ),
         # The append runs only while the table does not exist yet: a replay finds it and merges.
         Valid(
-            _PRELUDE
-            + "from delta.tables import DeltaTable\n"
-            + "def upsert(batch, batch_id):\n"
-            + '    if spark.catalog.tableExists("orders"):\n'
-            + '        target = DeltaTable.forName(spark, "orders")\n'
-            + '        target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()\n'
-            + "    else:\n"
-            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
-            + "orders.writeStream.foreachBatch(upsert).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                from delta.tables import DeltaTable
+                def upsert(batch, batch_id):
+                    if spark.catalog.tableExists("orders"):
+                        target = DeltaTable.forName(spark, "orders")
+                        target.alias("t").merge(batch.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()
+                    else:
+                        batch.write.format("delta").mode("append").saveAsTable("orders")
+                orders.writeStream.foreachBatch(upsert).start()
+                """)
         ),
         # One directory per batch, overwritten on replay.
         Valid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    batch.write.mode("overwrite").parquet(f"/out/batch={batch_id}")
+                orders.writeStream.foreachBatch(save).start()
+                """)
         ),
         # The same in SQL: the batch's own partition, overwritten on replay; and a MERGE on a key.
         Valid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    batch.createOrReplaceTempView("new_orders")\n'
-            + "    batch.sparkSession.sql(\n"
-            + '        f"INSERT OVERWRITE TABLE audit.orders PARTITION (batch = {batch_id}) SELECT * FROM new_orders"\n'
-            + "    )\n"
-            + "orders.writeStream.foreachBatch(save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    batch.createOrReplaceTempView("new_orders")
+                    batch.sparkSession.sql(
+                        f"INSERT OVERWRITE TABLE audit.orders PARTITION (batch = {batch_id}) SELECT * FROM new_orders"
+                    )
+                orders.writeStream.foreachBatch(save).start()
+                """)
         ),
         Valid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    batch.createOrReplaceTempView("new_orders")\n'
-            + '    batch.sparkSession.sql("MERGE INTO audit.orders t USING new_orders s ON t.id = s.id "\n'
-            + '                           "WHEN NOT MATCHED THEN INSERT *")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    batch.createOrReplaceTempView("new_orders")
+                    batch.sparkSession.sql("MERGE INTO audit.orders t USING new_orders s ON t.id = s.id "
+                                           "WHEN NOT MATCHED THEN INSERT *")
+                orders.writeStream.foreachBatch(save).start()
+                """)
         ),
         # Cassandra appends are upserts by primary key; a batch id handed to a helper that keys on it.
         Valid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    batch.write.format("org.apache.spark.sql.cassandra").mode("append").save()\n'
-            + "def keyed(batch, batch_id):\n    write_once(batch, batch_id)\n"
-            + "def write_once(frame, version):\n"
-            + '    frame.write.mode("overwrite").parquet(f"/out/v={version}")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n"
-            + "orders.writeStream.foreachBatch(keyed).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    batch.write.format("org.apache.spark.sql.cassandra").mode("append").save()
+                def keyed(batch, batch_id):
+                    write_once(batch, batch_id)
+                def write_once(frame, version):
+                    frame.write.mode("overwrite").parquet(f"/out/v={version}")
+                orders.writeStream.foreachBatch(save).start()
+                orders.writeStream.foreachBatch(keyed).start()
+                """)
         ),
         # Elasticsearch documents keyed by a column of the row (`es.mapping.id`), in a settings dict
         # or on the chain: a replay indexes the same ids again and replaces them.
         Valid(
-            _PRELUDE
-            + 'search_conf = {"es.nodes": "es:9200", "es.mapping.id": "order_id", "es.write.operation": "upsert"}\n'
-            + "def index(batch, batch_id):\n"
-            + '    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")\n'
-            + "def index_raw(batch, batch_id):\n"
-            + '    batch.write.format("es").option("es.mapping.id", "order_id").mode("append").save("orders_raw")\n'
-            + "orders.writeStream.foreachBatch(index).start()\n"
-            + "orders.writeStream.foreachBatch(index_raw).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                search_conf = {"es.nodes": "es:9200", "es.mapping.id": "order_id", "es.write.operation": "upsert"}
+                def index(batch, batch_id):
+                    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")
+                def index_raw(batch, batch_id):
+                    batch.write.format("es").option("es.mapping.id", "order_id").mode("append").save("orders_raw")
+                orders.writeStream.foreachBatch(index).start()
+                orders.writeStream.foreachBatch(index_raw).start()
+                """)
         ),
         # A plain streaming sink: Spark's file sink commits each batch once.
-        Valid(_PRELUDE + 'orders.writeStream.format("parquet").option("path", "/out").start()\n'),
+        Valid(
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                orders.writeStream.format("parquet").option("path", "/out").start()
+                """)
+        ),
         # Partitions keyed by the batch id: a replay overwrites its own partition, and no other.
         Valid(
-            _PRELUDE
-            + "from pyspark.sql import functions as F\n"
-            + "def save(batch, batch_id):\n"
-            + '    (batch.withColumn("batch", F.lit(batch_id)).write.mode("overwrite")\n'
-            + '        .option("partitionOverwriteMode", "dynamic").partitionBy("batch").parquet("/out"))\n'
-            + "orders.writeStream.foreachBatch(save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                from pyspark.sql import functions as F
+                def save(batch, batch_id):
+                    (batch.withColumn("batch", F.lit(batch_id)).write.mode("overwrite")
+                        .option("partitionOverwriteMode", "dynamic").partitionBy("batch").parquet("/out"))
+                orders.writeStream.foreachBatch(save).start()
+                """)
         ),
         # The batch id stamped into a column of a per-batch partition that the write overwrites.
         # (Appended with the same stamp, a replay adds the rows again: see the INVALID near miss.)
         # The clock only reaches a log line; the location is fixed and overwritten.
         Valid(
-            _PRELUDE
-            + "import datetime\n"
-            + "def save(batch, batch_id):\n"
-            + '    print("batch at", datetime.datetime.now())\n'
-            + '    batch.write.mode("overwrite").parquet("/out/latest")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n"
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                import datetime
+                def save(batch, batch_id):
+                    print("batch at", datetime.datetime.now())
+                    batch.write.mode("overwrite").parquet("/out/latest")
+                orders.writeStream.foreachBatch(save).start()
+                """)
         ),
     ]
     INVALID = [
@@ -236,96 +283,136 @@ class NonIdempotentBatchWrite(Rule):
         ),
         # The MERGE is an upsert, but the append beside it adds the new rows again on replay.
         Invalid(
-            _PRELUDE
-            + "from delta.tables import DeltaTable\n"
-            + "def scd2(batch, batch_id):\n"
-            + '    current = DeltaTable.forPath(spark, "/lake/dim")\n'
-            + '    current.alias("t").merge(batch.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()\n'
-            + '    mode = "append"\n'
-            + '    batch.write.format("delta").save("/lake/dim", mode=mode)\n'
-            + "orders.writeStream.foreachBatch(scd2).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                from delta.tables import DeltaTable
+                def scd2(batch, batch_id):
+                    current = DeltaTable.forPath(spark, "/lake/dim")
+                    current.alias("t").merge(batch.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()
+                    mode = "append"
+                    batch.write.format("delta").save("/lake/dim", mode=mode)
+                orders.writeStream.foreachBatch(scd2).start()
+                """),
             line=9,
             column=32,
             related_lines=(10,),
         ),
         Invalid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    print(f"writing batch {batch_id}")\n'
-            + '    batch.write.mode("append").parquet("/out/orders")\n'
-            + 'orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    print(f"writing batch {batch_id}")
+                    batch.write.mode("append").parquet("/out/orders")
+                orders.writeStream.foreachBatch(save).option("checkpointLocation", "/cp").start()
+                """),
             line=6,
             column=31,
             related_lines=(7,),
         ),
         # A SQL INSERT run from the batch function appends as `insertInto` does.
         Invalid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    batch.createOrReplaceTempView("new_orders")\n'
-            + '    batch.sparkSession.sql("INSERT INTO audit.orders SELECT * FROM new_orders")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    batch.createOrReplaceTempView("new_orders")
+                    batch.sparkSession.sql("INSERT INTO audit.orders SELECT * FROM new_orders")
+                orders.writeStream.foreachBatch(save).start()
+                """),
             line=6,
             column=28,
             related_lines=(7,),
         ),
         Invalid(
-            _PRELUDE + 'orders.writeStream.foreachBatch(lambda df, _: df.write.insertInto("audit.orders")).start()\n',
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                orders.writeStream.foreachBatch(lambda df, _: df.write.insertInto("audit.orders")).start()
+                """),
             line=4,
             column=55,
             related_lines=(4,),
         ),
         Invalid(
-            _PRELUDE
-            + "def notify(rows):\n    for row in rows:\n        send(row)\n"
-            + "def push(batch, batch_id):\n    batch.foreachPartition(notify)\n"
-            + "orders.writeStream.foreachBatch(push).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def notify(rows):
+                    for row in rows:
+                        send(row)
+                def push(batch, batch_id):
+                    batch.foreachPartition(notify)
+                orders.writeStream.foreachBatch(push).start()
+                """),
             line=8,
             column=10,
             related_lines=(9,),
         ),
         # A directory named by the clock: a replay writes the same rows to a second directory.
         Invalid(
-            _PRELUDE
-            + "import datetime\n"
-            + "def save(batch, batch_id):\n"
-            + "    stamp = datetime.datetime.now().isoformat()\n"
-            + '    batch.write.parquet(f"/out/{stamp}")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                import datetime
+                def save(batch, batch_id):
+                    stamp = datetime.datetime.now().isoformat()
+                    batch.write.parquet(f"/out/{stamp}")
+                orders.writeStream.foreachBatch(save).start()
+                """),
             line=7,
             column=16,
             related_lines=(8,),
         ),
         # Dynamic partition overwrite per micro-batch: a day spanning two batches keeps the second.
         Invalid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    (batch.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")\n'
-            + '        .partitionBy("day").parquet("/out/daily"))\n'
-            + "orders.writeStream.foreachBatch(save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    (batch.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+                        .partitionBy("day").parquet("/out/daily"))
+                orders.writeStream.foreachBatch(save).start()
+                """),
             line=5,
             column=17,
             related_lines=(7,),
         ),
         # The batch function handed over as a bound method: `batch` follows `self`, the id is unused.
         Invalid(
-            _PRELUDE
-            + "class Sink:\n"
-            + "    def save(self, batch, batch_id):\n"
-            + '        batch.write.mode("append").parquet("/out/orders")\n'
-            + "    def run(self):\n"
-            + "        orders.writeStream.foreachBatch(self.save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                class Sink:
+                    def save(self, batch, batch_id):
+                        batch.write.mode("append").parquet("/out/orders")
+                    def run(self):
+                        orders.writeStream.foreachBatch(self.save).start()
+                """),
             line=6,
             column=35,
             related_lines=(8,),
         ),
         # Near miss of the batch-keyed partitions: the id is only a column value of an append.
         Invalid(
-            _PRELUDE
-            + "from pyspark.sql import functions as F\n"
-            + "def save(batch, batch_id):\n"
-            + '    batch.withColumn("batch", F.lit(batch_id)).write.mode("append").parquet("/out")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                from pyspark.sql import functions as F
+                def save(batch, batch_id):
+                    batch.withColumn("batch", F.lit(batch_id)).write.mode("append").parquet("/out")
+                orders.writeStream.foreachBatch(save).start()
+                """),
             line=6,
             column=68,
             related_lines=(7,),
@@ -333,24 +420,32 @@ class NonIdempotentBatchWrite(Rule):
         # Near miss of the keyed Elasticsearch write: with no `es.mapping.id` Elasticsearch makes up
         # a new id for every row, so a replay indexes each document a second time.
         Invalid(
-            _PRELUDE
-            + 'search_conf = {"es.nodes": "es:9200", "es.write.operation": "index"}\n'
-            + "def index(batch, batch_id):\n"
-            + '    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")\n'
-            + "orders.writeStream.foreachBatch(index).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                search_conf = {"es.nodes": "es:9200", "es.write.operation": "index"}
+                def index(batch, batch_id):
+                    batch.write.format("org.elasticsearch.spark.sql").options(**search_conf).mode("append").save("orders")
+                orders.writeStream.foreachBatch(index).start()
+                """),
             line=6,
             column=92,
             related_lines=(7,),
         ),
         # The near miss: the append in the branch where the table exists runs again on replay.
         Invalid(
-            _PRELUDE
-            + "def save(batch, batch_id):\n"
-            + '    if spark.catalog.tableExists("orders"):\n'
-            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
-            + "    else:\n"
-            + '        batch.write.format("delta").mode("append").saveAsTable("orders")\n'
-            + "orders.writeStream.foreachBatch(save).start()\n",
+            textwrap.dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                orders = spark.readStream.format("kafka").load()
+                def save(batch, batch_id):
+                    if spark.catalog.tableExists("orders"):
+                        batch.write.format("delta").mode("append").saveAsTable("orders")
+                    else:
+                        batch.write.format("delta").mode("append").saveAsTable("orders")
+                orders.writeStream.foreachBatch(save).start()
+                """),
             line=6,
             column=51,
             related_lines=(9,),

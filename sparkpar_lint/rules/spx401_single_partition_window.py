@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import partial
+from textwrap import dedent
 
 import libcst as cst
 
@@ -15,12 +16,6 @@ from sparkpar_lint.graph.literal_rows import literal_rows
 from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode, WindowSpecValue
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-
-_PRELUDE = (
-    "from pyspark.sql import SparkSession, Window, functions as F\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    'events = spark.read.parquet("events")\n'
-)
 
 
 class SinglePartitionWindow(Rule):
@@ -33,75 +28,134 @@ class SinglePartitionWindow(Rule):
     VALID = [
         # Literal dated rows (constructor calls of constants are literal data): a handful of rows.
         Valid(
-            "from datetime import date\n"
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'days = spark.createDataFrame([(date(2024, 1, 1), 5), (date(2024, 1, 2), 8)], ["day", "sales"])\n'
-            'days.withColumn("running", F.sum("sales").over(Window.orderBy("day"))).show()\n'
+            dedent("""\
+                from datetime import date
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                days = spark.createDataFrame([(date(2024, 1, 1), 5), (date(2024, 1, 2), 8)], ["day", "sales"])
+                days.withColumn("running", F.sum("sales").over(Window.orderBy("day"))).show()
+                """)
         ),
         # An aggregate of a join of two literal lists: a handful of rows, whatever the shuffles.
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'families = spark.createDataFrame([("ann", 3), ("bo", 5)], ["name", "size"])\n'
-            'places = spark.createDataFrame([("x", 2, 4), ("y", 4, 8)], ["place", "low", "high"])\n'
-            'fits = families.join(places, (families["size"] >= places["low"]) & (families["size"] <= places["high"]))\n'
-            'counts = fits.groupBy("name").agg(F.count("*").alias("n"))\n'
-            'counts.withColumn("rank", F.row_number().over(Window.orderBy(F.desc("n"), "name"))).show()\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                families = spark.createDataFrame([("ann", 3), ("bo", 5)], ["name", "size"])
+                places = spark.createDataFrame([("x", 2, 4), ("y", 4, 8)], ["place", "low", "high"])
+                fits = families.join(places, (families["size"] >= places["low"]) & (families["size"] <= places["high"]))
+                counts = fits.groupBy("name").agg(F.count("*").alias("n"))
+                counts.withColumn("rank", F.row_number().over(Window.orderBy(F.desc("n"), "name"))).show()
+                """)
         ),
         Valid(
-            _PRELUDE
-            + 'events.createOrReplaceTempView("events")\n'
-            + 'ranked = spark.sql("SELECT id, row_number() OVER (PARTITION BY user ORDER BY ts, id) AS n FROM events")\n'
-            + 'ranked.write.parquet("ranked")\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.createOrReplaceTempView("events")
+                ranked = spark.sql("SELECT id, row_number() OVER (PARTITION BY user ORDER BY ts, id) AS n FROM events")
+                ranked.write.parquet("ranked")
+                """)
         ),
         Valid(
-            _PRELUDE + 'w = Window.partitionBy("user").orderBy("ts")\nevents.withColumn("n", F.row_number().over(w))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy("user").orderBy("ts")
+                events.withColumn("n", F.row_number().over(w))
+                """)
         ),
-        Valid(_PRELUDE + 'events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))\n'),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.withColumn("total", F.sum("v").over(Window.partitionBy("user")))
+                """)
+        ),
         # A handful of rows: one per month of an aggregate, literal rows, the first ten rows.
         Valid(
-            _PRELUDE
-            + 'monthly = events.groupBy("order_month").agg(F.sum("amount").alias("total"))\n'
-            + 'monthly.withColumn("prev", F.lag("total").over(Window.orderBy("order_month")))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                monthly = events.groupBy("order_month").agg(F.sum("amount").alias("total"))
+                monthly.withColumn("prev", F.lag("total").over(Window.orderBy("order_month")))
+                """)
         ),
         Valid(
-            "from pyspark.sql import SparkSession, Window, functions as F\n"
-            "spark = SparkSession.builder.getOrCreate()\n"
-            'scores = spark.createDataFrame([(1, 3.5), (2, 3.65), (3, 4.0)], ["id", "score"])\n'
-            'scores.withColumn("rank", F.dense_rank().over(Window.orderBy(F.desc("score"))))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                scores = spark.createDataFrame([(1, 3.5), (2, 3.65), (3, 4.0)], ["id", "score"])
+                scores.withColumn("rank", F.dense_rank().over(Window.orderBy(F.desc("score"))))
+                """)
         ),
         # pandas' rolling window, not Spark's.
-        Valid("import pandas as pd\npdf = pd.DataFrame()\npdf.sort_values('ts').rolling(3).mean()\n"),
+        Valid(
+            dedent("""\
+                import pandas as pd
+                pdf = pd.DataFrame()
+                pdf.sort_values('ts').rolling(3).mean()
+                """)
+        ),
         # A local class that happens to be called Window.
-        Valid("class Window:\n    @staticmethod\n    def orderBy(c):\n        return c\nWindow.orderBy('ts')\n"),
+        Valid(
+            dedent("""\
+                class Window:
+                    @staticmethod
+                    def orderBy(c):
+                        return c
+                Window.orderBy('ts')
+                """)
+        ),
         # Keys unpacked from a parameter: partitioned, though the names are unknown here.
         Valid(
-            _PRELUDE + "def ranked(df, keys):\n"
-            '    return df.withColumn("n", F.row_number().over(Window.partitionBy(*keys).orderBy("ts")))\n'
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                def ranked(df, keys):
+                    return df.withColumn("n", F.row_number().over(Window.partitionBy(*keys).orderBy("ts")))
+                """)
         ),
     ]
     INVALID = [
         # The same window in SQL: an OVER clause with ORDER BY and no PARTITION BY.
         Invalid(
-            _PRELUDE
-            + 'events.createOrReplaceTempView("events")\n'
-            + 'ranked = spark.sql("SELECT id, row_number() OVER (ORDER BY ts, id) AS n FROM events")\n'
-            + 'ranked.write.parquet("ranked")\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.createOrReplaceTempView("events")
+                ranked = spark.sql("SELECT id, row_number() OVER (ORDER BY ts, id) AS n FROM events")
+                ranked.write.parquet("ranked")
+                """),
             line=5,
             column=31,
         ),
         Invalid(
-            _PRELUDE + 'ranked = events.withColumn("rank", F.row_number().over(Window.orderBy("ts")))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                ranked = events.withColumn("rank", F.row_number().over(Window.orderBy("ts")))
+                """),
             line=4,
             column=55,
             # No key anywhere near the window: nothing to partition by, no fix.
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE
-            + 'running = Window.orderBy("user_id").rowsBetween(Window.unboundedPreceding, 0)\n'
-            + 'events.groupBy("user_id").agg(F.sum("v").alias("v")).withColumn("cum", F.sum("v").over(running))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                running = Window.orderBy("user_id").rowsBetween(Window.unboundedPreceding, 0)
+                events.groupBy("user_id").agg(F.sum("v").alias("v")).withColumn("cum", F.sum("v").over(running))
+                """),
             line=4,
             column=10,
             # The rows are grouped by the order column itself: partitioning by it would be wrong.
@@ -109,34 +163,56 @@ class SinglePartitionWindow(Rule):
         ),
         # The rows are already hash-partitioned by a key: the window is partitioned by it.
         Invalid(
-            _PRELUDE + 'events.repartition("user").withColumn("n", F.row_number().over(Window.orderBy("ts")))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                events.repartition("user").withColumn("n", F.row_number().over(Window.orderBy("ts")))
+                """),
             line=4,
             column=63,
             expected_fix=(
-                _PRELUDE
-                + "(\n"
-                + '    events.repartition("user")\n'
-                + '    .withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("ts")))\n'
-                + ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession, Window, functions as F
+                    spark = SparkSession.builder.getOrCreate()
+                    events = spark.read.parquet("events")
+                    (
+                        events.repartition("user")
+                        .withColumn("n", F.row_number().over(Window.partitionBy("user").orderBy("ts")))
+                    )
+                    """)
             ),
         ),
         # The key a later aggregation groups by, for a spec built in a variable with a frame.
         Invalid(
-            _PRELUDE
-            + 'running = Window.orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)\n'
-            + 'cum = events.withColumn("cum", F.sum("v").over(running))\n'
-            + 'cum.groupBy("account").agg(F.max("cum"))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                running = Window.orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)
+                cum = events.withColumn("cum", F.sum("v").over(running))
+                cum.groupBy("account").agg(F.max("cum"))
+                """),
             line=4,
             column=10,
-            expected_fix=_PRELUDE
-            + 'running = Window.partitionBy("account").orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)\n'
-            + 'cum = events.withColumn("cum", F.sum("v").over(running))\n'
-            + 'cum.groupBy("account").agg(F.max("cum"))\n',
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                running = Window.partitionBy("account").orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)
+                cum = events.withColumn("cum", F.sum("v").over(running))
+                cum.groupBy("account").agg(F.max("cum"))
+                """),
         ),
         # `partitionBy()` with no keys is no partitioning at all.
         Invalid(
-            _PRELUDE + 'w = Window.partitionBy().orderBy("ts")\n'
-            'events.repartition("user").withColumn("n", F.row_number().over(w))\n',
+            dedent("""\
+                from pyspark.sql import SparkSession, Window, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                events = spark.read.parquet("events")
+                w = Window.partitionBy().orderBy("ts")
+                events.repartition("user").withColumn("n", F.row_number().over(w))
+                """),
             line=4,
             column=4,
             expected_fix=None,

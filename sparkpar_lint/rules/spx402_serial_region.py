@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from textwrap import dedent
 
 import libcst as cst
 
@@ -17,18 +18,6 @@ from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
 
-_PRELUDE = (
-    "from pyspark.sql import SparkSession\n"
-    "spark = SparkSession.builder.getOrCreate()\n"
-    "def sessions(batches):\n"
-    "    last = {}\n"
-    "    for pdf in batches:\n"
-    "        for row in pdf.itertuples():\n"
-    "            last[row.user] = row.ts\n"
-    "        yield pdf\n"
-    'clicks = spark.read.parquet("clicks")\n'
-)
-_SCHEMA = '"user string, ts long"'
 _SERIALISING = frozenset({"by-count", "by-args"})
 
 
@@ -64,59 +53,149 @@ class SerialRegion(Rule):
     fix_needs = "needs an order kept by the serial region (a sort before it or right after it)"
     VALID = [
         # One output file at the end of the job: nothing runs after it.
-        Valid(_PRELUDE + 'clicks.coalesce(1).write.csv("out")\n'),
         Valid(
-            _PRELUDE
-            + 'clicks.repartition(16, "user").sortWithinPartitions("user", "ts").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.coalesce(1).write.csv("out")
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.repartition(16, "user").sortWithinPartitions("user", "ts").mapInPandas(sessions, "user string, ts long")
+                """)
         ),
         # coalesce(8) keeps parallelism.
-        Valid(_PRELUDE + "clicks.coalesce(8).mapInPandas(sessions, " + _SCHEMA + ")\n"),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.coalesce(8).mapInPandas(sessions, "user string, ts long")
+                """)
+        ),
         # In SQL: one output file from a hint at the end, and a hint that keeps eight partitions.
         Valid(
-            _PRELUDE
-            + 'clicks.createOrReplaceTempView("clicks")\n'
-            + 'spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks").write.csv("out")\n'
-            + 'spark.sql("SELECT /*+ REPARTITION(8) */ * FROM clicks").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n"
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.createOrReplaceTempView("clicks")
+                spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks").write.csv("out")
+                spark.sql("SELECT /*+ REPARTITION(8) */ * FROM clicks").mapInPandas(sessions, "user string, ts long")
+                """)
         ),
     ]
     INVALID = [
         Invalid(
-            _PRELUDE + 'clicks.orderBy("ts").coalesce(1).mapInPandas(sessions, ' + _SCHEMA + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.orderBy("ts").coalesce(1).mapInPandas(sessions, "user string, ts long")
+                """),
             line=10,
             column=21,
             related_lines=(10, 10),
             # The global sort becomes a per-key sort inside hash partitions.
             expected_fix=(
-                _PRELUDE
-                + "(\n"
-                + '    clicks.repartition("user")\n'
-                + '    .sortWithinPartitions("user", "ts")\n'
-                + '    .mapInPandas(sessions, "user string, ts long")\n'
-                + ")\n"
+                dedent("""\
+                    from pyspark.sql import SparkSession
+                    spark = SparkSession.builder.getOrCreate()
+                    def sessions(batches):
+                        last = {}
+                        for pdf in batches:
+                            for row in pdf.itertuples():
+                                last[row.user] = row.ts
+                            yield pdf
+                    clicks = spark.read.parquet("clicks")
+                    (
+                        clicks.repartition("user")
+                        .sortWithinPartitions("user", "ts")
+                        .mapInPandas(sessions, "user string, ts long")
+                    )
+                    """)
             ),
         ),
         Invalid(
-            _PRELUDE
-            + "single = clicks.repartition(1)\n"
-            + 'single.sortWithinPartitions("ts").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                single = clicks.repartition(1)
+                single.sortWithinPartitions("ts").mapInPandas(sessions, "user string, ts long")
+                """),
             line=10,
             column=16,
             related_lines=(11,),
-            expected_fix=_PRELUDE
-            + 'single = clicks.repartition("user")\n'
-            + 'single.sortWithinPartitions("user", "ts").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n",
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                single = clicks.repartition("user")
+                single.sortWithinPartitions("user", "ts").mapInPandas(sessions, "user string, ts long")
+                """),
         ),
         # No order anywhere: the function sees arrival order, which a hash shuffle would lose.
         Invalid(
-            _PRELUDE + "clicks.coalesce(1).mapInPandas(sessions, " + _SCHEMA + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.coalesce(1).mapInPandas(sessions, "user string, ts long")
+                """),
             line=10,
             column=7,
             related_lines=(10,),
@@ -124,22 +203,38 @@ class SerialRegion(Rule):
         ),
         # The SQL forms: a COALESCE(1) or REPARTITION(1) hint in front of the per-user function.
         Invalid(
-            _PRELUDE
-            + 'clicks.createOrReplaceTempView("clicks")\n'
-            + 'spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks SORT BY ts").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.createOrReplaceTempView("clicks")
+                spark.sql("SELECT /*+ COALESCE(1) */ * FROM clicks SORT BY ts").mapInPandas(sessions, "user string, ts long")
+                """),
             line=11,
             column=18,
             related_lines=(11,),
             expected_fix=None,
         ),
         Invalid(
-            _PRELUDE
-            + 'clicks.createOrReplaceTempView("clicks")\n'
-            + 'spark.sql("SELECT /*+ REPARTITION(1) */ * FROM clicks").mapInPandas(sessions, '
-            + _SCHEMA
-            + ")\n",
+            dedent("""\
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def sessions(batches):
+                    last = {}
+                    for pdf in batches:
+                        for row in pdf.itertuples():
+                            last[row.user] = row.ts
+                        yield pdf
+                clicks = spark.read.parquet("clicks")
+                clicks.createOrReplaceTempView("clicks")
+                spark.sql("SELECT /*+ REPARTITION(1) */ * FROM clicks").mapInPandas(sessions, "user string, ts long")
+                """),
             line=11,
             column=18,
             related_lines=(11,),

@@ -17,6 +17,7 @@ built from it are unsafe and say so.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
@@ -28,6 +29,9 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
 from sparkpar_lint.model import NoFix
 from sparkpar_lint.sql.site import SqlSite
+
+if TYPE_CHECKING:  # sqlglot loads only with SQL to read
+    from sqlglot import exp
 
 REVIEW = "a deterministic pick, not a chosen one: replace it with the order you mean (e.g. the count, descending)"
 
@@ -200,7 +204,7 @@ def sql_limit_order(graph: StageGraph, node: StageNode) -> Fix | NoFix:
     return Fix(UNSAFE, description, ((site.literal, literal),))
 
 
-def _output_keys(select, keys: tuple[str, ...]) -> bool:
+def _output_keys(select: exp.Select, keys: tuple[str, ...]) -> bool:
     """Every key is an output column of the query, the key itself: `ORDER BY` reads output names
     first, so a computed column named like a key would be read instead, and a key the output
     lacks could name a column of two joined tables."""

@@ -14,6 +14,7 @@ from functools import partial
 import libcst as cst
 
 from sparkpar_lint.edits.chain import drop_call
+from sparkpar_lint.edits.model import Replacement
 from sparkpar_lint.graph.user_functions import names_in
 from sparkpar_lint.model import NoFix
 
@@ -30,7 +31,7 @@ def writer_calls(call: cst.BaseExpression | None) -> dict[str, cst.Call]:
     while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
         name = call.func.attr.value
         if name == "option" and call.args and isinstance(call.args[0].value, cst.SimpleString):
-            name = f"option:{call.args[0].value.evaluated_value}"
+            name = "option:" + str(call.args[0].value.evaluated_value)
         calls.setdefault(name, call)
         call = call.func.value
         while isinstance(call, cst.Attribute):
@@ -82,12 +83,14 @@ def free_name(module: cst.Module, candidates: tuple[str, ...]) -> str | None:
 
 def sort_into_foreach_batch(
     module: cst.Module, sort: cst.Call, calls: dict[str, cst.Call]
-) -> tuple[tuple[cst.CSTNode, object], ...] | NoFix:
+) -> tuple[tuple[cst.CSTNode, Replacement], ...] | NoFix:
     """The replacements that drop `sort` from its chain and turn the sink's `format("console")`
     (with its show options) into a `foreachBatch` that sorts and shows each batch; else why not."""
     show = show_arguments(calls)
     if isinstance(show, NoFix):
         return show
+    if not isinstance(sort.func, cst.Attribute):
+        return NoFix("the sort is not a method of the stream's rows")
     batch = free_name(module, _BATCH_NAMES)
     if batch is None or free_name(module, ("_",)) is None:
         return NoFix("no free name for the `foreachBatch` function's parameters")
@@ -102,7 +105,7 @@ def sort_into_foreach_batch(
         ),
         body=body,
     )
-    replacements: list[tuple[cst.CSTNode, object]] = [
+    replacements: list[tuple[cst.CSTNode, Replacement]] = [
         (sort, drop_call),
         (calls["format"], partial(_to_foreach_batch, function)),
     ]
@@ -113,8 +116,10 @@ def sort_into_foreach_batch(
 def _to_foreach_batch(function: cst.Lambda, call: cst.Call) -> cst.Call:
     """`.format("console")` → `.foreachBatch(function)`, on one line when it fits, else with the
     function on a line of its own inside the parentheses (no backslashes needed there)."""
-    call = call.with_changes(func=call.func.with_changes(attr=cst.Name("foreachBatch")), args=[cst.Arg(function)])
+    if not isinstance(call.func, cst.Attribute):
+        return call  # not met: `format` is a method of the stream writer
     indent = _chain_indent(call.func.dot.whitespace_before)
+    call = call.with_changes(func=call.func.with_changes(attr=cst.Name("foreachBatch")), args=[cst.Arg(function)])
     if indent is None:
         return call  # mid-line: the engine wraps the line if the fix made it too long
     one_line = indent + "." + cst.Module([]).code_for_node(call.with_changes(func=cst.Name("foreachBatch")))
@@ -132,5 +137,5 @@ def _chain_indent(whitespace: cst.BaseParenthesizableWhitespace) -> str | None:
     """The spaces before a chain link that starts its own line, or None if it shares a line."""
     if isinstance(whitespace, cst.ParenthesizedWhitespace):
         return whitespace.last_line.value
-    text = whitespace.value
+    text = whitespace.value if isinstance(whitespace, cst.SimpleWhitespace) else ""
     return text.rsplit("\n", 1)[1] if "\n" in text else None

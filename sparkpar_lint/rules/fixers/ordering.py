@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparkpar_lint.edits.code import column_function, positional_values, string
+from sparkpar_lint.edits.model import Imports
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
@@ -34,7 +35,7 @@ def functions_like(graph: StageGraph, name: str = "col") -> cst.Call:
     return cst.Call(func=func, args=[])
 
 
-def window_class(graph: StageGraph) -> tuple[cst.Name, tuple]:
+def window_class(graph: StageGraph) -> tuple[cst.Name, Imports]:
     """`Window` under the name the module imported it as, or a new `from pyspark.sql import Window`."""
     local = _local_name(graph, WINDOW_CLASS)
     if local:
@@ -56,7 +57,7 @@ def sort_arguments(graph: StageGraph, sort: StageNode) -> list[cst.BaseExpressio
     """
     if sort.call is None or any(a.keyword is not None for a in sort.call.args):
         return None
-    values = []
+    values: list[cst.BaseExpression] = []
     for value in positional_values(sort.call):
         if isinstance(value, (cst.List, cst.Tuple)):
             values.extend(e.value for e in value.elements)
@@ -90,7 +91,7 @@ def _portable(graph: StageGraph, expr: cst.BaseExpression) -> bool:
     return False
 
 
-def whole_row(like: cst.Call) -> tuple[cst.Call, tuple]:
+def whole_row(like: cst.Call) -> tuple[cst.Call, Imports]:
     """`F.to_json(F.struct("*"), {...timestamp formats...})`: the whole row as one orderable
     value, the tie-breaker of last resort. Rows it cannot tell apart are equal in every column, so
     keeping either is the same; JSON (unlike the struct) orders map columns too. The formats keep

@@ -9,11 +9,12 @@ offered there only; `F.struct("*")` does the same inside a window over such a pr
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
 from sparkpar_lint.edits.code import column_function, string
-from sparkpar_lint.edits.model import UNSAFE, Fix
+from sparkpar_lint.edits.model import UNSAFE, Fix, Imports
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
 from sparkpar_lint.model import NoFix
@@ -34,10 +35,10 @@ def _power() -> cst.BinaryOperation:
     )
 
 
-def row_hash(like: cst.Call, seed: cst.BaseExpression | None) -> tuple[cst.Call, tuple]:
+def row_hash(like: cst.Call, seed: cst.BaseExpression | None) -> tuple[cst.Call, Imports]:
     """`F.xxhash64("*")`, or `F.xxhash64("*", F.lit(seed))`: the row's columns (and the seed)."""
     args: list[cst.BaseExpression] = [string("*")]
-    imports: tuple = ()
+    imports: Imports = ()
     if seed is not None:
         literal, imports = column_function(like, "lit", [seed])
         args.append(literal)
@@ -47,7 +48,7 @@ def row_hash(like: cst.Call, seed: cst.BaseExpression | None) -> tuple[cst.Call,
 
 def uniform_from_row(
     like: cst.Call, seed: cst.BaseExpression | None, bracketed: bool
-) -> tuple[cst.BaseExpression, tuple]:
+) -> tuple[cst.BaseExpression, Imports]:
     """`F.pmod(F.xxhash64("*"), 2**53) / 2**53`: a value in [0, 1) that follows the row, in
     brackets where it is an operand (`rand() * 10` must stay `(...) * 10`)."""
     hashed, imports = row_hash(like, seed)
@@ -60,10 +61,10 @@ def uniform_from_row(
 
 def bucket_filters(
     like: cst.Call, receiver: cst.Name, cuts: list[int], buckets: int, indent: str
-) -> tuple[cst.List, tuple]:
+) -> tuple[cst.List, Imports]:
     """`[df.filter(F.pmod(F.xxhash64("*"), 100) < 80), df.filter(... >= 80)]`, one split a line:
     the rows whose hash bucket falls in each weight's share, in `randomSplit`'s order."""
-    imports: tuple = ()
+    imports: Imports = ()
     conditions: list[cst.BaseExpression] = []
     bounds = [0, *cuts, buckets]
     for low, high in zip(bounds, bounds[1:]):
@@ -86,7 +87,7 @@ def bucket_filters(
     return _filters(receiver, conditions, indent), imports
 
 
-def copy_numbered_hash(like: cst.Call, window: cst.Name) -> tuple[cst.Call, tuple]:
+def copy_numbered_hash(like: cst.Call, window: cst.Name) -> tuple[cst.Call, Imports]:
     """`F.xxhash64("*", F.row_number().over(Window.partitionBy(F.struct("*")).orderBy(F.struct("*"))))`:
     the row's columns and its number among rows identical to it. Identical rows are
     interchangeable, so which copy gets which number changes no (row, id) pair."""
@@ -255,7 +256,7 @@ def _hashed_rdd_split(
     return Fix(UNSAFE, description, ((call, splits),), (("zlib", None),))
 
 
-def _filters(receiver: cst.Name, conditions: list[cst.BaseExpression], indent: str) -> cst.List:
+def _filters(receiver: cst.Name, conditions: Sequence[cst.BaseExpression], indent: str) -> cst.List:
     """`[receiver.filter(c1), receiver.filter(c2), ...]`, one a line."""
     inner, last = indent + "    ", len(conditions) - 1
     elements = [

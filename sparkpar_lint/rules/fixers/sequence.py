@@ -16,6 +16,7 @@ import libcst as cst
 
 from sparkpar_lint.edits.chain import receiver_of
 from sparkpar_lint.edits.code import column_function, string
+from sparkpar_lint.edits.model import Imports, Replacement
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 SEQUENCE_COLUMN = "_sparkpar_seq"
@@ -23,7 +24,9 @@ SEQUENCE_COLUMN = "_sparkpar_seq"
 _FORWARDING = {"all", "selected"}
 
 
-def sequence_parts(graph: StageGraph, consumer: StageNode, like: cst.Call):
+def sequence_parts(
+    graph: StageGraph, consumer: StageNode, like: cst.Call
+) -> tuple[tuple[tuple[cst.CSTNode, Replacement], ...], Imports] | None:
     """(replacements, imports) that make SEQUENCE_COLUMN reach `consumer`, or None.
 
     `like` is a column-function call in the module, so the new code uses the same import alias.
@@ -39,7 +42,8 @@ def sequence_parts(graph: StageGraph, consumer: StageNode, like: cst.Call):
     if any(n.spec is None or n.spec.forwarding not in _FORWARDING for n in between if not n.is_shuffle):
         return None
     target = between[0] if between and between[0].is_shuffle else consumer
-    if target.call is None or receiver_of(target.call) is None:
+    rows = receiver_of(target.call) if target.call is not None else None
+    if rows is None:
         return None
     if target is not consumer and len(graph.consumers(target)) != 1:
         return None  # the shuffled rows feed other statements too
@@ -47,7 +51,7 @@ def sequence_parts(graph: StageGraph, consumer: StageNode, like: cst.Call):
         return None  # inside a helper other callers share
     numbered, imports = column_function(like, "monotonically_increasing_id", [])
     # A partial, not a lambda: findings and their fixes are pickled across the linter's workers.
-    return ((receiver_of(target.call), partial(_number, numbered=numbered)),), imports
+    return ((rows, partial(_number, numbered=numbered)),), imports
 
 
 def _number(rows: cst.BaseExpression, numbered: cst.Call) -> cst.Call:

@@ -19,6 +19,7 @@ from sparkpar_lint.sql.site import SqlSite
 
 if TYPE_CHECKING:  # sqlglot loads only with SQL to read (rules import this module)
     from sqlglot import exp
+    from sqlglot.tokens import Token
 
     from sparkpar_lint.sql.parse import ParsedSql
 
@@ -33,14 +34,16 @@ def ordered_pick_fix(call_site: SqlSite | None, sort_site: SqlSite | None) -> Fi
     """
     from sqlglot import exp
 
-    if call_site is None or sort_site is None or not isinstance(sort_site.expression, exp.Order):
+    if (
+        call_site is None
+        or call_site.literal is None
+        or sort_site is None
+        or not isinstance(sort_site.expression, exp.Order)
+    ):
         return None
     func = call_site.expression
-    name = (
-        call_site.parsed.text[slice(*call_site.parsed.name_range(func))].lower()
-        if call_site.parsed.name_range(func)
-        else ""
-    )
+    span = call_site.parsed.name_range(func)
+    name = call_site.parsed.text[slice(*span)].lower() if span else ""
     value = func.this if isinstance(func, exp.Func) else None
     if name not in _ORDERED_PICKS or not isinstance(value, exp.Column):
         return None
@@ -108,7 +111,7 @@ def any_answer_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     `collect_list(v)` -> `array_sort(collect_list(v))`, each one of the answers the query can
     already give, the same under every partitioning (unsafe: the author may have meant an order).
     """
-    if call_site is None:
+    if call_site is None or call_site.literal is None:
         return None
     func = call_site.expression
     span = call_site.parsed.name_range(func)
@@ -151,7 +154,7 @@ def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> F
     every finding writes the same struct. A string says why not."""
     from sqlglot import exp
 
-    if call_site is None or call_site not in sites or any(s is None for s in sites):
+    if call_site is None or call_site.literal is None or call_site not in sites or any(s is None for s in sites):
         return None
     columns = []
     for site in sites:
@@ -170,9 +173,10 @@ def lists_in_one_order_fix(call_site: SqlSite | None, sites: list[SqlSite]) -> F
         if site.literal is not call_site.literal:
             continue
         where = site.parsed.call_range(site.expression)
-        if where is None:
+        span = site.parsed.name_range(site.expression)
+        if where is None or span is None:
             return None
-        name = site.parsed.text[slice(*site.parsed.name_range(site.expression))]
+        name = site.parsed.text[slice(*span)]
         named = _named_as_before(site.expression, name.lower(), column)
         edits.append((where[0], where[1], f"array_compact(array_sort({name}({row})).{_quoted(column.name)}){named}"))
     literal = _rewrite(call_site, edits)
@@ -305,7 +309,7 @@ def _order_end(parsed: ParsedSql, func: exp.Expression, window: exp.Window, sele
     return None
 
 
-def _order_in(tokens: list, depths: list[int], opening: int) -> int | None:
+def _order_in(tokens: list[Token], depths: list[int], opening: int) -> int | None:
     """In the parentheses opened at token `opening`: just past the ORDER BY list, or None."""
     from sqlglot.tokens import TokenType
 
@@ -339,7 +343,11 @@ def random_tie_fix(call_site: SqlSite | None) -> Fix | NoFix | None:
     ordered = func.parent
     order = ordered.parent if isinstance(ordered, exp.Ordered) else None
     select = order.parent if isinstance(order, exp.Order) else None
-    if not isinstance(select, exp.Select) or _name(call_site.parsed, func) not in _RANDOM:
+    if (
+        not isinstance(select, exp.Select)
+        or not isinstance(order, exp.Order)
+        or _name(call_site.parsed, func) not in _RANDOM
+    ):
         return None
     keys = order.expressions
     if len(keys) < 2 or keys[-1] is not ordered or ordered.this is not func:

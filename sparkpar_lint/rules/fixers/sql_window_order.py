@@ -94,7 +94,7 @@ def _spec(
     over = next(
         (i for i, t in enumerate(tokens) if call and t.start >= call[1] and t.token_type == TokenType.OVER), None
     )
-    if over is None or over + 1 >= len(tokens):
+    if call is None or over is None or over + 1 >= len(tokens):
         return NoFix("the window's OVER clause is not where the fixer can read it")
     alias = window.args.get("alias")
     if alias is None:
@@ -173,7 +173,7 @@ def _function(window: exp.Window) -> exp.Expression:
     """The function a window applies (`first_value(x) IGNORE NULLS OVER w`: the first_value)."""
     from sqlglot import exp
 
-    held = window.this
+    held: exp.Expression = window.this
     return held.this if isinstance(held, (exp.IgnoreNulls, exp.RespectNulls)) else held
 
 

@@ -31,7 +31,7 @@ def dedup_watermark_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix |
     types = column_types(graph, rows) if rows is not None else None
     times = [c for c, t in (types or {}).items() if t == "timestamp"]
     if len(times) != 1 or not EVENT_TIME_NAME.search(times[0]):
-        return _arrival_fix(graph, node, rows, delay)
+        return _arrival_fix(graph, node, node.call, rows, delay)
     watermark = insert_before("withWatermark", [string(times[0]), string(delay)])
     before = f'`withWatermark("{times[0]}", "{delay}")` before'
     if not node.call.args:
@@ -48,10 +48,10 @@ def dedup_watermark_fix(graph: StageGraph, node: StageNode, delay: str) -> Fix |
     )
 
 
-def _arrival_fix(graph: StageGraph, node: StageNode, rows: StageNode | None, delay: str) -> Fix | None:
+def _arrival_fix(graph: StageGraph, node: StageNode, call: cst.Call, rows: StageNode | None, delay: str) -> Fix | None:
     """The same fix on the rows' arrival time, for a deduplication on an id (a whole row holds its
     arrival time, so no two rows are alike)."""
-    arrival = _arrival_time(graph, rows) if rows is not None and node.call.args else None
+    arrival = _arrival_time(graph, rows) if rows is not None and call.args else None
     if arrival is None:
         return None
     watermark = insert_before("withWatermark", [string(arrival), string(delay)])
@@ -60,7 +60,7 @@ def _arrival_fix(graph: StageGraph, node: StageNode, rows: StageNode | None, del
         f'`withWatermark("{arrival}", "{delay}")` on the arrival time `{arrival}` (a `current_timestamp()` '
         f"column) and `dropDuplicatesWithinWatermark` for `{node.method}`: a copy is dropped while it comes "
         "within the delay of the first",
-        ((node.call, partial(_within_watermark, watermark)),),
+        ((call, partial(_within_watermark, watermark)),),
     )
 
 
@@ -94,5 +94,5 @@ def _arrival_time(graph: StageGraph, rows: StageNode) -> str | None:
 
 
 def _within_watermark(watermark: Rewrite, call: cst.Call) -> cst.Call:
-    call = watermark(call)
+    call = cst.ensure_type(watermark(call), cst.Call)
     return call.with_changes(func=call.func.with_changes(attr=cst.Name("dropDuplicatesWithinWatermark")))

@@ -32,11 +32,11 @@ def join_watermark_fix(graph: StageGraph, node: StageNode, condition: cst.BaseEx
     call = node.call
     if call is None or not isinstance(call.func, cst.Attribute) or not call.args or call.args[0].keyword:
         return NoFix("the join is not written as `left.join(right, condition)`")
-    if not any(_INTERVAL.search(s.evaluated_value or "") for s in m.findall(condition, m.SimpleString())):
+    if not any(_INTERVAL.search(text) for text in _texts(condition)):
         return NoFix("the join's time range has no `INTERVAL`, so nothing shows its columns are timestamps")
     names = _time_names(condition)
     left, right = (graph.node(i) for i in node.inputs[:2])
-    columns = []
+    columns: list[str | None] = []
     for side, other in ((left, right), (right, left)):
         if side.has_watermark_upstream:
             columns.append(None)
@@ -62,18 +62,18 @@ def _watermark_sides(left: str | None, right: str | None, delay: str, call: cst.
     if right is not None:
         first = call.args[0]
         call = call.with_changes(args=[first.with_changes(value=watermarked(first.value, right)), *call.args[1:]])
-    if left is not None:
+    if left is not None and isinstance(call.func, cst.Attribute):  # join_watermark_fix checked it is
         call = call.with_changes(func=call.func.with_changes(value=watermarked(call.func.value, left)))
     return call
 
 
 def _time_names(condition: cst.BaseExpression) -> list[str]:
     """Time-named columns the condition mentions: words of its strings, `frame.x`, `frame["x"]`, `col("x")`."""
-    names = []
-    for text in m.findall(condition, m.SimpleString()):
-        names += re.findall(r"[A-Za-z_]\w*", text.evaluated_value or "")
-    names += [a.attr.value for a in m.findall(condition, m.Attribute())]
-    names += [column_name(c) for c in m.findall(condition, m.Call())]
+    names: list[str | None] = []
+    for text in _texts(condition):
+        names += re.findall(r"[A-Za-z_]\w*", text)
+    names += [a.attr.value for a in m.findall(condition, m.Attribute()) if isinstance(a, cst.Attribute)]
+    names += [column_name(c) for c in m.findall(condition, m.Call()) if isinstance(c, cst.Call)]
     return list(dict.fromkeys(n for n in names if n and EVENT_TIME_NAME.search(n)))
 
 
@@ -81,6 +81,12 @@ def _made_on(graph: StageGraph, side: StageNode) -> set[str]:
     """The words of every string on the side's own chain (a rename, an alias, the source's schema)."""
     words: set[str] = set()
     for stage in (side, *graph.upstream(side)):
-        for text in m.findall(stage.call, m.SimpleString()) if stage.call is not None else ():
-            words.update(re.findall(r"\w+", text.evaluated_value or ""))
+        for text in _texts(stage.call) if stage.call is not None else ():
+            words.update(re.findall(r"\w+", text))
     return words
+
+
+def _texts(node: cst.CSTNode) -> list[str]:
+    """The values of the string literals in `node` (a bytes literal reads as empty)."""
+    found = [s.evaluated_value for s in m.findall(node, m.SimpleString()) if isinstance(s, cst.SimpleString)]
+    return [value if isinstance(value, str) else "" for value in found]

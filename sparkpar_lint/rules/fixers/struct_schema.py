@@ -4,9 +4,11 @@ DDL's base types (`timestamp`), for the fixes that read a DDL schema string the 
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
-from sparkpar_lint.graph.imports import dotted_name
+from sparkpar_lint.graph.imports import ImportTable, dotted_name
 from sparkpar_lint.graph.stage_graph import StageGraph
 
 _TYPES = "pyspark.sql.types."
@@ -60,7 +62,8 @@ def bound_once(graph: StageGraph, name: str) -> cst.BaseExpression | None:
 
 class _Bindings(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
-        self.name, self.values, self.other = name, [], False
+        self.name, self.other = name, False
+        self.values: list[cst.BaseExpression] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -122,5 +125,5 @@ def _qualified(graph: StageGraph, func: cst.BaseExpression) -> str | None:
     if dotted is None or graph.imports is None:
         return None
     head, _, rest = dotted.partition(".")
-    base = graph.imports.resolve_name(head)
+    base = cast(ImportTable, graph.imports).resolve_name(head)  # the graph types its table `object`
     return f"{base}.{rest}" if base and rest else base

@@ -18,6 +18,7 @@ import re
 import libcst as cst
 
 from sparkpar_lint.edits.code import column_function, string
+from sparkpar_lint.edits.model import Imports
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import is_unique_on, literal_names
 from sparkpar_lint.rules.fixers.ordering import whole_row
@@ -45,7 +46,7 @@ _SAME_COLUMNS = frozenset(
 
 def tie_breaker(
     graph: StageGraph, rows: StageNode | None, decided: tuple[str, ...], like: cst.Call
-) -> tuple[cst.BaseExpression | None, tuple, str]:
+) -> tuple[cst.BaseExpression | None, Imports, str]:
     """(tie-breaker or None when none is needed, imports, what it is) for the rows of `rows`,
     of which the columns `decided` are already compared."""
     if rows is not None and decided and is_unique_on(graph, rows, decided):
@@ -95,7 +96,7 @@ def column_types(graph: StageGraph, node: StageNode) -> dict[str, str | None] | 
 def _source_schema(graph: StageGraph, source: StageNode) -> dict[str, str] | None:
     """{column: base type} from the DDL string or `StructType([...])` the source reads with (in
     place, or in a variable the module binds once)."""
-    call = source.call
+    call: cst.BaseExpression | None = source.call
     text = None
     while isinstance(call, cst.Call):
         given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "schema"), None)

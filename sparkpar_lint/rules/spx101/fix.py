@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
+from typing import cast
 
 import libcst as cst
 
-from sparkpar_lint.edits.alias import alias_removal
+from sparkpar_lint.edits.alias import alias_removal, assigned_name
 from sparkpar_lint.edits.chain import drop_call, receiver_of
 from sparkpar_lint.edits.code import column_function, column_name, string
-from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix, Imports, Replacement
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.model import NoFix
 from sparkpar_lint.rules.fixers.ordering import sort_reaches
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.rules.fixers.sql import any_answer_fix, lists_in_one_order_fix, ordered_pick_fix
 from sparkpar_lint.rules.spx101.aggregates import FIRST, LAST, LISTS, discarded_sort, order_dependent, order_harmless
+from sparkpar_lint.sql.site import SqlSite
+
+_Replacements = tuple[tuple[cst.CSTNode, Replacement], ...]
 
 
 def named_as_before(node: StageNode, call: ColumnCall, fix: Fix | NoFix | None) -> Fix | NoFix | None:
@@ -39,8 +43,10 @@ def named_as_before(node: StageNode, call: ColumnCall, fix: Fix | NoFix | None) 
     return replace(fix, replacements=replacements)
 
 
-def _aliased(new, name: str, rewritten: cst.Call) -> cst.Call:
+def _aliased(new: Replacement, name: str, rewritten: cst.Call) -> cst.CSTNode | cst.RemovalSentinel:
     built = new(rewritten) if callable(new) else new
+    if not isinstance(built, cst.BaseExpression):
+        return built  # not met: an aggregate is replaced by an expression
     return cst.Call(func=cst.Attribute(value=built, attr=cst.Name("alias")), args=[cst.Arg(string(name))])
 
 
@@ -56,17 +62,17 @@ def grouped_fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: Stag
     rows tied on the order columns give one answer.
     """
     if call.sql is not None:
-        reaches = sort is not None and sort.sql is not None and sort_reaches(graph, sort, node)
-        if reaches:
-            return ordered_pick_fix(call.sql, sort.sql)
+        site = _site(call.sql)
+        if sort is not None and sort.sql is not None and sort_reaches(graph, sort, node):
+            return ordered_pick_fix(site, _site(sort.sql))
         everyone = _all_siblings(graph, node, call) if sort is None else []
         if everyone:
             siblings = _sql_siblings(graph, node, call)
             if len(siblings) != len(everyone):
                 return _SHARED_ORDER  # DataFrame siblings too: no one rewrite reaches them all
-            in_order = [c.sql for c in node.columns.calls if c is call or c in siblings]
-            return lists_in_one_order_fix(call.sql, in_order) or _SHARED_ORDER
-        return any_answer_fix(call.sql) if sort is None else None
+            in_order = [cast(SqlSite, c.sql) for c in node.columns.calls if c is call or c in siblings]
+            return lists_in_one_order_fix(site, in_order) or _SHARED_ORDER
+        return any_answer_fix(site) if sort is None else None
     if call.call is None:
         return None
     direction = _direction(sort) if sort is not None else "asc"
@@ -77,20 +83,26 @@ def grouped_fix(graph: StageGraph, node: StageNode, call: ColumnCall, sort: Stag
     dropped, gone = _dropped_sort(graph, sort, node) if sort is not None else ((), "")
     if len(call.call.args) != 1:
         if sort is not None:
-            return _extreme_of_the_sort_column(call, sort, direction == "desc", dropped, gone)
+            return _extreme_of_the_sort_column(call, call.call, sort, direction == "desc", dropped, gone)
         return _one_of_its_answers(graph, node, call) if not _pivoted(graph, node) else None
     if sort is not None:
-        keys, safety, extra, imports = sort.keys, SAFE, dropped, ()
+        keys, safety, extra, imports = sort.keys, SAFE, dropped, cast(Imports, ())
     else:
         parts = sequence_parts(graph, node, call.call)
         if parts is None:
             return None if _pivoted(graph, node) else _one_of_its_answers(graph, node, call)
         keys, safety, (extra, imports) = (SEQUENCE_COLUMN,), UNSAFE, parts
-    replacement = _ordered_aggregate(call, keys, direction == "desc")
+    replacement = _ordered_aggregate(call, call.call, keys, direction == "desc")
     if replacement is None:
         return None
     new_call, more, what = replacement
     return Fix(safety, what + gone, ((call.call, new_call), *extra), imports + more)
+
+
+def _site(sql: object) -> SqlSite | None:
+    """A stage's or call's `sql`: a SqlSite where set (typed `object` in the graph, which does not
+    import sql/)."""
+    return cast(SqlSite | None, sql)
 
 
 def global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
@@ -104,7 +116,7 @@ def global_fix(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | No
         return None
     if not sort_reaches(graph, sort, node):
         return None
-    replacement = _ordered_aggregate(call, sort.keys, direction == "desc")
+    replacement = _ordered_aggregate(call, call.call, sort.keys, direction == "desc")
     if replacement is None:
         return None
     new_call, imports, what = replacement
@@ -131,7 +143,7 @@ def _one_of_its_answers(graph: StageGraph, node: StageNode, call: ColumnCall) ->
     if len(siblings) != len(_all_siblings(graph, node, call)):
         return _SHARED_ORDER  # SQL-text siblings too: no one rewrite reaches them all
     if siblings:
-        return _one_row_for_all(call, siblings, list(node.columns.calls))
+        return _one_row_for_all(call, call.call, siblings, list(node.columns.calls))
     value = call.call.args[0].value.deep_clone()
     if call.function in FIRST | LAST:
         chooser = "min" if call.function in FIRST else "max"
@@ -187,7 +199,9 @@ _SHARED_ORDER = NoFix(
 )
 
 
-def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: list[ColumnCall]) -> Fix | NoFix:
+def _one_row_for_all(
+    call: ColumnCall, aggregate: cst.Call, siblings: list[ColumnCall], node_calls: list[ColumnCall]
+) -> Fix | NoFix:
     """`first("a")`, `first("b")` → `F.min(F.struct("a", "b")).getField("a")`, `...getField("b")`:
     every value from the one row that is smallest over all of them, so they still come from one
     row, as in the original. Lists that line up (`collect_list` of two columns) keep no such
@@ -195,47 +209,47 @@ def _one_row_for_all(call: ColumnCall, siblings: list[ColumnCall], node_calls: l
     # One order of the struct's fields for every aggregate of the stage, so all pick the same row.
     calls = [c for c in node_calls if c is call or c in siblings]
     if all(c.function in LISTS for c in calls):
-        return _lists_in_one_order(call, calls)
+        return _lists_in_one_order(call, aggregate, calls)
     kinds = {c.function in FIRST for c in calls}
     if any(c.function not in FIRST | LAST for c in calls) or len(kinds) != 1:
         return _SHARED_ORDER
-    names = []
+    names, own = [], ""
     for c in calls:
-        name = column_name(c.call.args[0].value) if c.call.args else None
-        if name is None or "." in name or not _ignores_nulls_at_most(c.call):
+        name = column_name(c.call.args[0].value) if c.call is not None and c.call.args else None
+        if c.call is None or name is None or "." in name or not _ignores_nulls_at_most(c.call):
             return NoFix("the stage's first/last aggregates read expressions, not plain columns, to take from one row")
         names += [name] if name not in names else []
+        own = name if c is call else own
     chooser = "min" if call.function in FIRST else "max"
-    row, imports = column_function(call.call, "struct", [string(n) for n in names])
-    picked, more = column_function(call.call, chooser, [row])
-    own = column_name(call.call.args[0].value)
+    row, imports = column_function(aggregate, "struct", [string(n) for n in names])
+    picked, more = column_function(aggregate, chooser, [row])
     replacement = cst.Call(func=cst.Attribute(value=picked, attr=cst.Name("getField")), args=[cst.Arg(string(own))])
     what = (
         f"`{call.function}({own})` → `{own}` of the {'smallest' if chooser == 'min' else 'largest'} row "
         f"over ({', '.join(names)}): no order to read, and the stage's values still come from one row"
     )
     return Fix(
-        UNSAFE, what + ", one of the answers the job could already give", ((call.call, replacement),), imports + more
+        UNSAFE, what + ", one of the answers the job could already give", ((aggregate, replacement),), imports + more
     )
 
 
-def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | NoFix:
+def _lists_in_one_order(call: ColumnCall, aggregate: cst.Call, calls: list[ColumnCall]) -> Fix | NoFix:
     """`collect_list("a")`, `collect_list("b")` → `array_compact(array_sort(collect_list(struct("a",
     "b"))).getField("a"))`, and the same for `b`: both lists in the one order of the sorted rows, each
     without its nulls, which is what the original gives when the rows arrive in that order."""
-    names = []
+    names, own = [], ""
     for c in calls:
-        name = column_name(c.call.args[0].value) if len(c.call.args) == 1 else None
-        if name is None or "." in name or c.call.args[0].keyword is not None or c.call.args[0].star:
+        name = column_name(c.call.args[0].value) if c.call is not None and len(c.call.args) == 1 else None
+        if c.call is None or name is None or "." in name or c.call.args[0].keyword is not None or c.call.args[0].star:
             return NoFix("the stage's lists that line up collect expressions, not plain columns, to sort as one row")
         names += [name] if name not in names else []
-    row, imports = column_function(call.call, "struct", [string(n) for n in names])
-    collected, more = column_function(call.call, call.function, [row])
-    ordered, sort_imports = column_function(call.call, "array_sort", [collected])
-    own = column_name(call.call.args[0].value)
+        own = name if c is call else own
+    row, imports = column_function(aggregate, "struct", [string(n) for n in names])
+    collected, more = column_function(aggregate, call.function, [row])
+    ordered, sort_imports = column_function(aggregate, "array_sort", [collected])
     values = cst.Call(func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(own))])
     # The struct is never null, so the nulls collect_list skips come back unless dropped again.
-    replacement, compact_imports = column_function(call.call, "array_compact", [values])
+    replacement, compact_imports = column_function(aggregate, "array_compact", [values])
     what = (
         f"`{call.function}({own})` → `{own}` of the rows sorted by ({', '.join(names)}), nulls left out as "
         "before: no order to read, and the stage's lists still line up"
@@ -243,7 +257,7 @@ def _lists_in_one_order(call: ColumnCall, calls: list[ColumnCall]) -> Fix | NoFi
     return Fix(
         UNSAFE,
         what + ", one of the answers the job could already give",
-        ((call.call, replacement),),
+        ((aggregate, replacement),),
         imports + more + sort_imports + compact_imports,
     )
 
@@ -264,40 +278,42 @@ def _ignores_nulls_at_most(call: cst.Call) -> bool:
     )
 
 
-def _ordered_aggregate(call: ColumnCall, keys: tuple[str, ...], descending: bool = False):
+def _ordered_aggregate(
+    call: ColumnCall, aggregate: cst.Call, keys: tuple[str, ...], descending: bool = False
+) -> tuple[cst.Call, Imports, str] | None:
     """`descending`: every sort column runs from high to low (nulls last, where a struct holding
     a null sorts first: `max` picks the rows a descending sort puts first)."""
-    value = call.call.args[0].value
+    value = aggregate.args[0].value
     name = column_name(value) or _frame_column(value)
     if name is None or (descending and call.function in LISTS):
         return None
     # A value that is a sort column already ends nothing: a second field of that name would make
     # `getField` ambiguous (Spark rejects the query), and ties on the keys are ties on the value.
     fields = [*(string(k) for k in keys), *([] if name in keys else [value.deep_clone()])]
-    struct, imports = column_function(call.call, "struct", fields)
+    struct, imports = column_function(aggregate, "struct", fields)
     shown = ", ".join(keys if name in keys else (*keys, name))
     if call.function in FIRST | LAST:
         # min/max of struct(order, value), then the value: what min_by/max_by over that struct
         # would give, measured 1.3x faster on Spark 4.3 (bench/fix_overhead.py).
         chooser = "min" if (call.function in FIRST) != descending else "max"
-        extreme, more = column_function(call.call, chooser, [struct])
+        extreme, more = column_function(aggregate, chooser, [struct])
         replacement = cst.Call(
             func=cst.Attribute(value=extreme, attr=cst.Name("getField")), args=[cst.Arg(string(name))]
         )
         what = f"`{call.function}` → `{chooser}` of `struct({shown})`"
         return replacement, imports + more, what
     if call.function in LISTS:
-        collected, more = column_function(call.call, "collect_list", [struct])
-        ordered, sort_imports = column_function(call.call, "array_sort", [collected])
+        collected, more = column_function(aggregate, "collect_list", [struct])
+        ordered, sort_imports = column_function(aggregate, "array_sort", [collected])
         values = cst.Call(func=cst.Attribute(value=ordered, attr=cst.Name("getField")), args=[cst.Arg(string(name))])
         # The struct is never null, so a null value would be kept where collect_list skips it.
-        replacement, compact_imports = column_function(call.call, "array_compact", [values])
+        replacement, compact_imports = column_function(aggregate, "array_compact", [values])
         what = f"`{call.function}` → `array_sort` of `struct({shown})`, nulls left out as before"
         return replacement, imports + more + sort_imports + compact_imports, what
     return None
 
 
-def _dropped_sort(graph: StageGraph, sort: StageNode, node: StageNode) -> tuple[tuple, str]:
+def _dropped_sort(graph: StageGraph, sort: StageNode, node: StageNode) -> tuple[_Replacements, str]:
     """(replacements, words for the description) that remove the sort: once the aggregate reads
     the sort columns, it is work the shuffle throws away. A variable it leaves naming another
     (`ordered = views`) goes too, where nothing else reads it (edits/alias.py)."""
@@ -308,8 +324,10 @@ def _dropped_sort(graph: StageGraph, sort: StageNode, node: StageNode) -> tuple[
     alias = alias_removal(graph.module, sort.call, receiver) if receiver is not None else None
     if alias is None:
         return ((sort.call, drop_call),), gone
-    statement = alias[0][0].body[0]
-    name, aliased = statement.targets[0].target.value, receiver.value
+    target = assigned_name(alias[0][0])
+    if target is None or not isinstance(receiver, cst.Name):
+        return alias, gone  # not met: alias_removal takes only `name = other_name`
+    name, aliased = target.value, receiver.value
     if name == aliased:
         return alias, gone + f", and so is the `{name} = {aliased}` it would leave"
     return alias, gone + f", and so is `{name}`, which only renamed `{aliased}`"
@@ -374,17 +392,17 @@ def _direction(sort: StageNode) -> str | None:
 
 
 def _extreme_of_the_sort_column(
-    call: ColumnCall, sort: StageNode, descending: bool, dropped: tuple, gone: str
+    call: ColumnCall, aggregate: cst.Call, sort: StageNode, descending: bool, dropped: _Replacements, gone: str
 ) -> Fix | None:
     """`first(x, True)` / `last(x, True)` over rows sorted by x first: the first non-null x in
     that order is its smallest (ascending) or largest (descending): `min(x)` / `max(x)`."""
-    value = call.call.args[0].value
-    if call.function not in FIRST | LAST or not _ignores_nulls_at_most(call.call) or column_name(value) != sort.keys[0]:
+    value = aggregate.args[0].value
+    if call.function not in FIRST | LAST or not _ignores_nulls_at_most(aggregate) or column_name(value) != sort.keys[0]:
         return None
     chooser = "min" if (call.function in FIRST) != descending else "max"
-    replacement, imports = column_function(call.call, chooser, [value.deep_clone()])
+    replacement, imports = column_function(aggregate, chooser, [value.deep_clone()])
     what = f"`{call.function}` ignoring nulls after a sort by `{sort.keys[0]}` → `{chooser}({sort.keys[0]})`"
-    return Fix(SAFE, what + gone, ((call.call, replacement), *dropped), imports)
+    return Fix(SAFE, what + gone, ((aggregate, replacement), *dropped), imports)
 
 
 _PLACED_NULLS = {
