@@ -21,6 +21,7 @@ import libcst as cst
 from sparkpar_lint.graph.positions import code_children
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.visiting import visit
 from sparkpar_lint.model import COUNTED, PREVIEW, UNUSED, Span
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -203,7 +204,7 @@ def _printed(graph: StageGraph, value: cst.BaseExpression) -> bool:
     for call in _index(graph).prints:
         finder = _Formatted(value)
         for arg in call.args:
-            arg.value.visit(finder)
+            visit(arg.value, finder)
         if finder.found is not None:
             return finder.found
     return False
