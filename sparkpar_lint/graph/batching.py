@@ -10,6 +10,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.visiting import visit
 
 
 def batches_rows_only(function: cst.FunctionDef | cst.Lambda, column: str) -> bool:
@@ -20,11 +21,11 @@ def batches_rows_only(function: cst.FunctionDef | cst.Lambda, column: str) -> bo
         return False
     frame = params[-1]
     names = _Names()
-    function.body.visit(names)
+    visit(function.body, names)
     if len(params) == 2 and names.count.get(params[0], 0):
         return False  # the group key (here the partition id) reaches the result
     allowed = _AllowedUses(frame, column)
-    function.body.visit(allowed)
+    visit(function.body, allowed)
     counters = allowed.counters
     if any(names.count.get(c, 0) != allowed.counter_uses.get(c, 0) + 1 for c in counters):
         return False  # a row count used for more than a loop bound
@@ -41,7 +42,7 @@ class _Names(cst.CSTVisitor):
         self.count[node.value] = self.count.get(node.value, 0) + 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `x.name` reads x, not a variable `name`
+        visit(node.value, self)  # `x.name` reads x, not a variable `name`
         return False
 
 

@@ -48,6 +48,7 @@ from sparkpar_lint.graph.values import (
     Value,
     WindowValue,
 )
+from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.model import Span
 from sparkpar_lint.project.constants import constant_value
 from sparkpar_lint.sql import bridge as sql_bridge
@@ -417,11 +418,11 @@ class GraphBuilder:
         method = getattr(self, f"ev_{type(expr).__name__}", None)
         if method is not None:
             return method(expr, scope)
-        for child in expr.children:
+        for child in children(expr):
             if isinstance(child, cst.BaseExpression):
                 self.ev(child, scope)
             elif isinstance(child, cst.CSTNode):
-                for grandchild in child.children:
+                for grandchild in children(child):
                     if isinstance(grandchild, cst.BaseExpression):
                         self.ev(grandchild, scope)
         return UNKNOWN

@@ -19,6 +19,7 @@ from fractions import Fraction
 import libcst as cst
 
 from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.visiting import visit
 
 SAFE, UNSAFE, UNKNOWN = "safe", "unsafe", "unknown"
 MERGE, SEQ = "merge", "seq"  # merge two partial results / fold one value into an accumulator
@@ -127,7 +128,7 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
         def visit_Call(self, call: cst.Call) -> None:
             found.append(call)
 
-    node.visit(_Visitor())
+    visit(node, _Visitor())
     return found
 
 
@@ -298,7 +299,7 @@ def _subscripts(node: cst.CSTNode) -> list[cst.Subscript]:
         def visit_Subscript(self, sub: cst.Subscript) -> None:
             found.append(sub)
 
-    node.visit(_Visitor())
+    visit(node, _Visitor())
     return found
 
 

@@ -18,8 +18,10 @@ from typing import TypeVar, cast
 
 import libcst as cst
 
+from sparkpar_lint.graph.positions import code_children
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+from sparkpar_lint.graph.visiting import visit
 from sparkpar_lint.model import COUNTED, PREVIEW, UNUSED, Span
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -202,7 +204,7 @@ def _printed(graph: StageGraph, value: cst.BaseExpression) -> bool:
     for call in _index(graph).prints:
         finder = _Formatted(value)
         for arg in call.args:
-            arg.value.visit(finder)
+            visit(arg.value, finder)
         if finder.found is not None:
             return finder.found
     return False
@@ -259,14 +261,16 @@ def _reads_of(graph: StageGraph, assign: cst.Assign) -> list[cst.Name]:
         if other is not assign and block is not None and index.block_of(graph, other) is block
     ]
     until = min((span for span in later if span > statement), default=None)
-    scope = max((where for where in index.functions(graph) if _within(statement, where)), default=None)
+    scopes = index.scopes(graph)
+    scope = scopes.owner.get(id(assign))
     names = []
     for read in index.reads.get(name, ()):
+        # Before placing the read: placing every spelling of a common name costs a module's code.
+        if scope is not None and not scopes.holds(scope, read):
+            continue  # a function's local: another function's name of that spelling is another
         where = graph.span_of(read)
         if where < statement or _within(where, statement):
             continue  # an earlier binding, or this assignment's own value
-        if scope is not None and not _within(where, scope):
-            continue  # a function's local: another function's name of that spelling is another
         if until is not None and where > until and not _within(where, until):
             continue  # a later binding's
         names.append(read)
@@ -319,7 +323,7 @@ class _Index:
         self.prints = [c for c in calls if isinstance(c.func, cst.Name) and c.func.value in PREVIEW_FUNCTIONS]
         self.method_on = {id(c.func.value): c for c in calls if isinstance(c.func, cst.Attribute)}
         self._blocks: dict[int, cst.CSTNode] | None = None
-        self._functions: list[Span] | None = None
+        self._scopes: _Scopes | None = None
 
     def block_of(self, graph: StageGraph, assign: cst.Assign) -> cst.CSTNode | None:
         """The block (a module's or a compound statement's body) whose own statements hold `assign`."""
@@ -331,10 +335,42 @@ class _Index:
         line = graph.statement_of(assign)
         return self._blocks.get(id(line)) if line is not None else None
 
-    def functions(self, graph: StageGraph) -> list[Span]:
-        if self._functions is None:
-            self._functions = [graph.span_of(f) for f in _nodes(graph, cst.FunctionDef)]
-        return self._functions
+    def scopes(self, graph: StageGraph) -> _Scopes:
+        if self._scopes is None:
+            self._scopes = _Scopes(graph.module)
+        return self._scopes
+
+
+class _Scopes:
+    """Which `def` holds each assignment and name, read from the tree: placing every function
+    (their spans) generated the code of nearly the whole module. A def's code runs from its
+    `def` (or `async`) to the end of its body, so it holds its name, parameters, annotations and
+    body, and not its decorators, which belong to the scope around it."""
+
+    def __init__(self, module: cst.Module | None) -> None:
+        # id(Assign or Name) -> index of the innermost def holding it; each def's enclosing def.
+        self.owner: dict[int, int] = {}
+        self._outer: list[int | None] = []
+        stack: list[tuple[cst.CSTNode, int | None]] = [(module, None)] if module is not None else []
+        while stack:
+            node, function = stack.pop()
+            kind = type(node)
+            if function is not None and (kind is cst.Name or kind is cst.Assign):
+                self.owner[id(node)] = function
+            if isinstance(node, cst.FunctionDef):
+                self._outer.append(function)
+                decorators = {id(decorator) for decorator in node.decorators}
+                inner = len(self._outer) - 1
+                stack.extend((child, function if id(child) in decorators else inner) for child in code_children(node))
+            else:
+                stack.extend((child, function) for child in code_children(node))
+
+    def holds(self, function: int, node: cst.CSTNode) -> bool:
+        """`node` lies in the code of def number `function` (in it or in a def nested in it)."""
+        inner = self.owner.get(id(node))
+        while inner is not None and inner != function:
+            inner = self._outer[inner]
+        return inner == function
 
 
 def _index(graph: StageGraph) -> _Index:

@@ -14,6 +14,7 @@ import libcst as cst
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.visiting import visit
 
 KEPT, CHANGED, UNKNOWN = "kept", "changed", "unknown"
 _COLUMN_REFERENCES = frozenset({"col", "column"})
@@ -138,10 +139,10 @@ def key_forwarding(function: UserFunction, many: bool = False) -> str:
     (aliases.iterators if iterator else aliases.pairs).add(element)
     visitor = _Outputs(aliases)
     if isinstance(function.node, cst.Lambda):
-        function.node.body.visit(visitor)
+        visit(function.node.body, visitor)
         emitted = [function.node.body]
     else:
-        function.node.body.visit(visitor)
+        visit(function.node.body, visitor)
         emitted = visitor.emitted
     if not emitted and not visitor.yielded:
         return UNKNOWN

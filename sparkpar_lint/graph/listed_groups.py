@@ -17,6 +17,7 @@ from sparkpar_lint.graph.literal_rows import literal_pairs
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
 from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.visiting import visit
 
 _KEEPS_ORDER = frozenset({"list", "tuple"})
 
@@ -100,7 +101,7 @@ def _iterations(
             return True
 
     if name is not None and scope is not None:
-        scope.visit(_Visitor())
+        visit(scope, _Visitor())
     for loop in _nodes(graph, cst.For):
         if iterates(loop.iter, id(loop) in scoped):
             found.append((loop.target, loop.body))
@@ -144,7 +145,7 @@ def _listed_in(target: cst.BaseAssignTargetExpression, body: cst.CSTNode) -> cst
                 found.append(inner.iter)
             return True
 
-    body.visit(_Visitor())
+    visit(body, _Visitor())
     return found[0] if found else None
 
 

@@ -14,6 +14,7 @@ from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.graph.order_sensitivity import ROWS, Data, find_order_dependence
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
+from sparkpar_lint.graph.visiting import children, visit
 from sparkpar_lint.graph.zipped_lists import zip_partners
 
 # Beyond the catalogue's order-normalizing functions: results that ignore element order.
@@ -103,7 +104,7 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
     if consumer.method == "withColumn" and arguments:
         redefined = literal_names(arguments[0].value) == [column]
         for arg in arguments[1:]:
-            arg.value.visit(references)
+            visit(arg.value, references)
         if references.exposed or references.bare:
             return False
         return True if redefined else _paths_ok(graph, consumer, column, depth + 1, partners)
@@ -111,7 +112,7 @@ def _consumer_ok(graph: StageGraph, consumer: StageNode, column: str, depth: int
         dropped = {n for a in arguments for n in (literal_names(a.value) or [])}
         return column in dropped or _paths_ok(graph, consumer, column, depth + 1, partners)
     for arg in arguments:
-        arg.value.visit(references)
+        visit(arg.value, references)
     if references.exposed:
         return False
     if spec.returns == "GroupedData":
@@ -263,13 +264,13 @@ def _row_reads_order_free(scope: cst.CSTNode, row: str, column: str) -> bool:
     check = _Check()
     loop = _loop_of(scope)
     body = scope.body if isinstance(scope, cst.For) else scope
-    for part in [c for c in body.children if c is not loop and c is not getattr(loop, "target", None)]:
-        part.visit(check)
+    for part in [c for c in children(body) if c is not loop and c is not getattr(loop, "target", None)]:
+        visit(part, check)
     if isinstance(loop, cst.CompFor):
         if loop.inner_for_in is not None:
             return False  # nested loops: not followed
         for condition in loop.ifs:
-            condition.visit(check)
+            visit(condition, check)
     return check.ok and check.reads > 0
 
 
@@ -317,7 +318,7 @@ def _order_free_udf(function: cst.FunctionDef | cst.Lambda, position: int = 0) -
                 self.ok = False
 
     check = _Check()
-    function.body.visit(check)
+    visit(function.body, check)
     return check.ok and find_order_dependence(function, {name: Data(ROWS)}) is None
 
 
@@ -333,5 +334,5 @@ def contains(tree: cst.CSTNode | None, target: cst.CSTNode) -> bool:
                 found.append(node)
             return not found
 
-    tree.visit(_Visitor())
+    visit(tree, _Visitor())
     return bool(found)

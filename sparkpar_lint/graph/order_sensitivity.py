@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from sparkpar_lint.graph.user_functions import parameter_names
+from sparkpar_lint.graph.visiting import children, visit
 
 FRAME = "frame"  # a pandas DataFrame or Arrow table: the group's rows
 SERIES = "series"  # one column of it
@@ -244,7 +245,7 @@ def _names_in(node: cst.CSTNode) -> set[str]:
         def visit_Lambda(self, _node) -> bool:
             return False
 
-    node.visit(_Visitor())
+    visit(node, _Visitor())
     return found
 
 
@@ -362,11 +363,11 @@ class _Analysis:
         if method is not None:
             return method(expr)
         found = None
-        for child in expr.children:
+        for child in children(expr):
             if isinstance(child, cst.BaseExpression):
                 found = self.value(child) or found
             elif isinstance(child, cst.CSTNode):
-                for grandchild in child.children:
+                for grandchild in children(child):
                     if isinstance(grandchild, cst.BaseExpression):
                         found = self.value(grandchild) or found
         return Data(found.kind, found.sorted) if found is not None and found.kind in (FRAME, SERIES) else None
@@ -696,10 +697,10 @@ class _LoopEvents:
                 return False
 
             def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)
+                visit(node.value, self)
                 return False
 
-        expr.visit(_Visitor())
+        visit(expr, _Visitor())
 
     def block(self, statements) -> None:
         for statement in statements:
@@ -824,7 +825,7 @@ def _assignments(statement) -> list[cst.Assign]:
         def visit_Assign(self, node: cst.Assign) -> None:
             found.append(node)
 
-    statement.visit(_Visitor())
+    visit(statement, _Visitor())
     return found
 
 
@@ -861,7 +862,7 @@ def _flags(loop: cst.For) -> frozenset[str]:
             if isinstance(node.target, cst.Name):
                 other.add(node.target.value)
 
-    loop.body.visit(_Assigns())
+    visit(loop.body, _Assigns())
     return frozenset(constant - other)
 
 

@@ -12,6 +12,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.user_functions import MUTATING_METHODS, parameter_names
+from sparkpar_lint.graph.visiting import visit
 
 # Iterating these on a frame or row yields records: `for r in pdf.itertuples()`.
 _RECORD_ITERATORS = frozenset({"itertuples", "iterrows", "to_dict", "to_pylist", "to_pandas", "to_batches", "collect"})
@@ -170,5 +171,5 @@ def keyed_state(function: UserFunction) -> list[KeyedState]:
         return []
     incoming = params[1] if function.role == "partition-with-index" and len(params) > 1 else params[0]
     tracker = _Tracker(incoming)
-    function.node.body.visit(tracker)
+    visit(function.node.body, tracker)
     return tracker.found

@@ -13,6 +13,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.imports import ImportTable, dotted_name
 from sparkpar_lint.graph.user_functions import names_in
+from sparkpar_lint.graph.visiting import visit
 
 # `date.today()` is left out: like `current_date()` it changes once a day, not between a task and
 # its retry.
@@ -71,7 +72,7 @@ class PerTaskValue:
 def per_task_values(function: cst.FunctionDef | cst.Lambda, imports: ImportTable) -> list[PerTaskValue]:
     """Clock and random reads in the function's body whose value can reach its output."""
     finder = _Reads(imports)
-    function.body.visit(finder)
+    visit(function.body, finder)
     if any(name in _SEEDS for _, _, name in finder.found):
         finder.found = [f for f in finder.found if f[2] not in RANDOM]
     logged = _logged_only(function, {id(call) for call, _, _ in finder.found})
@@ -110,7 +111,7 @@ def _logged_only(function, calls: set[int]) -> set[int]:
     if not calls:
         return set()
     uses = _Uses(calls)
-    function.body.visit(uses)
+    visit(function.body, uses)
     # Names assigned from a read (or from another such name) and read nowhere but in logs.
     tainted = set(uses.assigned_from_reads)
     changed = True
@@ -187,7 +188,7 @@ class _Uses(cst.CSTVisitor):
                 self.target_of_read.setdefault(id(call), set()).update(names)
         # The right-hand side's names are read into the targets, not used: only visit its calls.
         self.assigning.append(names)
-        node.value.visit(self)
+        visit(node.value, self)
         self.assigning.pop()
         return False
 
@@ -196,7 +197,7 @@ class _Uses(cst.CSTVisitor):
             self.read_outside_logs.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
 
@@ -207,5 +208,5 @@ def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
         def visit_Call(self, node: cst.Call) -> None:
             found.append(node)
 
-    expr.visit(_Calls())
+    visit(expr, _Calls())
     return found

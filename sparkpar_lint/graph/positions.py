@@ -296,6 +296,17 @@ def walk(node: cst.CSTNode, trivia: bool = True) -> Iterator[cst.CSTNode]:
                 stack.append(value)
 
 
+def code_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node`'s children in the fields that may hold code (as `walk` without `trivia`), in no
+    particular order."""
+    for name in _kind(type(node))[0]:
+        value = getattr(node, name)
+        if type(value) in _SEQUENCES:
+            yield from (child for child in value if _is_node(child))
+        elif _is_node(value):
+            yield value
+
+
 # What a walk needs to know of each node type, worked out once per type (isinstance against
 # LibCST's abstract classes is slow enough to matter over a million nodes).
 _UNIT, _LINE, _SUITE, _INDENTS, _IF = 1, 2, 4, 8, 16

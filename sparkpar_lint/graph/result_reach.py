@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
+from sparkpar_lint.graph.visiting import visit
 
 # Calls that show a value to a person, or read only its size or text: nothing is kept.
 _LOOKS = frozenset({"print", "display", "len", "bool", "str", "repr", "format", "type", "isinstance"})
@@ -162,7 +163,7 @@ def _names(scope: cst.CSTNode, value: str) -> list[cst.Name]:
             if node.value == value:
                 found.append(node)
 
-    scope.visit(_Visitor())
+    visit(scope, _Visitor())
     return found
 
 

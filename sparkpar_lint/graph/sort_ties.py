@@ -18,6 +18,7 @@ from sqlglot import exp
 from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import output_columns, unique_sets
+from sparkpar_lint.graph.visiting import children
 
 # Names that say a column identifies a row (or a Kafka offset, unique per topic partition).
 UNIQUE_NAME = re.compile(r"(^|_)(id|uuid|guid|key|seq|sequence|offset|rownum|row_number)$|[a-z]Id$", re.IGNORECASE)
@@ -95,7 +96,7 @@ _AMOUNT_FUNCTIONS = _NAMING | {"lit", "coalesce", "round", "abs", "cast", "try_d
 
 def _walk(expr: cst.CSTNode) -> list[cst.CSTNode]:
     found = [expr]
-    for child in expr.children:
+    for child in children(expr):
         found.extend(_walk(child))
     return found
 

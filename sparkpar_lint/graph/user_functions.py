@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.visiting import visit
 
 MUTATING_METHODS = frozenset(
     {
@@ -115,7 +116,7 @@ class _Bindings(cst.CSTVisitor):
 def local_names(node: cst.Lambda | cst.FunctionDef) -> tuple[set[str], set[str]]:
     """(names bound locally, names declared global/nonlocal)."""
     bindings = _Bindings()
-    node.body.visit(bindings)
+    visit(node.body, bindings)
     local = (set(parameter_names(node)) | bindings.bound) - bindings.declared_outer
     return local, bindings.declared_outer
 
@@ -129,10 +130,10 @@ def names_in(node: cst.CSTNode) -> set[str]:
             found.add(name.value)
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
+            visit(attribute.value, self)
             return False
 
-    node.visit(_Names())
+    visit(node, _Names())
     return found
 
 
@@ -207,7 +208,7 @@ class _Mutations(cst.CSTVisitor):
         local = (self.local | nested_local) - nested_declared
         declared = {n for n in nested_declared if n not in self.local} | (self.declared_outer - nested_local)
         visitor = _Mutations(local, declared, self.modules)
-        node.body.visit(visitor)
+        visit(node.body, visitor)
         self.found.extend(visitor.found)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -236,7 +237,7 @@ def mutations(
     if receiver_is_captured and names:
         local = local - {names[0]}
     visitor = _Mutations(local, declared_outer, modules)
-    function.node.body.visit(visitor)
+    visit(function.node.body, visitor)
     return visitor.found
 
 
@@ -262,7 +263,7 @@ def imported_modules(module: cst.Module | None) -> frozenset[str]:
         return False
 
     if module is not None:
-        module.visit(_Imports())
+        visit(module, _Imports())
     return frozenset(found)
 
 

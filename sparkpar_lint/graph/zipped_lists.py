@@ -15,6 +15,7 @@ import libcst as cst
 
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
+from sparkpar_lint.graph.visiting import visit
 
 _LISTS = frozenset({"collect_list", "array_agg"})
 
@@ -93,7 +94,7 @@ def _tests_not_null(expr: cst.BaseExpression, column: str) -> bool:
             if isinstance(node.evaluated_value, str) and pattern.search(node.evaluated_value):
                 found.append(node)
 
-    expr.visit(_Visitor())
+    visit(expr, _Visitor())
     return bool(found)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparkpar_lint.graph.values import UNKNOWN, DictValue, NumberValue, SequenceValue, StringValue, Value
+from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.model import Span
 
 # Larger literals are data, not settings: left out so summaries stay small.
@@ -63,7 +64,7 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
                 names.add(target.value)
             elif isinstance(target, cst.CSTNode):
                 names.update(n.value for n in _names_in(target))
-        stack.extend(current.children)
+        stack.extend(children(current))
     return names
 
 
@@ -74,7 +75,7 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
         current = stack.pop()
         if isinstance(current, cst.Name):
             found.append(current)
-        stack.extend(current.children)
+        stack.extend(children(current))
     return found
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.project.constants import Literal, module_constants
 from sparkpar_lint.project.locate import function_module, module_file
 
@@ -310,7 +311,7 @@ def _calls_by_function(defs: dict[str, cst.FunctionDef], graph) -> dict[str, lis
             current = stack.pop()
             if id(current) in wanted:
                 found.setdefault(name, []).append(wanted[id(current)])
-            stack.extend(current.children)
+            stack.extend(children(current))
     return found
 
 

@@ -19,6 +19,7 @@ from sparkpar_lint.graph.imports import ImportTable
 from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows, stages_running
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.user_functions import executor_functions
+from sparkpar_lint.graph.visiting import visit
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
@@ -302,5 +303,5 @@ def _state_clock_calls(function) -> list[cst.Call]:
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in _STATE_CLOCK_METHODS:
                 found.append(node)
 
-    function.body.visit(_Calls())
+    visit(function.body, _Calls())
     return found
