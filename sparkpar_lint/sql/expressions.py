@@ -5,7 +5,7 @@ inside the string are known. A string sqlglot cannot read names no function."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -14,8 +14,10 @@ from sparkpar_lint.sql.parse import parse
 from sparkpar_lint.sql.stages import SqlContext, calls_in
 from sparkpar_lint.sql.text import Position, SqlText, sql_text
 
+# graph/builder.py's GraphBuilder: importing it, even for typing, would be an import cycle.
+GraphBuilder = Any
+
 if TYPE_CHECKING:
-    from sparkpar_lint.graph.builder import GraphBuilder
     from sparkpar_lint.graph.values import StringValue
 
 
