@@ -4,15 +4,24 @@ inside the string are known. A string sqlglot cannot read names no function."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import libcst as cst
 
 from sparkpar_lint.graph.stage_graph import ColumnCall
 from sparkpar_lint.sql.parse import parse
 from sparkpar_lint.sql.stages import SqlContext, calls_in
-from sparkpar_lint.sql.text import SqlText, sql_text
+from sparkpar_lint.sql.text import Position, SqlText, sql_text
+
+# graph/builder.py's GraphBuilder: importing it, even for typing, would be an import cycle.
+GraphBuilder = Any
+
+if TYPE_CHECKING:
+    from sparkpar_lint.graph.values import StringValue
 
 
-def column_calls(value, builder) -> list[ColumnCall]:
+def column_calls(value: StringValue, builder: GraphBuilder) -> list[ColumnCall]:
     """`value` is a StringValue; spans point into its literal when the literal can be located."""
     text = _located(value, builder)
     parsed = parse(text.text)
@@ -25,7 +34,7 @@ def column_calls(value, builder) -> list[ColumnCall]:
     return calls_in(ctx, parsed.statements, {})
 
 
-def _located(value, builder) -> SqlText:
+def _located(value: StringValue, builder: GraphBuilder) -> SqlText:
     node = getattr(value, "node", None)
     if node is not None:
         located = sql_text(node, _start_of(builder), builder.module.code_for_node)
@@ -35,8 +44,8 @@ def _located(value, builder) -> SqlText:
     return SqlText(value.text, [(value, 0, 0)] * (len(value.text) + 1), lambda v: (v.span.line, v.span.column))
 
 
-def _start_of(builder):
-    def start_of(node):
+def _start_of(builder: GraphBuilder) -> Callable[[cst.CSTNode], Position]:
+    def start_of(node: cst.CSTNode) -> Position:
         where = builder.graph.positions.get(node)  # None: a node of another tree
         return (where.start.line, where.start.column) if where is not None else (1, 0)
 

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import libcst as cst
 
 from sparkpar_lint.model import NoFix
-from sparkpar_lint.sql.text import decode_body, quotes
+from sparkpar_lint.sql.text import Anchored, decode_body, quotes
 
 PLACEHOLDER = "__sparkpar_p"  # how sql_text names an f-string's `{...}` part
 # How many `fixes_judged_only` blocks are open (a count, not a thread-local: the analysis runs on
@@ -170,8 +171,9 @@ class _Replace(cst.CSTTransformer):
     def __init__(self, new_nodes: dict[int, cst.CSTNode]) -> None:
         self.new_nodes = new_nodes
 
-    def on_leave(self, original_node, updated_node):
-        return self.new_nodes.get(id(original_node), updated_node)
+    def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT) -> cst.CSTNodeT:
+        # A new node is the old one with a new body (_with_body): the same kind of node.
+        return cast(cst.CSTNodeT, self.new_nodes.get(id(original_node), updated_node))
 
 
 def _text(segment: _Segment) -> str:
@@ -186,10 +188,11 @@ def _decoded(body: str, raw: bool, braces: bool) -> tuple[str, tuple[int, ...]] 
     """The text `body` spells, and for each offset in it the source offset it decodes from (-1
     between two characters of one escape, such as an unknown `\\d` kept as two). Kept for a few
     bodies: each finding in one long query maps its fix back through the same literal."""
-    decoded = decode_body(body, list(range(len(body) + 1)), raw, braces)
+    # decode_body copies each position from `where` untouched: plain offsets in, offsets out.
+    decoded = decode_body(body, cast(list[Anchored], list(range(len(body) + 1))), raw, braces)
     if decoded is None:
         return None
-    where = decoded.positions
+    where = cast(list[int], decoded.positions)
     offsets = [where[0]] + [-1 if where[i] == where[i - 1] else where[i] for i in range(1, len(where))]
     return decoded.text, tuple(offsets)
 
@@ -235,7 +238,9 @@ def _formatted(node: cst.FormattedString, offset: int) -> list[_Segment] | None:
     return found
 
 
-def _literal(node, body: str, offset: int, quote: str, raw: bool, in_fstring: bool, last: bool) -> _Segment:
+def _literal(
+    node: cst.CSTNode, body: str, offset: int, quote: str, raw: bool, in_fstring: bool, last: bool
+) -> _Segment:
     decoded = _decoded(body, raw, in_fstring)
     text, offsets = decoded if decoded is not None else (body, ())
     return _Segment(node, offset, offset + len(text), body, offsets, quote, raw, in_fstring, last)

@@ -31,21 +31,21 @@ _TEMPLATE = re.compile(r"\$\{[^}\n]*\}|\bIDENTIFIER\s*\((?:[^()'\n]|'[^'\n]*')*\
 @dataclass
 class ParsedSql:
     text: str  # the SQL as written (spans and fixes use it; the parse may have read a masked copy)
-    statements: list[exp.Expression]
+    statements: list[exp.Expr]
     tokens: list[Token]
     depths: list[int]
     # False when templates were masked for the parse: names in the tree may be placeholders, so
     # no fix may build SQL from them.
     rewritable: bool = True
 
-    def name_range(self, node: exp.Expression) -> tuple[int, int] | None:
+    def name_range(self, node: exp.Expr) -> tuple[int, int] | None:
         """Offsets of a name sqlglot located (identifier, function name), end exclusive."""
         meta = node.meta
         if "start" in meta and "end" in meta:
             return meta["start"], meta["end"] + 1
         return None
 
-    def clause(self, query: exp.Expression, kind: TokenType) -> tuple[int, int] | None:
+    def clause(self, query: exp.Expr, kind: TokenType) -> tuple[int, int] | None:
         """Offsets of the `kind` keyword (ORDER BY, LIMIT, ...) belonging to `query` itself."""
         select = self.select_token(query)
         if select is None:
@@ -62,7 +62,7 @@ class ParsedSql:
                     return None
         return None
 
-    def call_range(self, node: exp.Expression) -> tuple[int, int] | None:
+    def call_range(self, node: exp.Expr) -> tuple[int, int] | None:
         """From a function's name to its closing parenthesis."""
         name = self.name_range(node)
         if name is None:
@@ -87,7 +87,7 @@ class ParsedSql:
         thousands of UNION ALLs asks once per finding, and a scan each time was quadratic)."""
         return bisect.bisect_left(self._token_starts, offset)
 
-    def select_token(self, query: exp.Expression) -> int | None:
+    def select_token(self, query: exp.Expr) -> int | None:
         if isinstance(query, exp.SetOperation):
             return self.select_token(query.expression)
         anchor = _first_own_name(query)
@@ -158,7 +158,7 @@ def _readable_statements(source: str, tokens: list[Token], depths: list[int]) ->
     return "".join(pieces)
 
 
-def _first_own_name(query: exp.Expression) -> int | None:
+def _first_own_name(query: exp.Expr) -> int | None:
     """The earliest located name in `query`, outside its CTEs and nested queries."""
     starts = []
     stack = [query]

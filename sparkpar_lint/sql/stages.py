@@ -8,9 +8,11 @@ treat them exactly as they treat Python chains. They carry no CST call: fixes fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+import libcst as cst
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
@@ -26,6 +28,10 @@ from sparkpar_lint.sql.parse import ParsedSql
 from sparkpar_lint.sql.site import SqlSite
 from sparkpar_lint.sql.text import SqlText
 
+if TYPE_CHECKING:
+    from sparkpar_lint.catalogue import Catalogue
+    from sparkpar_lint.graph.stage_graph import StageGraph
+
 
 @dataclass
 class SqlContext:
@@ -33,17 +39,19 @@ class SqlContext:
 
     parsed: ParsedSql
     text: SqlText
-    graph: object  # StageGraph
-    catalogue: object
+    graph: StageGraph
+    catalogue: Catalogue
     derive_flow: Callable[[StageNode], None]
     # Temp views registered so far: lower-cased name -> (node id, read as a stream?).
     views: dict[str, tuple[int, bool]]
-    literal: object = None  # the one plain string literal holding the SQL, when fixes may edit it
+    literal: cst.BaseExpression | None = None  # the one plain string literal holding the SQL, when fixes may edit it
     ctes: dict[str, int] = field(default_factory=dict)
     batch_reads: set[int] = field(default_factory=set)  # streaming nodes a view reads as a batch
 
-    def site(self, expression: exp.Expression) -> SqlSite:
-        return SqlSite(self.parsed, expression, self.literal, self.text)
+    def site(self, expression: exp.Expr) -> SqlSite:
+        # SqlSite types its node as Expression, but sqlglot 30's Func (every call) is an Expr
+        # only; widening SqlSite reaches its readers in rules/fixers, a change of its own.
+        return SqlSite(self.parsed, expression, self.literal, self.text)  # type: ignore[arg-type]
 
     def span(self, offsets: tuple[int, int] | None) -> Span:
         if offsets is None:
@@ -55,14 +63,14 @@ class SqlContext:
         self,
         kind: str,
         method: str,
-        inputs: list[int],
+        inputs: list[int | None],
         span: Span,
-        keys=(),
-        calls=(),
-        site=None,
-        projection=None,
-        names=(),
-        keywords=None,
+        keys: tuple[str, ...] = (),
+        calls: Sequence[ColumnCall] = (),
+        site: exp.Expr | None = None,
+        projection: SqlProjection | None = None,
+        names: tuple[str, ...] = (),
+        keywords: Mapping[str, str] | None = None,
     ) -> StageNode:
         node = StageNode(
             id=0,
@@ -94,7 +102,7 @@ def run_statements(ctx: SqlContext) -> int | None:
     return result
 
 
-def _statement(ctx: SqlContext, statement: exp.Expression) -> int | None:
+def _statement(ctx: SqlContext, statement: exp.Expr) -> int | None:
     if isinstance(statement, exp.Create) and statement.expression is not None:
         node = query(ctx, statement.expression)
         name = statement.this.name if isinstance(statement.this, exp.Table) else None
@@ -132,7 +140,7 @@ def _insert_keyword(ctx: SqlContext, statement: exp.Insert) -> tuple[int, int] |
     return (inserts[-1].start, name[1]) if inserts else name
 
 
-def query(ctx: SqlContext, node: exp.Expression) -> int | None:
+def query(ctx: SqlContext, node: exp.Expr) -> int | None:
     if isinstance(node, exp.Subquery):
         return query(ctx, node.this)
     with_ = node.args.get("with_") or node.args.get("with")
@@ -146,7 +154,7 @@ def query(ctx: SqlContext, node: exp.Expression) -> int | None:
         method = (
             "union" if isinstance(node, exp.Union) else "intersect" if isinstance(node, exp.Intersect) else "subtract"
         )
-        current = ctx.add("DataFrame", method, [left, right], ctx.span(_set_keyword(ctx, node))).id
+        current: int | None = ctx.add("DataFrame", method, [left, right], ctx.span(_set_keyword(ctx, node))).id
         if isinstance(node, exp.Union) and node.args.get("distinct"):
             # Plain UNION removes duplicates: a shuffle, unlike UNION ALL.
             current = ctx.add("DataFrame", "distinct", [current], ctx.span(_set_keyword(ctx, node))).id
@@ -230,7 +238,7 @@ def _where(ctx: SqlContext, select: exp.Select, current: int | None) -> int | No
     return ctx.add("DataFrame", "filter", [current], span, calls=calls, names=_columns_in([where.this])).id
 
 
-def _columns_in(roots: list[exp.Expression]) -> tuple[str, ...]:
+def _columns_in(roots: list[exp.Expr]) -> tuple[str, ...]:
     """Column names read in `roots`, outside nested queries."""
     names = []
     for root in roots:
@@ -246,7 +254,7 @@ def _columns_in(roots: list[exp.Expression]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _unordered(node: exp.Expression) -> exp.Expression:
+def _unordered(node: exp.Expr) -> exp.Expr:
     return node.this if isinstance(node, exp.Ordered) else node
 
 
@@ -255,7 +263,7 @@ def _from(ctx: SqlContext, select: exp.Select) -> int | None:
     return _relation(ctx, source.this) if source is not None else None
 
 
-def _relation(ctx: SqlContext, relation: exp.Expression) -> int | None:
+def _relation(ctx: SqlContext, relation: exp.Expr) -> int | None:
     if isinstance(relation, exp.Subquery):
         return query(ctx, relation.this)
     if isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
@@ -318,7 +326,7 @@ def _rewrites_partition_keys(ctx: SqlContext, current: int | None, projection: S
     return partitioning.kind == "hash" and any(projection.changes(k) for k in partitioning.keys)
 
 
-def _order_and_limit(ctx: SqlContext, node: exp.Expression, current: int | None) -> int | None:
+def _order_and_limit(ctx: SqlContext, node: exp.Expr, current: int | None) -> int | None:
     order = node.args.get("order")
     if order is not None:
         keys = tuple(_column_name(o.this) for o in order.expressions)
@@ -342,7 +350,7 @@ def _calls(ctx: SqlContext, select: exp.Select) -> tuple[list[ColumnCall], list[
     return [c for c in calls if c.window is None], [c for c in calls if c.window is not None]
 
 
-def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.Window]) -> list[ColumnCall]:
+def calls_in(ctx: SqlContext, roots: list[exp.Expr], named: dict[str, exp.Window]) -> list[ColumnCall]:
     """ColumnCalls for every catalogued function in `roots` (windows resolved against `named`)."""
     functions = ctx.catalogue.functions
     calls = []
@@ -369,7 +377,7 @@ def calls_in(ctx: SqlContext, roots: list[exp.Expression], named: dict[str, exp.
     return calls
 
 
-def window_of(func: exp.Expression) -> exp.Window | None:
+def window_of(func: exp.Expr) -> exp.Window | None:
     """The OVER clause `func` is the function of: `last_value(x) IGNORE NULLS OVER (...)` wraps
     the call in IgnoreNulls first."""
     held = func.parent if isinstance(func.parent, (exp.IgnoreNulls, exp.RespectNulls)) else func
@@ -377,7 +385,7 @@ def window_of(func: exp.Expression) -> exp.Window | None:
     return window if isinstance(window, exp.Window) and window.this is held else None
 
 
-def _own_functions(root: exp.Expression):
+def _own_functions(root: exp.Expr) -> Iterator[exp.Func]:
     """Function calls in `root`, not inside a nested query (that query has its own nodes)."""
     stack = [root]
     while stack:
@@ -389,7 +397,7 @@ def _own_functions(root: exp.Expression):
         stack.extend(reversed(list(node.iter_expressions())))
 
 
-def _enclosing(func: exp.Expression, root: exp.Expression) -> list[exp.Func]:
+def _enclosing(func: exp.Expr, root: exp.Expr) -> list[exp.Func]:
     found, node = [], func.parent
     while node is not None and node is not root.parent:
         if isinstance(node, exp.Func):
@@ -398,7 +406,7 @@ def _enclosing(func: exp.Expression, root: exp.Expression) -> list[exp.Func]:
     return list(reversed(found))
 
 
-def _function_name(ctx: SqlContext, func: exp.Expression) -> str:
+def _function_name(ctx: SqlContext, func: exp.Func) -> str:
     where = ctx.parsed.name_range(func)
     if where is not None:
         return ctx.parsed.text[where[0] : where[1]].lower()
@@ -433,11 +441,11 @@ def _window_spec(ctx: SqlContext, window: exp.Window, named: dict[str, exp.Windo
     return spec
 
 
-def _column_name(node: exp.Expression) -> str:
+def _column_name(node: exp.Expr) -> str:
     return node.name if isinstance(node, exp.Column) else node.sql(dialect="spark")
 
 
-def _name_of(ctx: SqlContext, relation: exp.Expression) -> tuple[int, int] | None:
+def _name_of(ctx: SqlContext, relation: exp.Expr) -> tuple[int, int] | None:
     identifier = relation.this if isinstance(relation, exp.Table) else None
     return ctx.parsed.name_range(identifier) if isinstance(identifier, exp.Identifier) else None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 
@@ -29,7 +30,8 @@ _FIELDS = ("line", "column", "end_line", "end_column")
 class SqlText:
     text: str
     positions: list[Anchored]  # one per character of `text`, then one just past the end
-    start_of: Callable[[cst.CSTNode], Position] | None = None
+    # Takes an anchor: a CST node, or a value without a literal (sql/expressions.py).
+    start_of: Callable[[Any], Position] | None = None
 
     def span(self, start: int, end: int) -> Span:
         """Source span of text[start:end], resolved when first read."""
@@ -48,25 +50,32 @@ class SqlText:
         anchor, line, column = where
         if anchor is None:
             return line, column
+        # Anchored positions come from sql_text or a caller that sets start_of with them.
+        assert self.start_of is not None
         base_line, base_column = self.start_of(anchor)
         return (base_line, base_column + column) if line == 0 else (base_line + line, column)
 
 
 class _LazySqlSpan(LazySpan):
+    _sql: tuple[SqlText, int, int]  # set in __init__; the fields resolve from it on first read
+
     def __init__(self, text: SqlText, start: int, end: int) -> None:
         object.__setattr__(self, "_sql", (text, start, end))
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> int:
         if name not in _FIELDS:
             raise AttributeError(name)
         text, start, end = self._sql
         resolved = text.resolve(start, end)
         for field_name in _FIELDS:
             object.__setattr__(self, field_name, getattr(resolved, field_name))
-        return getattr(self, name)
+        value: int = getattr(self, name)  # one of Span's int fields, just set
+        return value
 
 
-def sql_text(node: cst.CSTNode, start_of: Callable[[cst.CSTNode], Position], code_of: Callable) -> SqlText | None:
+def sql_text(
+    node: cst.CSTNode, start_of: Callable[[cst.CSTNode], Position], code_of: Callable[[cst.CSTNode], str]
+) -> SqlText | None:
     """`start_of(node)` gives a node's source position (called only when a span is read),
     `code_of(node)` its source text."""
     text = _read(node, code_of)
@@ -75,7 +84,7 @@ def sql_text(node: cst.CSTNode, start_of: Callable[[cst.CSTNode], Position], cod
     return text
 
 
-def _read(node: cst.CSTNode, code_of: Callable) -> SqlText | None:
+def _read(node: cst.CSTNode, code_of: Callable[[cst.CSTNode], str]) -> SqlText | None:
     if isinstance(node, cst.SimpleString):
         return _simple(node.value, node)
     if isinstance(node, cst.FormattedString):
@@ -98,7 +107,7 @@ def _join(left: SqlText | None, right: SqlText | None) -> SqlText | None:
 def _walk(raw: str, anchor: object) -> list[Anchored]:
     """Position of every character of `raw` (plus the end), relative to the start of `anchor`."""
     line, column = 0, 0
-    positions = []
+    positions: list[Anchored] = []
     for char in raw:
         positions.append((anchor, line, column))
         if char == "\n":
@@ -110,7 +119,9 @@ def _walk(raw: str, anchor: object) -> list[Anchored]:
 
 
 def quotes(raw: str) -> tuple[str, int]:
-    prefix = _PREFIX.match(raw).group(0)
+    match = _PREFIX.match(raw)
+    assert match is not None  # `[A-Za-z]*` matches every string, if only emptily
+    prefix = match.group(0)
     rest = raw[len(prefix) :]
     return prefix.lower(), 3 if rest[:3] in ('"""', "'''") else 1
 
@@ -126,22 +137,26 @@ def _simple(raw: str, node: cst.CSTNode) -> SqlText | None:
 
 def decode_body(body: str, where: list[Anchored], raw_string: bool, braces: bool = False) -> SqlText | None:
     """Evaluate escapes (and `{{`/`}}` in f-strings), keeping each result character's source."""
-    text, positions = [], []
+    text: list[str] = []
+    positions: list[Anchored] = []
     index = 0
     while index < len(body):
         char = body[index]
         if braces and char in "{}" and body[index : index + 2] in ("{{", "}}"):
-            text.append(char), positions.append(where[index])
+            text.append(char)
+            positions.append(where[index])
             index += 2
         elif char == "\\" and not raw_string:
             decoded, width = _escape(body, index)
             if decoded is None:
                 return None
             for piece in decoded:
-                text.append(piece), positions.append(where[index])
+                text.append(piece)
+                positions.append(where[index])
             index += width
         else:
-            text.append(char), positions.append(where[index])
+            text.append(char)
+            positions.append(where[index])
             index += 1
     return SqlText("".join(text), positions + [where[len(body)]])
 
@@ -171,7 +186,7 @@ def _escape(body: str, index: int) -> tuple[str | None, int]:
     return body[index : index + 2], 2  # an unknown escape keeps its backslash
 
 
-def _formatted(node: cst.FormattedString, code_of: Callable) -> SqlText | None:
+def _formatted(node: cst.FormattedString, code_of: Callable[[cst.CSTNode], str]) -> SqlText | None:
     prefix = node.prefix.lower()
     if "b" in prefix:
         return None
@@ -192,7 +207,7 @@ def _formatted(node: cst.FormattedString, code_of: Callable) -> SqlText | None:
             piece = SqlText(name, [part_where[0]] * len(name) + [part_where[-1]])
         pieces.append(piece)
         offset += len(part_code)
-    text = SqlText("", [where[offset]])
+    text: SqlText | None = SqlText("", [where[offset]])
     for piece in pieces:
         text = _join(text, piece)
     return text
