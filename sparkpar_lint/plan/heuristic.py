@@ -266,7 +266,8 @@ def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int 
     n, cores = len(chain), chain.cores
     budget = max_threads or chain.model.thread_budget
     options = [_region_options(chain, start, budget, pipelining) for start in range(n)]
-    best_value, best_path = -1.0, None
+    best_value = -1.0
+    best_path: list[RegionConfig] | None = None
     path: list[RegionConfig] = []
 
     def search(start: int, cap: float, work: float, threads: int) -> None:
@@ -287,6 +288,7 @@ def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int 
             path.pop()
 
     search(0, INF, 0.0, 0)
+    assert best_path is not None, "no configuration fits the thread budget"
     return Configuration(tuple(best_path))
 
 
@@ -315,7 +317,9 @@ def _region_options(chain: ChainModel, start: int, budget: int, pipelining: bool
 def enumerate_configurations(n: int, budget: int, chain: ChainModel):
     """Every valid configuration, plainly (small n only): the check on `brute_force` itself."""
     for region_cuts in itertools.product((0, 1, 2), repeat=n - 1):  # none | pipeline | region
-        bounds, regions, cuts = 0, [], []
+        bounds = 0
+        regions: list[tuple[int, int, tuple[int, ...]]] = []
+        cuts: list[int] = []
         for k, kind in enumerate(region_cuts, start=1):
             if kind == 2:
                 regions.append((bounds, k, tuple(cuts)))

@@ -39,6 +39,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from sparkpar_lint.plan.event_log import StageRun
 from sparkpar_lint.plan.operators import ModelError
@@ -105,7 +106,8 @@ def costs_from_dict(data: object, source: str) -> SparkCosts:
     unknown = set(constants) - _COST_KEYS
     if unknown:
         raise ModelError(f"unknown constant(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_COST_KEYS))}")
-    values = {}
+    # Any: the keys are SparkCosts fields and each value is checked to be a number below.
+    values: dict[str, Any] = {}
     for key, value in constants.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ModelError(f'"{key}" must be a number >= 0, not {value!r}')
