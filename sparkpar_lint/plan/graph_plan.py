@@ -110,7 +110,8 @@ class GraphModel:
 
 
 def _topological(reads) -> list[int]:
-    order, placed = [], set()
+    order: list[int] = []
+    placed: set[int] = set()
     while len(order) < len(reads):
         for k, preds in enumerate(reads):
             if k not in placed and all(p in placed for p in preds):
@@ -154,7 +155,7 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
     cores, budget = graph.model.cores, graph.budget
     options = []
     for s, chain in enumerate(graph.chains):
-        found = {}
+        found: dict[tuple[float, float, int], Configuration] = {}
         for config in enumerate_configurations(len(chain), budget, chain):
             if not pipelining and any(rc.cuts for rc in config.regions):
                 continue
@@ -162,7 +163,8 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
             point = (min(c for c, _ in stats), sum(w for _, w in stats), config.threads)
             found.setdefault(point, config)
         options.append(_pareto(found))
-    best_value, best = -1.0, None
+    best_value = -1.0
+    best: list[Configuration] | None = None
     for combo in itertools.product(*options):
         if sum(p[2] for p, _ in combo) > budget:
             continue
@@ -171,6 +173,7 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
         value = min(cap, cores / work) if work > 0 else cap
         if value > best_value:
             best_value, best = value, [c for _, c in combo]
+    assert best is not None, "no configuration fits the thread budget"
     return best
 
 
@@ -178,7 +181,7 @@ def _pareto(found: dict) -> list:
     """Drop configurations another beats on capacity, work and threads at once (the value is
     monotone in all three, so the optimum survives)."""
     points = sorted(found.items(), key=lambda item: (-item[0][0], item[0][1], item[0][2]))
-    kept = []
+    kept: list[tuple[tuple[float, float, int], Configuration]] = []
     for point, config in points:
         if not any(o[0] >= point[0] and o[1] <= point[1] and o[2] <= point[2] for o, _ in kept):
             kept.append((point, config))

@@ -187,10 +187,10 @@ def model_from_dict(data: object) -> PlanModel:
         _check_graph(operators, inputs)
     return PlanModel(
         operators=operators,
-        cores=_number(data, "cores", 8, integer=True, minimum=1),
+        cores=_whole(data, "cores", 8),
         thread_switch_cost=_number(data, "thread_switch_cost", 0.0),
         replication_cost=_number(data, "replication_cost", 0.0),
-        max_threads=None if max_threads is None else _number(data, "max_threads", 0, integer=True, minimum=1),
+        max_threads=None if max_threads is None else _whole(data, "max_threads", 0),
         inputs=inputs,
     )
 
@@ -285,9 +285,7 @@ def _operator_from_dict(raw: object, index: int) -> Operator:
         selectivity=selectivity,
         selectivity_class=sel_class,
         forwarded=None if forwarded is None else frozenset(_names(forwarded, f'{where}: "forwarded"')),
-        max_replicas=None
-        if max_replicas is None
-        else _number(raw, "max_replicas", 1, integer=True, minimum=1, where=where),
+        max_replicas=None if max_replicas is None else _whole(raw, "max_replicas", 1, where=where),
     )
 
 
@@ -309,3 +307,8 @@ def _number(data: dict, key: str, default, *, integer: bool = False, minimum: fl
     if value < minimum:
         raise ModelError(f"{label} must be >= {minimum}, not {value!r}")
     return int(value) if integer else float(value)
+
+
+def _whole(data: dict, key: str, default: int, *, where: str = "") -> int:
+    """A whole number >= 1, typed as the int `_number` returns for it."""
+    return int(_number(data, key, default, integer=True, minimum=1, where=where))
