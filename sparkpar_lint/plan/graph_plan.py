@@ -20,6 +20,7 @@ configuration, at most the thread budget in all), by Pareto-pruned product over 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sparkpar_lint.plan.heuristic import _moves, _State, enumerate_configurations
@@ -109,7 +110,7 @@ class GraphModel:
         return [Configuration.sequential(len(chain)) for chain in self.chains]
 
 
-def _topological(reads) -> list[int]:
+def _topological(reads: Sequence[Sequence[int]]) -> list[int]:
     order: list[int] = []
     placed: set[int] = set()
     while len(order) < len(reads):
@@ -120,7 +121,7 @@ def _topological(reads) -> list[int]:
     return order
 
 
-def threads(configs) -> int:
+def threads(configs: Iterable[Configuration]) -> int:
     return sum(c.threads for c in configs)
 
 
@@ -177,7 +178,9 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
     return best
 
 
-def _pareto(found: dict) -> list:
+def _pareto(
+    found: dict[tuple[float, float, int], Configuration],
+) -> list[tuple[tuple[float, float, int], Configuration]]:
     """Drop configurations another beats on capacity, work and threads at once (the value is
     monotone in all three, so the optimum survives)."""
     points = sorted(found.items(), key=lambda item: (-item[0][0], item[0][1], item[0][2]))

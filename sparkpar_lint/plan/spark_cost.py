@@ -69,7 +69,7 @@ class SparkCosts:
     noise_band: float = 0.1
     source: str = "built-in defaults"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float]:
         return {k: v for k, v in asdict(self).items() if k != "source"}
 
 
@@ -119,7 +119,7 @@ def costs_from_dict(data: object, source: str) -> SparkCosts:
     return replace(SparkCosts(), **values, source=source)
 
 
-def save_costs(costs: SparkCosts, path: str | Path, measurements: Sequence[dict] = ()) -> None:
+def save_costs(costs: SparkCosts, path: str | Path, measurements: Sequence[dict[str, Any]] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {
