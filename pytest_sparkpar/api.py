@@ -51,8 +51,8 @@ class Sparkpar:
         named = inputs if isinstance(inputs, dict) else {"input": inputs}
         job = as_job(job, named)  # a SQL query over views named after the inputs
         schemas = schema if isinstance(schema, dict) else dict.fromkeys(named, schema)
-        order_of = input_order if isinstance(input_order, dict) else dict.fromkeys(named, input_order)
-        order_of = {n: order_of.get(n) or orders.bag() for n in named}
+        asked = input_order if isinstance(input_order, dict) else dict.fromkeys(named, input_order)
+        order_of: dict[str, OrderType] = {n: asked.get(n) or orders.bag() for n in named}
         seed = derive_seed(self.settings.seed, self.settings.nodeid, self._calls)
         self._calls += 1
         spark = self._get_spark()

@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -33,7 +35,7 @@ class State:
 OWN_APP_NAME = "sparkpar"
 STATE: State | None = None
 _lock = threading.RLock()
-_original = None
+_original: Callable[[Any], Any] | None = None  # PySpark's own Builder.getOrCreate while installed
 
 
 def _remote(options: dict) -> bool:
@@ -46,11 +48,13 @@ def _remote(options: dict) -> bool:
 
 
 def _get_or_create(builder):
+    original = _original
+    assert original is not None  # only reached through the patch `install` puts in place
     state = STATE
     options = dict(builder._options)
     # The plugin's own builder (pytest_sparkpar.session.start) goes straight through.
     if state is None or state.starting or _remote(options) or options.get("spark.app.name") == OWN_APP_NAME:
-        return _original(builder)
+        return original(builder)
     from pyspark import SparkContext
 
     from pytest_sparkpar.session import start
@@ -65,7 +69,7 @@ def _get_or_create(builder):
     requested = options.get("spark.master")
     if requested and requested != state.master:
         state.requested_master = requested
-    session = _original(builder)
+    session = original(builder)
     for key, value in state.pinned.items():
         if key in options and str(options[key]) != value:
             state.overridden[key] = str(options[key])
@@ -105,7 +109,7 @@ def install(master: str) -> None:
     STATE = State(master)
     if _original is None:
         _original = SparkSession.Builder.getOrCreate
-        SparkSession.Builder.getOrCreate = _get_or_create
+        SparkSession.Builder.getOrCreate = _get_or_create  # type: ignore[method-assign]  # the patch itself
 
 
 def uninstall() -> None:
@@ -113,7 +117,7 @@ def uninstall() -> None:
     if _original is not None:
         from pyspark.sql import SparkSession
 
-        SparkSession.Builder.getOrCreate = _original
+        SparkSession.Builder.getOrCreate = _original  # type: ignore[method-assign, assignment]  # undoing the patch
     STATE, _original = None, None
 
 

@@ -29,14 +29,18 @@ import random
 import re
 import shlex
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from pytest_sparkpar import extras
+
+if TYPE_CHECKING:
+    from pytest_sparkpar.confirm import Targets, reach  # noqa: F401  # Targets: in TARGETS_KEY's quoted type
+    from pytest_sparkpar.report import SparkparFailure
 
 DEFAULT_RUNS = 20
 DEFAULT_FAULT_RUNS = 4
@@ -373,7 +377,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(config, "workerinput"):
         targets = config.stash.get(TARGETS_KEY, None)
         if targets is not None:  # the controller merges and writes them (pytest_testnodedown)
-            config.workeroutput[WORKER_VERDICTS] = targets.entries()
+            config.workeroutput[WORKER_VERDICTS] = targets.entries()  # type: ignore[attr-defined]  # set by xdist on workers
         return
     entries = _verdict_entries(config)
     if entries is not None:
@@ -494,7 +498,7 @@ def pytest_runtest_call(item: pytest.Item):
     from pytest_sparkpar.existing import jobs_so_far, session_of, touched_session
 
     before = jobs_so_far()
-    tracing = nullcontext(None)
+    tracing: AbstractContextManager[reach | None] = nullcontext(None)
     if targets is not None:
         from pytest_sparkpar.confirm import reach
 
@@ -535,7 +539,7 @@ def pytest_runtest_call(item: pytest.Item):
         return result
     tally.tests += 1
     tally.runs += rerun_result.ran + rerun_result.fault_ran
-    if targets is not None:
+    if reached is not None:  # as `targets is not None`: only then is there a tracer
         _conclude(item, reached.found(), rerun_result, faultable(spark))
     tally.seconds += time.monotonic() - started
     tally.failed += rerun_result.found is not None
@@ -568,5 +572,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if call.excinfo is not None and report.failed and type(call.excinfo.value).__name__ == "SparkparFailure":
         # The report is the whole story; the plugin's own frames would only hide it.
-        report.longrepr = call.excinfo.value.report
+        # cast: the type's name is checked above (the class is imported only when a check runs).
+        report.longrepr = cast("SparkparFailure", call.excinfo.value).report
     return report

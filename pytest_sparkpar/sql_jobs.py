@@ -42,7 +42,7 @@ def _sql_job(query: Callable[[], str], input_names: Iterable[str], name: str) ->
         return next(iter(frames.values())).sparkSession.sql(text)
 
     # call_job passes inputs by name when the parameters match them.
-    job.__signature__ = inspect.Signature(
+    job.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # inspect reads it; functions lack the attribute in typeshed
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
     )
     job.__name__ = job.__qualname__ = name

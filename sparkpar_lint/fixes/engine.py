@@ -12,6 +12,7 @@ import tokenize
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -19,7 +20,7 @@ from sparkpar_lint.analysis import analyze_module
 from sparkpar_lint.edits.chain import drop_call
 from sparkpar_lint.edits.imports import finish_imports
 from sparkpar_lint.edits.layout import merge_dropped, relayout, wrap_long_lines
-from sparkpar_lint.edits.model import Fix
+from sparkpar_lint.edits.model import Fix, Replacement
 from sparkpar_lint.edits.quotes import ModuleQuotes
 from sparkpar_lint.model import Finding
 from sparkpar_lint.parsing import TooDeeplyNested, parse_module
@@ -91,14 +92,19 @@ def _apply_checked(module: cst.Module, chosen: list[Finding]) -> tuple[str, list
     """The pass's fixes applied together or, if that loses a comment or does not parse, one by one,
     each kept only if it parses and keeps every comment (the rest are left unfixed)."""
     before = _comments(module.code)
-    fixed = _apply(module, [f.fix for f in chosen])
+    fixed = _apply(module, [_fix(f) for f in chosen])
     if _sound(fixed, before):
         return fixed, chosen
-    kept = []
+    kept: list[Finding] = []
     for finding in chosen:
-        if _sound(_apply(module, [f.fix for f in [*kept, finding]]), before):
+        if _sound(_apply(module, [_fix(f) for f in [*kept, finding]]), before):
             kept.append(finding)
-    return (_apply(module, [f.fix for f in kept]) if kept else module.code), kept
+    return (_apply(module, [_fix(f) for f in kept]) if kept else module.code), kept
+
+
+def _fix(finding: Finding) -> Fix:
+    # Only findings that passed `fixable` are chosen, so their fix is a Fix.
+    return cast(Fix, finding.fix)
 
 
 def _sound(code: str, comments_before: Counter) -> bool:
@@ -119,10 +125,11 @@ def _comments(code: str) -> Counter:
 
 def _non_overlapping(findings: list[Finding]) -> list[Finding]:
     """Fixes touching disjoint nodes; the rest wait for the next pass, which sees these applied."""
-    chosen, taken = [], set()
+    chosen: list[Finding] = []
+    taken: set[int] = set()
     for finding in findings:
-        nodes = set()
-        for original, _ in finding.fix.replacements:
+        nodes: set[int] = set()
+        for original, _ in _fix(finding).replacements:
             nodes.update(_subtree_ids(original))
         if nodes & taken:
             continue
@@ -139,14 +146,16 @@ def _subtree_ids(node: cst.CSTNode) -> set[int]:
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, cst.CSTNode], quotes: ModuleQuotes) -> None:
+    def __init__(self, replacements: dict[int, Replacement], quotes: ModuleQuotes) -> None:
         self.replacements = replacements
         self.quotes = quotes
 
     def on_leave(self, original_node, updated_node):
         if isinstance(original_node, cst.Attribute) and self.replacements.get(id(original_node.value)) is drop_call:
             # The link before this one was dropped: its line break and comments move here.
-            dropped = original_node.value.func.dot.whitespace_before
+            # A chain link drop_call removes is a method call `x.m(...)`: a call on an attribute.
+            dropped_call = cast(cst.Call, original_node.value)
+            dropped = cast(cst.Attribute, dropped_call.func).dot.whitespace_before
             following = merge_dropped(dropped, updated_node.dot.whitespace_before)
             updated_node = updated_node.with_changes(dot=updated_node.dot.with_changes(whitespace_before=following))
         replacement = self.replacements.get(id(original_node))

@@ -64,7 +64,9 @@ def calibrate(
 
 
 def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
-    def timed(name: str, action: Callable[[], None], generated: int = 0, **settings) -> None:
+    # Callable[..., None]: the actions bind loop values as lambda defaults, which mypy cannot
+    # match to Callable[[], None]; each is called with no arguments.
+    def timed(name: str, action: Callable[..., None], generated: int = 0, **settings) -> None:
         for key, value in settings.items():
             spark.conf.set(key, str(value))
         start = time.time()
@@ -176,11 +178,11 @@ def fit(metrics: RunMetrics, runs: list[dict], cores: int) -> SparkCosts:
             tasks=[s.tasks for s in stages],
         )
     task_run, shuffle_row, shuffle_block, shuffle_fetch, state_task, _ = _nonnegative(np, inside_rows, inside_target)
-    job, batch, stage, task = _nonnegative(np, outside_rows, outside_target)
+    job, batch, per_stage, task = _nonnegative(np, outside_rows, outside_target)
     return SparkCosts(
         cores=cores,
         job_overhead=job,
-        stage_overhead=stage,
+        stage_overhead=per_stage,
         task_overhead=task,
         task_run=task_run,
         shuffle_row=shuffle_row,

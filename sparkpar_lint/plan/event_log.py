@@ -29,7 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import zstandard
 
 _RUN_TIME = "internal.metrics.executorRunTime"  # ms, summed over the stage's tasks
 _INPUT_ROWS = "internal.metrics.input.recordsRead"
@@ -425,6 +428,7 @@ def _events(path: Path) -> Iterator[dict]:
             "spark.eventLog.compress=false"
         )
     with path.open("rb") as raw:
+        stream: IO[bytes] | zstandard.ZstdDecompressionReader
         if suffix in (".zstd", ".zst"):
             try:
                 import zstandard

@@ -80,7 +80,7 @@ def graph_from_stage_graph(graph):
 def _main_chain(graph) -> list:
     consumed = {i for node in graph.nodes for i in node.inputs}
     sinks = [node for node in graph.nodes if node.id not in consumed]
-    best = []
+    best: list = []
     for sink in sinks:
         path = [sink, *graph.upstream(sink)]
         if len(path) > len(best):
@@ -137,7 +137,9 @@ def _components(expr: cst.BaseExpression, *, starred: bool = False) -> list[tupl
         literal = _string(expr.slice[0].slice.value)  # df["k"]
     if literal is not None:
         return [(literal, repr(literal))]
-    while _callee(getattr(expr, "func", None)) in ("alias", "name") and isinstance(expr.func, cst.Attribute):
+    while (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and _callee(expr.func) in ("alias", "name")
+    ):
         expr = expr.func.value  # partitioning by an expression ignores what it is called
     code = cst.Module([]).code_for_node(expr)
     return [(code, code)]

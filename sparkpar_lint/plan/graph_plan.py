@@ -20,6 +20,7 @@ configuration, at most the thread budget in all), by Pareto-pruned product over 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sparkpar_lint.plan.heuristic import _moves, _State, enumerate_configurations
@@ -109,8 +110,9 @@ class GraphModel:
         return [Configuration.sequential(len(chain)) for chain in self.chains]
 
 
-def _topological(reads) -> list[int]:
-    order, placed = [], set()
+def _topological(reads: Sequence[Sequence[int]]) -> list[int]:
+    order: list[int] = []
+    placed: set[int] = set()
     while len(order) < len(reads):
         for k, preds in enumerate(reads):
             if k not in placed and all(p in placed for p in preds):
@@ -119,7 +121,7 @@ def _topological(reads) -> list[int]:
     return order
 
 
-def threads(configs) -> int:
+def threads(configs: Iterable[Configuration]) -> int:
     return sum(c.threads for c in configs)
 
 
@@ -154,7 +156,7 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
     cores, budget = graph.model.cores, graph.budget
     options = []
     for s, chain in enumerate(graph.chains):
-        found = {}
+        found: dict[tuple[float, float, int], Configuration] = {}
         for config in enumerate_configurations(len(chain), budget, chain):
             if not pipelining and any(rc.cuts for rc in config.regions):
                 continue
@@ -162,7 +164,8 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
             point = (min(c for c, _ in stats), sum(w for _, w in stats), config.threads)
             found.setdefault(point, config)
         options.append(_pareto(found))
-    best_value, best = -1.0, None
+    best_value = -1.0
+    best: list[Configuration] | None = None
     for combo in itertools.product(*options):
         if sum(p[2] for p, _ in combo) > budget:
             continue
@@ -171,14 +174,17 @@ def brute_force_graph(graph: GraphModel, *, pipelining: bool = True) -> list[Con
         value = min(cap, cores / work) if work > 0 else cap
         if value > best_value:
             best_value, best = value, [c for _, c in combo]
+    assert best is not None, "no configuration fits the thread budget"
     return best
 
 
-def _pareto(found: dict) -> list:
+def _pareto(
+    found: dict[tuple[float, float, int], Configuration],
+) -> list[tuple[tuple[float, float, int], Configuration]]:
     """Drop configurations another beats on capacity, work and threads at once (the value is
     monotone in all three, so the optimum survives)."""
     points = sorted(found.items(), key=lambda item: (-item[0][0], item[0][1], item[0][2]))
-    kept = []
+    kept: list[tuple[tuple[float, float, int], Configuration]] = []
     for point, config in points:
         if not any(o[0] >= point[0] and o[1] <= point[1] and o[2] <= point[2] for o, _ in kept):
             kept.append((point, config))

@@ -22,6 +22,7 @@ without skipping any configuration that could win.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from sparkpar_lint.plan.operators import OperatorGraph, PlanModel
@@ -92,6 +93,10 @@ def configure_regions(chain: ChainModel, alpha: float) -> list[RegionConfig]:
 # --- phases 2 and 3 -----------------------------------------------------------------------
 
 
+# A trial's pieces and their (capacity, work) stats, applied by `_State.set`.
+_Change = tuple[list[RegionConfig], list[tuple[float, float]]]
+
+
 class _State:
     """Regions with their (capacity, work) kept up to date, so a change re-costs one region."""
 
@@ -105,7 +110,7 @@ class _State:
     def estimate(self) -> Estimate:
         return self.chain.combine([c for c, _ in self.stats], sum(w for _, w in self.stats))
 
-    def trial(self, i: int, pieces: RegionConfig | list[RegionConfig]):
+    def trial(self, i: int, pieces: RegionConfig | list[RegionConfig]) -> tuple[Estimate, _Change]:
         """The estimate with region i replaced by `pieces` (one region, or two after a split)."""
         pieces = [pieces] if isinstance(pieces, RegionConfig) else pieces
         last = len(self.regions) - 1
@@ -116,7 +121,7 @@ class _State:
         work = sum(w for _, w in self.stats) - self.stats[i][1] + sum(w for _, w in stats)
         return self.chain.combine(caps, work), (pieces, stats)
 
-    def set(self, i: int, change) -> None:
+    def set(self, i: int, change: _Change) -> None:
         pieces, stats = change
         self.threads += sum(p.threads for p in pieces) - self.regions[i].threads
         self.regions[i : i + 1] = pieces
@@ -235,7 +240,9 @@ def refine(chain: ChainModel, config: Configuration, *, pipelining: bool = True)
     return state.config()
 
 
-def _moves(chain: ChainModel, state: _State, bottleneck: int, pipelining: bool):
+def _moves(
+    chain: ChainModel, state: _State, bottleneck: int, pipelining: bool
+) -> Iterator[tuple[int, RegionConfig | list[RegionConfig]]]:
     rc = state.regions[bottleneck]
     if chain.can_replicate(rc.start, rc.end) and chain.scalability(
         rc.start, rc.end, rc.replicas + 1
@@ -266,7 +273,8 @@ def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int 
     n, cores = len(chain), chain.cores
     budget = max_threads or chain.model.thread_budget
     options = [_region_options(chain, start, budget, pipelining) for start in range(n)]
-    best_value, best_path = -1.0, None
+    best_value = -1.0
+    best_path: list[RegionConfig] | None = None
     path: list[RegionConfig] = []
 
     def search(start: int, cap: float, work: float, threads: int) -> None:
@@ -287,10 +295,13 @@ def brute_force(chain: ChainModel, *, pipelining: bool = True, max_threads: int 
             path.pop()
 
     search(0, INF, 0.0, 0)
+    assert best_path is not None, "no configuration fits the thread budget"
     return Configuration(tuple(best_path))
 
 
-def _region_options(chain: ChainModel, start: int, budget: int, pipelining: bool):
+def _region_options(
+    chain: ChainModel, start: int, budget: int, pipelining: bool
+) -> list[tuple[RegionConfig, float, float]]:
     """Every (region, capacity, work) starting at `start`, most capable first."""
     n = len(chain)
     found = []
@@ -312,10 +323,12 @@ def _region_options(chain: ChainModel, start: int, budget: int, pipelining: bool
     return found
 
 
-def enumerate_configurations(n: int, budget: int, chain: ChainModel):
+def enumerate_configurations(n: int, budget: int, chain: ChainModel) -> Iterator[Configuration]:
     """Every valid configuration, plainly (small n only): the check on `brute_force` itself."""
     for region_cuts in itertools.product((0, 1, 2), repeat=n - 1):  # none | pipeline | region
-        bounds, regions, cuts = 0, [], []
+        bounds = 0
+        regions: list[tuple[int, int, tuple[int, ...]]] = []
+        cuts: list[int] = []
         for k, kind in enumerate(region_cuts, start=1):
             if kind == 2:
                 regions.append((bounds, k, tuple(cuts)))

@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 KINDS = ("stateless", "partitioned", "stateful")
 SELECTIVITY_CLASSES = ("exactly-one", "at-most-one", "any")
@@ -187,15 +188,15 @@ def model_from_dict(data: object) -> PlanModel:
         _check_graph(operators, inputs)
     return PlanModel(
         operators=operators,
-        cores=_number(data, "cores", 8, integer=True, minimum=1),
+        cores=_whole(data, "cores", 8),
         thread_switch_cost=_number(data, "thread_switch_cost", 0.0),
         replication_cost=_number(data, "replication_cost", 0.0),
-        max_threads=None if max_threads is None else _number(data, "max_threads", 0, integer=True, minimum=1),
+        max_threads=None if max_threads is None else _whole(data, "max_threads", 0),
         inputs=inputs,
     )
 
 
-def _inputs(raw: dict) -> tuple[str, ...]:
+def _inputs(raw: dict[str, Any]) -> tuple[str, ...]:
     value = raw.get("inputs", [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ModelError(f'operator {raw["name"]!r}: "inputs" must be a list of operator names')
@@ -228,7 +229,7 @@ def _check_graph(operators: tuple[Operator, ...], inputs: tuple[tuple[str, ...],
                 path.add(following)
 
 
-def graph_from_dict(data: dict) -> OperatorGraph:
+def graph_from_dict(data: dict[str, Any]) -> OperatorGraph:
     """A stream graph: {"operators": [...], "edges": [[from, to], ...]} (a chain if no edges).
 
     Operators take the model's keys plus "fused_with" (fusion dependencies, as in SPL pragmas).
@@ -285,9 +286,7 @@ def _operator_from_dict(raw: object, index: int) -> Operator:
         selectivity=selectivity,
         selectivity_class=sel_class,
         forwarded=None if forwarded is None else frozenset(_names(forwarded, f'{where}: "forwarded"')),
-        max_replicas=None
-        if max_replicas is None
-        else _number(raw, "max_replicas", 1, integer=True, minimum=1, where=where),
+        max_replicas=None if max_replicas is None else _whole(raw, "max_replicas", 1, where=where),
     )
 
 
@@ -299,7 +298,9 @@ def _names(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _number(data: dict, key: str, default, *, integer: bool = False, minimum: float = 0, where: str = "") -> float:
+def _number(
+    data: dict[str, Any], key: str, default: float, *, integer: bool = False, minimum: float = 0, where: str = ""
+) -> float:
     value = data.get(key, default)
     label = f'{where}: "{key}"' if where else f'"{key}"'
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -309,3 +310,8 @@ def _number(data: dict, key: str, default, *, integer: bool = False, minimum: fl
     if value < minimum:
         raise ModelError(f"{label} must be >= {minimum}, not {value!r}")
     return int(value) if integer else float(value)
+
+
+def _whole(data: dict[str, Any], key: str, default: int, *, where: str = "") -> int:
+    """A whole number >= 1, typed as the int `_number` returns for it."""
+    return int(_number(data, key, default, integer=True, minimum=1, where=where))

@@ -272,7 +272,8 @@ def profile_prefixes(
     previous_seconds, previous_rows = 0.0, None
     if baseline is not None:
         previous_seconds, previous_rows = _measure(baseline, repeats)
-    rows, merged = [], []
+    rows: list[ProfileRow] = []
+    merged: list[str] = []
     for name, build in prefixes:
         if build is None:
             merged.append(name)
@@ -282,6 +283,7 @@ def profile_prefixes(
         rows.extend(ProfileRow(m, None, rows_in, rows_in, 0.0) for m in merged)
         rows.append(ProfileRow(name, None, rows_in, count, max(seconds - previous_seconds, 0.0)))
         merged, previous_seconds, previous_rows = [], seconds, count
+    assert previous_rows is not None  # some prefix has a build (checked above), so it was measured
     rows.extend(ProfileRow(m, None, previous_rows, previous_rows, 0.0) for m in merged)
     return Profile(tuple(rows), job, _spark_metadata(next(b for _, b in prefixes if b)))
 

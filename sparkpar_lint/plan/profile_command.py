@@ -21,9 +21,11 @@ import importlib.util
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import click
 import libcst as cst
@@ -184,8 +186,12 @@ def _job_function(module: cst.Module, path: str) -> cst.FunctionDef:
 def _statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
     """The body's statements, one per small statement so `a = x; b = a.f()` slices between."""
     body = function.body
-    lines = body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body.body)]
-    statements = []
+    lines: Sequence[cst.BaseStatement]
+    if isinstance(body, cst.IndentedBlock):
+        lines = body.body
+    else:  # the only other suite: `def job(spark): return ...` on one line
+        lines = [cst.SimpleStatementLine(cast(cst.SimpleStatementSuite, body).body)]
+    statements: list[cst.BaseStatement] = []
     for line in lines:
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) > 1:
             statements.extend(
@@ -315,6 +321,7 @@ def record_job_profile(file: Path, *, repeats: int = 3):
 def _load(file: Path):
     name = f"sparkpar_profiled_{abs(hash(str(file.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, file)
+    assert spec is not None and spec.loader is not None  # narrowing: a source file has both
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(file.resolve().parent))  # the job may import its neighbours
     try:
@@ -360,9 +367,9 @@ def _sequential_session():
     local[2] session, stopped after."""
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.getActiveSession()
-    created = spark is None
-    if created:
+    active = SparkSession.getActiveSession()
+    created = active is None
+    if active is None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = SparkSession.builder.master(MASTER).appName("sparkpar-profile")
         builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -370,6 +377,8 @@ def _sequential_session():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+    else:
+        spark = active
     saved = {key: spark.conf.get(key, None) for key in _SEQUENTIAL_CONF}
     for key, value in _SEQUENTIAL_CONF.items():
         spark.conf.set(key, value)
@@ -386,11 +395,11 @@ def _sequential_session():
         if created:
             spark.stop()
         else:
-            for key, value in saved.items():
-                if value is None:
+            for key, before in saved.items():
+                if before is None:
                     spark.conf.unset(key)
                 else:
-                    spark.conf.set(key, value)
+                    spark.conf.set(key, before)
 
 
 def _one_line(error: Exception) -> str:

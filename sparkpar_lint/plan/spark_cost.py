@@ -39,6 +39,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from sparkpar_lint.plan.event_log import StageRun
 from sparkpar_lint.plan.operators import ModelError
@@ -68,7 +69,7 @@ class SparkCosts:
     noise_band: float = 0.1
     source: str = "built-in defaults"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float]:
         return {k: v for k, v in asdict(self).items() if k != "source"}
 
 
@@ -105,7 +106,8 @@ def costs_from_dict(data: object, source: str) -> SparkCosts:
     unknown = set(constants) - _COST_KEYS
     if unknown:
         raise ModelError(f"unknown constant(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_COST_KEYS))}")
-    values = {}
+    # Any: the keys are SparkCosts fields and each value is checked to be a number below.
+    values: dict[str, Any] = {}
     for key, value in constants.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ModelError(f'"{key}" must be a number >= 0, not {value!r}')
@@ -117,7 +119,7 @@ def costs_from_dict(data: object, source: str) -> SparkCosts:
     return replace(SparkCosts(), **values, source=source)
 
 
-def save_costs(costs: SparkCosts, path: str | Path, measurements: Sequence[dict] = ()) -> None:
+def save_costs(costs: SparkCosts, path: str | Path, measurements: Sequence[dict[str, Any]] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {
