@@ -37,6 +37,7 @@ REPEATED = {
     "counter over a list": {"loop": "for n in [1, 2, 2]:", "key": "str(n)"},
     "counter in an outer loop": {"loop": "for day in range(3):\n  for n in range(50):", "key": "str(n)"},
     "two values in one f-string": {"loop": "for n in range(50):", "key": 'f"{n}{n % 7}"'},
+    "counter bound again": {"loop": "for n in range(50):\n    n = random.randint(1, 9)", "key": "str(n)"},
 }
 
 

@@ -114,7 +114,9 @@ def _appended_rows(graph: StageGraph, scope: _Scope | None, name: str) -> tuple[
         row = _bound_in(innermost, row.value) or row
     counter = None
     if len(loops) == 1 and isinstance(innermost, cst.For) and isinstance(innermost.target, cst.Name):
-        counter = innermost.target.value if _counts(innermost.iter) else None
+        target = innermost.target.value
+        # A counter the loop body binds again (`n = pick()`) no longer counts.
+        counter = target if _counts(innermost.iter) and _bound_in(innermost, target) is None else None
     return row, counter
 
 
