@@ -101,3 +101,32 @@ def test_rows_from_a_helper_or_a_comprehension_keep_their_minted_ids():
 
 def test_a_helper_or_comprehension_that_repeats_the_id_is_still_reported():
     assert _found(HELPER.format(order="order_id // 2", key='f"c-{i % 5}"')) == [("SPX102", 17, 9), ("SPX102", 19, 6)]
+
+
+GENERATOR = textwrap.dedent(
+    """\
+    import random
+    import uuid
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()
+
+
+    def make_account():
+        account_id = {account_id}
+        tier = random.choice(["basic", "gold"])
+        return {{"account_id": account_id, "tier": tier, "limit": random.randint(100, 900)}}
+
+
+    accounts = spark.createDataFrame([make_account() for _ in range(20_000)])
+    accounts.dropDuplicates(["account_id"]).write.mode("overwrite").saveAsTable("bronze.accounts")
+    """
+)
+
+
+def test_a_uuid_drawn_by_a_row_making_helper_is_unique_per_row():
+    assert _found(GENERATOR.format(account_id="str(uuid.uuid4())")) == []
+
+
+def test_a_helper_that_draws_a_short_random_id_is_still_reported():
+    assert _found(GENERATOR.format(account_id="random.randint(10**9, 10**10)")) == [("SPX102", 15, 9)]

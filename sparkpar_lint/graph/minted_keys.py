@@ -59,7 +59,13 @@ def _row_template(
         loop = value.for_in
         if loop.inner_for_in is not None or not isinstance(loop.target, cst.Name):
             return None
-        return value.elt, loop.target.value if _counts(loop.iter) else None
+        made = value.elt
+        if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
+            # `[make_customer() for _ in range(n)]`: the row the helper returns, drawn per call.
+            helper = _helper(graph, made.func.value)
+            row = _returned_row(helper) if helper is not None else None
+            return (row, None) if row is not None else None
+        return made, loop.target.value if _counts(loop.iter) else None
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
         helper = _helper(graph, value.func.value)
         returned = _returned_name(helper) if helper is not None else None
@@ -81,6 +87,31 @@ def _helper(graph: StageGraph, name: str) -> cst.FunctionDef | None:
     module = graph.module
     found = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name] if module else []
     return found[0] if len(found) == 1 else None
+
+
+def _returned_row(function: cst.FunctionDef) -> cst.Dict | cst.Tuple | None:
+    """The dict or tuple the function ends by returning, each name in it replaced by the value the
+    function's body last gives that name (`customer_id = str(uuid.uuid4())`)."""
+    body = function.body.body
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+        return None
+    row = last.body[0].value
+    if not isinstance(row, (cst.Dict, cst.Tuple)):
+        return None
+    bound: dict[str, cst.BaseExpression] = {}
+    for statement in body[:-1]:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        bound[target.value] = small.value
+    elements = [
+        e.with_changes(value=bound.get(e.value.value, e.value)) if isinstance(e.value, cst.Name) else e
+        for e in row.elements
+    ]
+    return row.with_changes(elements=elements)
 
 
 def _returned_name(function: cst.FunctionDef) -> str | None:
