@@ -20,6 +20,7 @@ import re
 import libcst as cst
 
 from sparkpar_lint.graph.declared_keys import declared_sets
+from sparkpar_lint.graph.minted_keys import minted_sets
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 
 _DEDUPLICATING = frozenset({"dropDuplicates", "drop_duplicates", "dropDuplicatesWithinWatermark"})
@@ -167,7 +168,7 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
         columns = _input_columns(graph, node)
         return [frozenset(columns)] if columns else []
     if upstream is None:
-        return declared_sets(graph, node)
+        return declared_sets(graph, node) + minted_sets(graph, node)
     inherited = unique_sets(graph, upstream, depth + 1)
     if node.method == "join":
         keys = join_keys(node)

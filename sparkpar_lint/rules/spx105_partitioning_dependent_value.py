@@ -547,6 +547,8 @@ class PartitioningDependentValue(Rule):
         return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=fix)
 
     def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
+        if _set_once(call):
+            return None  # `SET v = uuid()`: one value, drawn once per run of the statement, no rows
         name = _bound_name(node, call)
         if call.function not in _RANDOM_VALUES and _only_looked_at(graph, node, 0):
             return None  # a partition id shown or counted to look at the layout: nothing is kept
@@ -625,6 +627,18 @@ class PartitioningDependentValue(Rule):
 # `withReplacement` bool, that index + 1).
 _SAMPLERS = {"sample": 1, "randomSplit": 1, "sampleBy": 2}
 _PREVIEWS = frozenset({"show", "count", "display"})
+
+
+def _set_once(call: ColumnCall) -> bool:
+    """A SQL variable assignment (`SET v_id = CONCAT('TX_', uuid())` in a script or procedure): the
+    value is computed once, with no table and so no rows to split, and kept in the variable; what
+    reads the variable reads that one value. A new id per run of the statement is what it asks for."""
+    expression = getattr(call.sql, "expression", None) if call.from_sql else None
+    if expression is None:
+        return False
+    from sqlglot import exp  # only with SQL read: the query was parsed
+
+    return expression.find_ancestor(exp.Set) is not None
 
 
 def _seeded(node: StageNode) -> bool:
