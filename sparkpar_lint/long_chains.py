@@ -313,7 +313,7 @@ def _expression(text: str, chain: _Chain, newline: str) -> cst.BaseExpression:
     else:
         wrapper = body + newline
     module = _parse(wrapper, newline)  # the segment may hold long chains of its own
-    statement = module.body[0]
+    statement: cst.BaseStatement = module.body[0]
     if chain.indent:
         if not isinstance(statement, cst.If) or not isinstance(statement.body, cst.IndentedBlock):
             raise _NotTheSame("not the block it was put in")
@@ -362,7 +362,7 @@ def _graft_at_the_root(segment: cst.BaseExpression, placeholder: str, tree: cst.
 def _put_in_place(node: cst.CSTNode, names: dict[str, cst.BaseExpression]) -> cst.CSTNode:
     """`node` with each placeholder Name replaced by its tree (removed from `names` when placed);
     only the nodes on the way to a placeholder are rebuilt."""
-    changes = {}
+    changes: dict[str, object] = {}
     for attribute in _child_fields(type(node)):
         value = getattr(node, attribute)
         if isinstance(value, cst.CSTNode):

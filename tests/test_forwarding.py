@@ -65,6 +65,9 @@ _PRELUDE = (
         ('.repartition(8, "k").drop("k")', "drop"),
         ('.repartition(8, "k").select(F.col("k2").alias("k"), "v")', "select"),
         ('.repartition(8, "k").withColumns({"k": F.lit(1)})', "withColumns"),
+        ('.repartition(8, "k").withColumnsRenamed({"k": "key"})', "withColumnsRenamed"),
+        # A mapping held in a name: the renamed columns are unknown, and no key is claimed changed.
+        ('.repartition(8, "k").withColumnsRenamed(renames)', None),
         ('.repartition(8, "k").withColumn("v", F.lit(1)).select("k", "v")', None),
         ('.repartition(8, "k").select("*")', None),
         ('.withColumn("k", F.lower("k")).repartition(8, "k")', None),

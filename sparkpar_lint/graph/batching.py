@@ -79,10 +79,15 @@ class _AllowedUses(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         # pdf.apply(row_fn, axis=1).drop([..., column])
-        if m.matches(func, m.Attribute(attr=m.Name("drop"))) and _drops(node, self.column):
+        if (
+            isinstance(func, cst.Attribute)
+            and m.matches(func, m.Attribute(attr=m.Name("drop")))
+            and _drops(node, self.column)
+        ):
             inner = func.value
             if (
                 isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Attribute)
                 and m.matches(inner.func, m.Attribute(attr=m.Name("apply")))
                 and _is_frame(inner.func.value, self.frame)
                 and any(m.matches(a, _ROW_AXIS) for a in inner.args)
@@ -102,7 +107,11 @@ class _AllowedUses(cst.CSTVisitor):
 
     def _loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         # for _ in range(n) / range(len(pdf)): as many rows as the group has, numbered by nothing
-        if not (m.matches(iterable, m.Call(func=m.Name("range"))) and len(iterable.args) == 1):
+        if not (
+            isinstance(iterable, cst.Call)
+            and m.matches(iterable, m.Call(func=m.Name("range")))
+            and len(iterable.args) == 1
+        ):
             return
         bound = iterable.args[0].value
         if isinstance(bound, cst.Name) and bound.value in self.counters:
@@ -114,7 +123,8 @@ class _AllowedUses(cst.CSTVisitor):
 
     def _length(self, expr: cst.BaseExpression) -> bool:
         if (
-            m.matches(expr, m.Call(func=m.Name("len")))
+            isinstance(expr, cst.Call)
+            and m.matches(expr, m.Call(func=m.Name("len")))
             and len(expr.args) == 1
             and _is_frame(expr.args[0].value, self.frame)
         ):

@@ -18,7 +18,7 @@ from sparkpar_lint.graph.combiners import SAFE, UNKNOWN, UNSAFE, Verdict, _arity
 from sparkpar_lint.graph.user_functions import parameter_names
 
 _VALUES = (2, 5, 11, 3, 7)
-_SPLITS = (((2, 5, 11, 3, 7),), ((2, 5), (11, 3, 7)), ((2,), (5, 11), (3, 7)))
+_SPLITS: tuple[tuple[tuple[int, ...], ...], ...] = (((2, 5, 11, 3, 7),), ((2, 5), (11, 3, 7)), ((2,), (5, 11), (3, 7)))
 
 
 class _Function:

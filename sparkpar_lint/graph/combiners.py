@@ -13,8 +13,10 @@ by shape. What cannot be decided is "unknown", for the pytest plugin's property 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import libcst as cst
 
@@ -329,6 +331,10 @@ _COMPARE = {
 }
 
 
+# The builtins a body may call on its numbers.
+_FOLDS: dict[str, Callable[..., Any]] = {"max": max, "min": min, "abs": lambda *v: abs(v[0])}
+
+
 def _eval(expr, env, locals_, depth: int = 0):
     """`expr` evaluated on exact numbers in a sandbox: at most MAX_STEPS nodes visited and no
     number wider than MAX_BITS (`b * 1e99999999` or `x ** 64 ** 64` is unevaluable, not a stall)."""
@@ -379,7 +385,7 @@ class _Sandbox:
             return base[index]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min", "abs"):
             args = [self.eval(x.value, depth + 1) for x in expr.args if not x.keyword and not x.star]
-            return {"max": max, "min": min, "abs": lambda *v: abs(v[0])}[expr.func.value](*args)
+            return _FOLDS[expr.func.value](*args)
         if _numeric_cast(expr):
             # `int(a[0]) + int(b[0])`: a cast of a number is a number (int() truncates toward zero).
             number = self.eval(expr.args[0].value, depth + 1)

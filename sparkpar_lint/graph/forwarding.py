@@ -9,6 +9,8 @@ Two questions, both read without running anything:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
 from sparkpar_lint.graph.passed_function import UserFunction
@@ -195,24 +197,31 @@ def changed_columns(node: StageNode, keys: tuple[str, ...]) -> tuple[str, ...]:
     method = node.method
     touched: set[str] = set()
     if method == "withColumn" and args:
-        touched = {_literal(args[0])} - {None}
+        touched = _named([_literal(args[0])])
     elif method == "withColumns" and args:
         touched = set(_dict_keys(args[0]))
     elif method == "withColumnRenamed" and args:
-        touched = {_literal(a) for a in args[:2]} - {None}
+        touched = _named(_literal(a) for a in args[:2])
     elif method == "withColumnsRenamed" and args:
         touched = set(_dict_keys(args[0]))
-        touched |= {_literal(e.value) for e in args[0].elements if isinstance(e, cst.DictElement)} - {None}
+        # A mapping held in a name renames columns we cannot see: only the keys are known then.
+        elements = args[0].elements if isinstance(args[0], cst.Dict) else ()
+        touched |= _named(_literal(e.value) for e in elements if isinstance(e, cst.DictElement))
     elif method == "drop":
-        touched = {_column_name(a) for a in args} - {None}
+        touched = _named(_column_name(a) for a in args)
     elif node.spec.forwarding == "selected":
-        kept = {_column_name(a) for a in args} - {None}
+        kept = _named(_column_name(a) for a in args)
         if "*" in kept:
             return ()
         touched = set(keys) - kept
     elif method == "toDF":
-        touched = set(keys) - ({_literal(a) for a in args} - {None})
+        touched = set(keys) - _named(_literal(a) for a in args)
     return tuple(k for k in keys if k in touched)
+
+
+def _named(names: Iterable[str | None]) -> set[str]:
+    """The names that were read, without the Nones of those that were not."""
+    return {n for n in names if n is not None}
 
 
 def stale_partitioning(graph: StageGraph, node: StageNode) -> tuple[StageNode, StageNode, tuple[str, ...]] | None:

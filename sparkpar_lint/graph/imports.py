@@ -56,7 +56,7 @@ class ImportTable:
                 if module is None:
                     continue
                 if alias.asname is not None:
-                    self.names[alias.asname.name.value] = canonical(module)
+                    self.names[cst.ensure_type(alias.asname.name, cst.Name).value] = canonical(module)
                 else:
                     # `import pyspark.sql.functions` binds `pyspark`; attribute access finds the rest.
                     head = module.split(".")[0]
@@ -75,7 +75,11 @@ class ImportTable:
             prefix = dots + module + ("." if module else "")
             for alias in statement.names:
                 if isinstance(alias.name, cst.Name):
-                    local = alias.asname.name.value if alias.asname is not None else alias.name.value
+                    local = (
+                        cst.ensure_type(alias.asname.name, cst.Name).value
+                        if alias.asname is not None
+                        else alias.name.value
+                    )
                     self.names[local] = prefix + alias.name.value
             return
         if isinstance(statement.names, cst.ImportStar):
@@ -89,7 +93,7 @@ class ImportTable:
             name = alias.name.value if isinstance(alias.name, cst.Name) else None
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname is not None else name
+            local = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname is not None else name
             self.names[local] = canonical(f"{module}.{name}")
 
     def all_star_modules(self) -> list[str]:

@@ -56,22 +56,24 @@ def _not_kept(graph: StageGraph, node: StageNode, seen: set[int], shown: list[in
 
 def _uses_seen(graph: StageGraph, node: StageNode, consumers: list[StageNode], seen_shown: list[int]) -> bool:
     """Every place the stage's value goes is a consumer stage or a preview, or it goes nowhere."""
-    value = node.call
+    value, spec = node.call, node.spec
+    if value is None or spec is None:
+        return False  # `_not_kept` returned before calling here
     shown = graph.previewed_args
     if id(value) in shown:
         # An action printed or shown; a lazy frame on a line by itself computes nothing to show.
-        if node.spec.returns != "driver":
+        if spec.returns != "driver":
             return False
         seen_shown.append(node.id)
         return True
     if any(_reads(c, value) for c in consumers):
         return True
-    assign = next((a for a in graph.nodes_of(cst.Assign) if a.value is value), None)
-    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    assign = next((a for a in graph.nodes_of(cst.Assign) if isinstance(a, cst.Assign) and a.value is value), None)
+    target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
+    if not isinstance(target, cst.Name):
         return False  # returned, passed on, stored in a container: kept
-    target = assign.targets[0].target
     for name in graph.nodes_of(cst.Name):
-        if name is target or name.value != target.value:
+        if not isinstance(name, cst.Name) or name is target or name.value != target.value:
             continue
         if id(name) in shown:
             seen_shown.append(node.id)

@@ -6,6 +6,8 @@ When the data is literal, "could two rows differ?" has an exact answer: read the
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -14,9 +16,11 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
 
 _ROW_KEEPING = frozenset({"filter", "where", "cache", "persist", "localCheckpoint", "checkpoint", "alias"})
+# One row as the code writes it: literal values of any type.
+Row = tuple[Any, ...]
 
 
-def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
+def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Row]] | None:
     """(column names, rows) when `node`'s rows are a literal list passed to `createDataFrame`
     (through filters only), else None."""
     converted = _parallelized_to_df(graph, node)
@@ -26,7 +30,7 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tu
     if found is None:
         return None
     source, rows = found
-    given = _argument(source.call, 1, "schema")
+    given = _argument(source.call, 1, "schema") if source.call is not None else None
     if given is None:
         return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
     schema = _resolve(graph, given, source)
@@ -83,7 +87,7 @@ def _callee_name(func: cst.BaseExpression) -> str | None:
 _CASTS = {"float": float, "int": int, "str": str}
 
 
-def _mapped_parallelized(graph: StageGraph, data: cst.BaseExpression, at: StageNode) -> list | None:
+def _mapped_parallelized(graph: StageGraph, data: cst.BaseExpression, at: StageNode) -> list[Row] | None:
     """`sc.parallelize([...]).map(lambda r: (r[0], r[1], float(r[2])))`: the projected rows, else
     None. Only projections of the row's items, optionally through `float`/`int`/`str`."""
     if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and data.func.attr.value == "map"):
@@ -97,22 +101,23 @@ def _mapped_parallelized(graph: StageGraph, data: cst.BaseExpression, at: StageN
     if not isinstance(function.body, cst.Tuple):
         return None
     parameter = function.params.params[0].name.value
-    picks = [_pick(element.value, parameter) for element in function.body.elements]
-    if any(p is None for p in picks):
+    found = [_pick(element.value, parameter) for element in function.body.elements]
+    picks = [p for p in found if p is not None]
+    if len(picks) < len(found):
         return None
     given = _resolve(graph, inner.args[0].value, at)
     rows = _value(given) if given is not None else None
     if not isinstance(rows, (list, tuple)):
         return None
     try:
-        return [tuple(cast(row[index]) for index, cast in picks) for row in rows]  # type: ignore[misc]
+        return [tuple(cast(row[index]) for index, cast in picks) for row in rows]
     except (TypeError, ValueError, IndexError, KeyError):
         return None
 
 
-def _pick(expr: cst.BaseExpression, parameter: str):
+def _pick(expr: cst.BaseExpression, parameter: str) -> tuple[int, Callable[[Any], Any]] | None:
     """`r[2]` -> (2, identity); `float(r[2])` -> (2, float); else None."""
-    cast = None
+    cast: Callable[[Any], Any] | None = None
     if (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
@@ -130,7 +135,7 @@ def _pick(expr: cst.BaseExpression, parameter: str):
     return int(index.value), cast or (lambda v: v)
 
 
-def _parallelized_to_df(graph: StageGraph, node: StageNode) -> tuple[list[str], list[tuple]] | None:
+def _parallelized_to_df(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Row]] | None:
     """`sc.parallelize([...]).toDF(["a", "b"])` (or `toDF("a", "b")`): names and rows, else None."""
     source: StageNode | None = node
     while source is not None and source.method in _ROW_KEEPING:
@@ -153,7 +158,7 @@ def _parallelized_to_df(graph: StageGraph, node: StageNode) -> tuple[list[str], 
     return names, [tuple(r) for r in rows]
 
 
-def literal_pairs(graph: StageGraph, node: StageNode) -> list[tuple] | None:
+def literal_pairs(graph: StageGraph, node: StageNode) -> list[Row] | None:
     """The (key, value) pairs when `node`'s RDD is a literal list passed to `parallelize`
     (through filters only), else None."""
     found = _literal_data(graph, node, "parallelize", "c")
@@ -176,10 +181,10 @@ def literal_count(graph: StageGraph, node: StageNode) -> int | None:
 
 def _literal_data(
     graph: StageGraph, node: StageNode, method: str, keyword: str
-) -> tuple[StageNode, list | tuple] | None:
+) -> tuple[StageNode, list[Any] | tuple[Any, ...]] | None:
     """(the `method` stage, its first argument's value) when `node`'s rows come from that stage
     (through filters only) and the argument is a literal list or tuple, else None."""
-    source = node
+    source: StageNode | None = node
     while source is not None and source.method in _ROW_KEEPING:
         source = graph.input_of(source)
     if source is None or source.method != method or source.call is None:
@@ -239,7 +244,7 @@ def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression
     return positional[position] if len(positional) > position else None
 
 
-def _dict_rows(rows: list | tuple) -> tuple[list[str], list[tuple]] | None:
+def _dict_rows(rows: list[Any] | tuple[Any, ...]) -> tuple[list[str], list[Row]] | None:
     if not rows or not all(isinstance(r, dict) for r in rows):
         return None
     names = list(rows[0])
@@ -265,23 +270,26 @@ def duplicates_identical(graph: StageGraph, node: StageNode, subset: tuple[str, 
     duplicates stay none, and identical duplicates stay identical unless a column added to them is
     random or a UDF (which may be)."""
     deterministic = True
-    while node is not None and node.method in _COLUMN_ADDING:
-        written = written_columns(node)
+    source: StageNode | None = node
+    while source is not None and source.method in _COLUMN_ADDING:
+        written = written_columns(source)
         if written is None or set(written) & set(subset):
             return None
-        if any(c.udf is not None or (c.spec is not None and c.spec.partitioning_dependent) for c in node.columns.calls):
+        if any(
+            c.udf is not None or (c.spec is not None and c.spec.partitioning_dependent) for c in source.columns.calls
+        ):
             deterministic = False
-        node = graph.input_of(node)
-    if node is None:
+        source = graph.input_of(source)
+    if source is None:
         return None
-    found = literal_rows(graph, node)
+    found = literal_rows(graph, source)
     if found is None:
         return None
     names, rows = found
     if not set(subset) <= set(names):
         return None
     indices = [names.index(c) for c in subset]
-    seen: dict[tuple, tuple] = {}
+    seen: dict[Row, Row] = {}
     for row in rows:
         key = tuple(row[i] for i in indices)
         if key in seen and (seen[key] != row or not deterministic):
@@ -303,6 +311,8 @@ def written_columns(node: StageNode) -> list[str] | None:
         )
     if isinstance(first, cst.Dict):
         keys = [e.key for e in first.elements if isinstance(e, cst.DictElement)]
-        if len(keys) == len(first.elements) and all(isinstance(k, cst.SimpleString) for k in keys):
-            return [k.evaluated_value for k in keys]
+        values = [k.evaluated_value for k in keys if isinstance(k, cst.SimpleString)]
+        names = [v for v in values if isinstance(v, str)]
+        if len(names) == len(first.elements):
+            return names
     return None

@@ -136,7 +136,7 @@ class _References(cst.CSTVisitor):
         self.free = free
         self.free_args = free_args  # arguments an order-free UDF parameter receives
         self.partners = partners  # lists collected beside this one, row by row, with no nulls
-        self.calls: list[tuple[str | None, bool, cst.Call]] = []  # enclosing calls: (name, order-free, call)
+        self.calls: list[tuple[str | None, bool, cst.CSTNode]] = []  # enclosing calls: (name, order-free, call)
         self.bare = False
         self.exposed = False
 
@@ -175,7 +175,9 @@ class _References(cst.CSTVisitor):
             # is 3 either way, `array_contains(slice(xs, 1, 3), v)` is not; zipped lists pair up
             # only when collected side by side with no nulls (graph/zipped_lists.py).
             for name, _, call in self.calls[free_at + 1 :]:
-                if name in _POSITIONAL or (name == "arrays_zip" and not self._aligned(call)):
+                if name in _POSITIONAL or (
+                    name == "arrays_zip" and isinstance(call, cst.Call) and not self._aligned(call)
+                ):
                     self.exposed = True
                     return
             return
@@ -193,24 +195,30 @@ def _collected_rows_order_free(graph: StageGraph, collect: StageNode, column: st
     """`rows = ....collect()` read only by loops over its rows (`for r in rows`, comprehensions)
     that take `r.column` / `r["column"]` only into order-free summaries (`statistics.median`,
     `max`, `set`, `sorted`); the loop variable is otherwise read only for other columns."""
-    assign = next((a for a in graph.nodes_of(cst.Assign) if a.value is collect.call), None)
-    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    assign = next(
+        (a for a in graph.nodes_of(cst.Assign) if isinstance(a, cst.Assign) and a.value is collect.call), None
+    )
+    target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
+    if not isinstance(target, cst.Name):
         return False
-    rows = assign.targets[0].target.value
+    rows = target.value
     loops = {
         id(f.iter): f.target
         for f in [*graph.nodes_of(cst.For), *graph.nodes_of(cst.CompFor)]
-        if isinstance(f.iter, cst.Name) and f.iter.value == rows and isinstance(f.target, cst.Name)
+        if isinstance(f, (cst.For, cst.CompFor))
+        and isinstance(f.iter, cst.Name)
+        and f.iter.value == rows
+        and isinstance(f.target, cst.Name)
     }
     scopes = [*graph.nodes_of(cst.For), *graph.nodes_of(cst.ListComp), *graph.nodes_of(cst.SetComp)]
     scopes += [*graph.nodes_of(cst.DictComp), *graph.nodes_of(cst.GeneratorExp)]
     checked = 0
     for name in graph.nodes_of(cst.Name):
-        if name.value != rows or name is assign.targets[0].target:
+        if not isinstance(name, cst.Name) or name.value != rows or name is target:
             continue
         if id(name) not in loops:
             return False  # the list itself is kept, returned or read some other way
-        scope = next((s for s in scopes if _loop_of(s) is not None and _loop_of(s).iter is name), None)
+        scope = next((s for s in scopes if (loop := _loop_of(s)) is not None and loop.iter is name), None)
         if scope is None or not _row_reads_order_free(scope, loops[id(name)].value, column):
             return False
         checked += 1

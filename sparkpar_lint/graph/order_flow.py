@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sparkpar_lint.catalogue import OperatorSpec
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode, WindowSpecValue
 
 SORTS = frozenset({"establishes-total", "establishes-per-key", "sorts-within-partitions"})
@@ -74,14 +75,15 @@ def discarding_operation(graph: StageGraph, sort: StageNode) -> StageNode | None
     an operator we cannot judge, or simply ends: only a sort that is always discarded is wasted.
     """
     discarders = [_discarder_on_path(graph, sort, consumer) for consumer in graph.consumers(sort)]
-    if not discarders or any(d is None for d in discarders):
+    found = [d for d in discarders if d is not None]
+    if not discarders or len(found) < len(discarders):
         return None
-    return min(discarders, key=lambda n: n.id)
+    return min(found, key=lambda n: n.id)
 
 
 def _discarder_on_path(graph: StageGraph, sort: StageNode, node: StageNode) -> StageNode | None:
     spec = node.spec
-    if spec is None or _uses_order(node):
+    if spec is None or _uses_order(spec):
         return None
     if spec.order_effect in ("establishes-total", "establishes-per-key"):
         return node  # a later sort re-orders everything; the earlier one did nothing
@@ -92,14 +94,14 @@ def _discarder_on_path(graph: StageGraph, sort: StageNode, node: StageNode) -> S
     if any(_reshuffles(window, sort) for window in _windows(node)):
         return node
     consumers = graph.consumers(node)
-    found = [_discarder_on_path(graph, sort, consumer) for consumer in consumers]
-    if not found or any(f is None for f in found):
+    paths = [_discarder_on_path(graph, sort, consumer) for consumer in consumers]
+    found = [f for f in paths if f is not None]
+    if not paths or len(found) < len(paths):
         return None
     return min(found, key=lambda n: n.id)
 
 
-def _uses_order(node: StageNode) -> bool:
-    spec = node.spec
+def _uses_order(spec: OperatorSpec) -> bool:
     return bool(
         spec.order_requirement != "none"
         or spec.returns in _ORDER_KEEPING_RESULTS

@@ -106,7 +106,7 @@ class _Reads(cst.CSTVisitor):
             self.found.append((node, written, qualified))
 
 
-def _logged_only(function, calls: set[int]) -> set[int]:
+def _logged_only(function: cst.FunctionDef | cst.Lambda, calls: set[int]) -> set[int]:
     """The calls (by id) whose value only ever reaches print/logging, directly or through names."""
     if not calls:
         return set()
@@ -122,7 +122,7 @@ def _logged_only(function, calls: set[int]) -> set[int]:
                 tainted.add(target)
                 changed = True
     escaping = {name for name in tainted if name in uses.read_outside_logs}
-    logged = set()
+    logged: set[int] = set()
     for call_id in calls:
         targets = uses.target_of_read.get(call_id)
         if call_id in uses.inside_log:
@@ -132,7 +132,7 @@ def _logged_only(function, calls: set[int]) -> set[int]:
     return logged
 
 
-def _reaches(targets: set[str], assignments, escaping: set[str]) -> bool:
+def _reaches(targets: set[str], assignments: list[tuple[str, set[str]]], escaping: set[str]) -> bool:
     frontier, seen = set(targets), set()
     while frontier:
         name = frontier.pop()
@@ -179,7 +179,7 @@ class _Uses(cst.CSTVisitor):
         targets = [t.target for t in node.targets]
         if not all(isinstance(t, cst.Name) for t in targets):
             return True
-        names = {t.value for t in targets}
+        names = {t.value for t in targets if isinstance(t, cst.Name)}
         sources = names_in(node.value)
         self.assignments += [(name, sources) for name in names]
         for call in _calls_in(node.value):

@@ -30,9 +30,9 @@ def jdbc_query_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
     return None
 
 
-def _reader_options(call: cst.Call) -> dict:
+def _reader_options(call: cst.Call) -> dict[str, cst.BaseExpression | str | bytes | None]:
     """`.format(...)` and `.option(k, v)` calls on the way from the session to `load()`."""
-    found: dict = {}
+    found: dict[str, cst.BaseExpression | str | bytes | None] = {}
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
         method = receiver.func.attr.value
@@ -59,13 +59,13 @@ def _text(graph: StageGraph, expr: cst.BaseExpression, at: StageNode, depth: int
         for part in expr.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
-            else:
+            elif isinstance(part, cst.FormattedStringExpression):
                 inner = _text(graph, part.expression, at, depth + 1) if isinstance(part.expression, cst.Name) else None
                 parts.append(inner if inner is not None else _PLACEHOLDER)
         return "".join(parts)
     if isinstance(expr, cst.Name):
-        value = assigned_value(graph, expr, at)
-        return _text(graph, value, at, depth + 1) if value is not None and value is not expr else None
+        held = assigned_value(graph, expr, at)
+        return _text(graph, held, at, depth + 1) if held is not None and held is not expr else None
     return None
 
 
@@ -79,7 +79,9 @@ def _select_names(sql: str, subquery: bool) -> set[str] | None:
         return None
     if subquery:
         inner = tree.find(exp.Subquery)
-        tree = inner.this if inner is not None else None
+        if inner is None:
+            return None
+        tree = inner.this
     if not isinstance(tree, exp.Select):
         return None
     names = set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -34,7 +35,7 @@ def _render_graph(path: str, module: cst.Module, fmt: str, locate: Locate | None
     return {"rich": _rich, "mermaid": _mermaid, "dot": _dot, "json": _json}[fmt](graph, where)
 
 
-def node_properties(node: StageNode, where: tuple[int | None, Span] | None = None) -> dict:
+def node_properties(node: StageNode, where: tuple[int | None, Span] | None = None) -> dict[str, Any]:
     cell, span = where or (None, node.span)
     return {
         "id": node.id,
@@ -83,12 +84,12 @@ def _label(node: StageNode, where: tuple[int | None, Span]) -> str:
     return f"{node.method}{keys} {_line(where)}"
 
 
-def _json(graph: StageGraph, where: dict) -> str:
+def _json(graph: StageGraph, where: dict[int, tuple[int | None, Span]]) -> str:
     nodes = [node_properties(n, where[n.id]) for n in graph.nodes]
     return json.dumps({"path": graph.path, "nodes": nodes}, indent=2)
 
 
-def _mermaid(graph: StageGraph, where: dict) -> str:
+def _mermaid(graph: StageGraph, where: dict[int, tuple[int | None, Span]]) -> str:
     lines = ["flowchart LR"]
     for node in graph.nodes:
         label = f"{_label(node, where[node.id])}<br/>{node.state}, {node.selectivity}"
@@ -106,7 +107,7 @@ def _mermaid_text(text: str) -> str:
     return text.replace("<", "#lt;").replace(">", "#gt;").replace("#lt;br/#gt;", "<br/>")
 
 
-def _dot(graph: StageGraph, where: dict) -> str:
+def _dot(graph: StageGraph, where: dict[int, tuple[int | None, Span]]) -> str:
     lines = ["digraph stages {", "    rankdir=LR;", "    node [shape=box];"]
     for node in graph.nodes:
         label = f"{_dot_text(_label(node, where[node.id]))}\\n{_dot_text(f'{node.state}, {node.selectivity}')}"
@@ -123,14 +124,14 @@ def _dot_text(text: str) -> str:
     return visible(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _rich(graph: StageGraph, where: dict) -> str:
+def _rich(graph: StageGraph, where: dict[int, tuple[int | None, Span]]) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.tree import Tree
 
     # Paths and column names come from the checked tree: shown, never read as markup or controls.
     tree = Tree(f"[bold]{escape(path_text(graph.path))}[/bold]: {len(graph.nodes)} stages")
-    branches = {}
+    branches: dict[int, Tree] = {}
     for node in graph.nodes:
         props = node_properties(node, where[node.id])
         text = escape(

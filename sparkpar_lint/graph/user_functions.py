@@ -5,6 +5,7 @@ names it binds itself, how many rows it emits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -152,7 +153,7 @@ class _Mutations(cst.CSTVisitor):
         self.modules = modules
         self.found: list[tuple[str, cst.CSTNode]] = []
 
-    def _outer(self, name: cst.Name | None) -> bool:
+    def _outer(self, name: cst.Name | None) -> TypeGuard[cst.Name]:
         return name is not None and (name.value in self.declared_outer or name.value not in self.local)
 
     def _target(self, target: cst.BaseExpression, where: cst.CSTNode) -> None:
@@ -271,7 +272,7 @@ def _import_bindings(node: cst.Import) -> list[str]:
     """The names an `import` binds: `import a.b` binds `a`, `import a.b as c` binds `c`."""
     names = []
     for alias in node.names:
-        name = alias.asname.name if alias.asname else alias.name
+        name: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
         while isinstance(name, cst.Attribute):
             name = name.value
         if isinstance(name, cst.Name):

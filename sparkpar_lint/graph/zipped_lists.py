@@ -81,7 +81,7 @@ def _non_null(graph: StageGraph, node: StageNode, column: str) -> bool:
 
 
 def _tests_not_null(expr: cst.BaseExpression, column: str) -> bool:
-    found = []
+    found: list[cst.CSTNode] = []
     pattern = re.compile(rf"(?i)(^|[^\w`]){re.escape(column)}`?\s+is\s+not\s+null")
 
     class _Visitor(cst.CSTVisitor):

@@ -121,7 +121,9 @@ class ModuleSummary:
         data = json.loads(text)
         calls = [
             CallFacts(
-                c["target"], tuple(_arg_from(a) for a in c["args"]), tuple((k, _arg_from(a)) for k, a in c["kwargs"])
+                c["target"],
+                tuple(_arg_from(a) for a in c["args"]),
+                tuple((k, f) for k, a in c["kwargs"] if (f := _arg_from(a)) is not None),  # stored without Nones
             )
             for c in data["calls"]
         ]
@@ -365,12 +367,12 @@ class ProjectIndex:
         if name in summary.names:
             located = function_module(path, summary.names[name])
             inner = self.module(located[0]) if located is not None else None
-            if inner is not None and located[1] in inner.functions:
+            if located is not None and inner is not None and located[1] in inner.functions:
                 return inner.functions[located[1]], located[0]
         for star in summary.stars:
             source = module_file(path, star)
             inner = self.module(source) if source is not None else None
-            if inner is not None and name in inner.functions:
+            if source is not None and inner is not None and name in inner.functions:
                 return inner.functions[name], source
         return None
 

@@ -8,6 +8,7 @@ from textwrap import dedent
 
 import libcst as cst
 
+from sparkpar_lint.catalogue import OperatorSpec
 from sparkpar_lint.graph import combiner_pairs, combiners
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -293,21 +294,22 @@ class NonCommutativeCombiner(Rule):
         graph = ctx.graph
         for node in graph.nodes:
             if node.spec is not None and node.spec.function_role == "combiner" and node.call is not None:
-                yield from self._combiners(ctx, graph, node)
+                yield from self._combiners(ctx, graph, node, node.spec, node.call)
             yield from self._sql_folds(ctx, graph, node)
 
-    def _combiners(self, ctx, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
-        spec = node.spec
+    def _combiners(
+        self, ctx: RuleContext, graph: StageGraph, node: StageNode, spec: OperatorSpec, call: cst.Call
+    ) -> Iterator[Finding]:
         kinds = spec.combiner_kinds or ("merge",) * len(spec.functions)
-        positional = [a for a in node.call.args if a.keyword is None]
-        slots = [
+        positional = [a for a in call.args if a.keyword is None]
+        slots: list[tuple[int | str, str, cst.BaseExpression]] = [
             (index, kind, positional[index].value)
             for index, kind in zip(spec.functions, kinds)
             if index < len(positional)
         ]
         slots += [
             (a.keyword.value, KEYWORD_KINDS.get(a.keyword.value, ""), a.value)
-            for a in node.call.args
+            for a in call.args
             if a.keyword is not None
         ]
         alone = []
@@ -322,13 +324,22 @@ class NonCommutativeCombiner(Rule):
             yield from self._pair(
                 ctx,
                 node,
+                spec,
+                call,
                 {KEYWORD_KINDS.get(w, w) if isinstance(w, str) else k: node.function_slots.get(w) for w, k, _ in slots},
             )
 
-    def _pair(self, ctx, node: StageNode, by_kind: dict) -> Iterator[Finding]:
+    def _pair(
+        self,
+        ctx: RuleContext,
+        node: StageNode,
+        spec: OperatorSpec,
+        call: cst.Call,
+        by_kind: dict[str, UserFunction | None],
+    ) -> Iterator[Finding]:
         """Functions each fine alone that disagree with one another: one finding for the call."""
-        positional = [a.value for a in node.call.args if a.keyword is None]
-        keyword = {a.keyword.value: a.value for a in node.call.args if a.keyword is not None}
+        positional = [a.value for a in call.args if a.keyword is None]
+        keyword = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         seq, merge = by_kind.get(combiners.SEQ), by_kind.get(combiners.MERGE)
         if node.method == "fold":
             seq = merge
@@ -339,7 +350,7 @@ class NonCommutativeCombiner(Rule):
         if (zero is None) == (create is None):
             return
         verdict = combiner_pairs.pair_verdict(
-            zero, create.node if create else None, seq.node, merge.node, node.spec.returns == "driver"
+            zero, create.node if create else None, seq.node, merge.node, spec.returns == "driver"
         )
         if verdict.kind == combiners.UNSAFE:
             message = (
@@ -387,7 +398,7 @@ class NonCommutativeCombiner(Rule):
 
     def _finding(self, ctx, graph, method: str, expr, verdict: combiners.Verdict, call_site=None) -> Finding:
         span = graph.span_of(expr)
-        related = ()
+        related: tuple[RelatedLocation, ...] = ()
         if call_site is not None:
             # A helper got the combiner as a parameter: the call that passes it is at fault.
             related = (RelatedLocation(span, f"`{method}` in the helper applies it here"),)
@@ -436,6 +447,7 @@ _FIELDWISE = (cst.Add, cst.Multiply, cst.BitOr, cst.BitAnd)
 def _fieldwise_constructor(function) -> bool:
     """`Stats(a.n + b.n, max(a.top, b.top))`: a record built field by field, each field a sum,
     product, union, max or min of the same field of both sides."""
+    body: cst.BaseExpression | None
     if isinstance(function, cst.Lambda):
         body = function.body
     else:

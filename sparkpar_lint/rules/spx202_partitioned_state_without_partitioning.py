@@ -288,9 +288,9 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -
     the rows arrived sorted and the function depends on their order, the sort is kept per key
     (`sortWithinPartitions(key, *by)`); a sort right before is replaced by that.
     """
-    if node.call is None or receiver_of(node.call) is None:
+    receiver = receiver_of(node.call) if node.call is not None else None
+    if node.call is None or receiver is None:
         return None
-    receiver = receiver_of(node.call)
     frame = through_rdd(receiver)
     if key.startswith("["):
         if key != "[0]" or node.receiver != "RDD" or frame is not None:
@@ -303,22 +303,34 @@ def _fix(graph: StageGraph, node: StageNode, function: UserFunction, key: str) -
     description = f'hash-repartition by `{key}` (`repartition("{key}")`) before the partition function'
     before = frame if frame is not None else receiver
     order = _needed_order(graph, node, function, key)
-    if order:
-        sort = graph.node(node.input_order.established_by)
+    established = node.input_order.established_by  # set whenever `order` is
+    if order and established is not None:
+        sort = graph.node(established)
         sorted_by = [string(key), *(string(c) for c in order)]
-        replace = before is sort.call and receiver_of(sort.call) is not None and sort.method in ("orderBy", "sort")
+        replace = (
+            before is sort.call
+            and sort.call is not None
+            and receiver_of(sort.call) is not None
+            and sort.method in ("orderBy", "sort")
+        )
         build = partial(_per_key_sort, key, tuple(sorted_by), replace)
         return Fix(SAFE, description + ", sorted per key", ((node.call, wrap_receiver(build, skip_rdd=True)),))
-    if isinstance(before, cst.Call) and receiver_of(before) is not None and before.func.attr.value == "repartition":
+    if (
+        isinstance(before, cst.Call)
+        and isinstance(before.func, cst.Attribute)
+        and before.func.attr.value == "repartition"
+    ):
         return Fix(SAFE, description, ((node.call, partial(_rekey, key, frame is not None)),))
     return Fix(SAFE, description, ((node.call, insert_before("repartition", [string(key)], skip_rdd=True)),))
 
 
-def _per_key_sort(key: str, sorted_by: tuple, replace_sort: bool, frame: cst.BaseExpression) -> cst.Call:
+def _per_key_sort(
+    key: str, sorted_by: tuple[cst.BaseExpression, ...], replace_sort: bool, frame: cst.BaseExpression
+) -> cst.Call:
     """`frame.repartition(key).sortWithinPartitions(key, by)`; with `replace_sort`, the sort that
     ends `frame` (`x.orderBy(by)`) gives way to it."""
     if replace_sort:
-        frame = receiver_of(frame)
+        frame = _receiver(frame)
     return method_call(method_call(frame, "repartition", [string(key)]), "sortWithinPartitions", sorted_by)
 
 
@@ -336,9 +348,14 @@ def _needed_order(graph: StageGraph, node: StageNode, function: UserFunction, ke
 
 def _rekey(key: str, under_rdd: bool, call: cst.Call) -> cst.Call:
     """`x.repartition(16).op(...)` → `x.repartition(16, "key").op(...)` (also through `.rdd`)."""
-    receiver = receiver_of(call)
-    repartition = through_rdd(receiver) if under_rdd else receiver
+    receiver = _receiver(call)
+    repartition = cst.ensure_type(through_rdd(receiver) if under_rdd else receiver, cst.Call)
     counts = [a.value for a in repartition.args if isinstance(a.value, cst.Integer) and a.keyword is None]
-    rekeyed = method_call(receiver_of(repartition), "repartition", [*counts[:1], string(key)])
+    rekeyed = method_call(_receiver(repartition), "repartition", [*counts[:1], string(key)])
     new_receiver = receiver.with_changes(value=rekeyed) if under_rdd else rekeyed
     return call.with_changes(func=call.func.with_changes(value=new_receiver))
+
+
+def _receiver(call: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` of `x.op(...)`: the fix checked each call it rewrites is a method call."""
+    return cst.ensure_type(cst.ensure_type(call, cst.Call).func, cst.Attribute).value

@@ -7,7 +7,7 @@ from textwrap import dedent
 
 from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.rules.spx204_stateful_stream_without_watermark import stream_state_problems
+from sparkpar_lint.rules.spx204.problems import stream_state_problems
 
 
 class StreamStateWithoutEventTime(Rule):

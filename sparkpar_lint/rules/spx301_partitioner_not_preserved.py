@@ -3,7 +3,7 @@ the pair's key, so later keyed operators trust a stale partitioner."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from textwrap import dedent
 
 import libcst as cst
@@ -197,7 +197,7 @@ def _fix(node: StageNode) -> Fix | None:
     return Fix(SAFE, description, ((node.call, _without_flag),))
 
 
-def _unflagged(args) -> list[cst.Arg]:
+def _unflagged(args: Sequence[cst.Arg]) -> list[cst.Arg]:
     """The arguments but the flag, by keyword or in its position (the second)."""
     return [
         a

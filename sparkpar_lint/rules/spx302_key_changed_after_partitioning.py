@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from textwrap import dedent
 
+import libcst as cst
+
 from sparkpar_lint.edits.chain import drop_call, insert_before, receiver_of
 from sparkpar_lint.edits.code import string
-from sparkpar_lint.edits.model import SAFE, Fix
+from sparkpar_lint.edits.model import SAFE, Fix, Replacement
 from sparkpar_lint.graph.forwarding import changed_columns, stale_partitioning
 from sparkpar_lint.graph.partition_state import keyed_state
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -289,7 +291,7 @@ def _fix(graph: StageGraph, partitioner: StageNode, consumer: StageNode) -> Fix 
     if receiver_of(consumer.call) is None:
         return None
     moved = insert_before("repartition", [a.deep_clone() for a in partitioner.call.args], skip_rdd=True)
-    replacements = [(consumer.call, moved)]
+    replacements: list[tuple[cst.CSTNode, Replacement]] = [(consumer.call, moved)]
     path = [partitioner, *(n for n in graph.upstream(consumer) if n.id > partitioner.id)]
     if all(len(graph.consumers(n)) == 1 for n in path):
         replacements.append((partitioner.call, drop_call))

@@ -49,8 +49,9 @@ class _KeyWrites(cst.CSTVisitor):
                 self.found.append((arg.keyword.value, node))
             elif method == "rename" and isinstance(arg.value, cst.Dict):
                 for element in arg.value.elements:
-                    if isinstance(element, cst.DictElement) and _literal(element.key) in self.keys:
-                        self.found.append((_literal(element.key), node))
+                    renamed = _literal(element.key) if isinstance(element, cst.DictElement) else None
+                    if renamed is not None and renamed in self.keys:
+                        self.found.append((renamed, node))
 
 
 def rewritten_key(function: UserFunction, keys: tuple[str, ...]) -> tuple[str, cst.CSTNode] | None:
@@ -135,7 +136,7 @@ class KeyedFunctionChangesKey(Rule):
                     continue
                 rewritten = rewritten_key(function, node.keys)
                 consumer = relying_consumer(graph, node) if rewritten else None
-                if consumer is None:
+                if rewritten is None or consumer is None:
                     continue
                 key, where = rewritten
                 related = (

@@ -322,6 +322,8 @@ def _spec_start(graph: StageGraph, spec: WindowSpecValue) -> cst.Attribute | Non
         ):
             return call.func
         return None
+    if spec.span is None:
+        return None
     where = (spec.span.line, spec.span.column)
     for node, code_range in graph.positions.items():
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):

@@ -299,15 +299,21 @@ def _fix(graph: StageGraph, serial: StageNode, key: str) -> Fix | None:
 
 
 def _hash_by(key: str, call: cst.Call) -> cst.Call:
-    return method_call(receiver_of(call), "repartition", [string(key)])
+    return method_call(_method(call).value, "repartition", [string(key)])
 
 
 def _with_key_first(key: str, call: cst.Call) -> cst.Call:
-    return method_call(receiver_of(call), call.func.attr.value, [string(key), *call.args])
+    method = _method(call)
+    return method_call(method.value, method.attr.value, [string(key), *call.args])
 
 
 def _sort_per_key(key: str, call: cst.Call) -> cst.Call:
     """`x.orderBy(by).coalesce(1)` → `x.repartition(key).sortWithinPartitions(key, by)`."""
-    sort = receiver_of(call)
-    repartitioned = method_call(receiver_of(sort), "repartition", [string(key)])
+    sort = cst.ensure_type(_method(call).value, cst.Call)
+    repartitioned = method_call(_method(sort).value, "repartition", [string(key)])
     return method_call(repartitioned, "sortWithinPartitions", [string(key), *sort.args])
+
+
+def _method(call: cst.Call) -> cst.Attribute:
+    """`df.coalesce` of `df.coalesce(1)`: the fixes rewrite method calls of the serial region only."""
+    return cst.ensure_type(call.func, cst.Attribute)

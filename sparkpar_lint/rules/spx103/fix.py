@@ -26,6 +26,9 @@ from sparkpar_lint.model import NoFix
 # The module's functions by name, which the order checks follow into.
 _Helpers = dict[str, cst.FunctionDef]
 
+# A collected group's values read on the driver: the sort could go in several places.
+ON_DRIVER = NoFix("the values are read on the driver; where to sort them is the author's choice")
+
 
 def sorted_list_fix(listed: cst.CSTNode) -> Fix | NoFix:
     """`mapValues(lambda values: list(values))` or `mapValues(list)` → the values sorted by

@@ -7,27 +7,14 @@ from textwrap import dedent
 
 import libcst as cst
 
-from sparkpar_lint.edits.model import SAFE, Fix
+from sparkpar_lint.edits.model import SAFE
 from sparkpar_lint.graph.listed_groups import listed_in_arrival_order, listed_on_driver
-from sparkpar_lint.graph.order_sensitivity import (
-    GROUPS,
-    PAIR,
-    ROWS,
-    Data,
-    OrderDependence,
-    find_order_dependence,
-    parameter_kinds,
-)
-from sparkpar_lint.graph.passed_function import UserFunction
-from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
+from sparkpar_lint.graph.order_sensitivity import find_order_dependence
+from sparkpar_lint.model import Finding, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
-from sparkpar_lint.rules.spx103.fix import function_fix, sorted_list_fix
-
-# Roles whose function sees a whole group or partition (catalogue function_role).
-ORDERED_ROLES = frozenset(
-    {"group", "cogroup", "stateful-group", "stateful-processor", "partition", "partition-with-index"}
-)
+from sparkpar_lint.rules.spx103.fix import ON_DRIVER, function_fix, sorted_list_fix
+from sparkpar_lint.rules.spx103.messages import listed_in_arrival, read_on_driver, unordered_rows
+from sparkpar_lint.rules.spx103.parameters import parameter_data
 
 
 class OrderDependentGroupFunction(Rule):
@@ -831,90 +818,20 @@ class OrderDependentGroupFunction(Rule):
         helpers = {n.name.value: n for n in graph.definitions if isinstance(n, cst.FunctionDef)}
         for node in graph.nodes:
             for function in node.functions:
-                kinds = _kinds(graph, node, function)
+                kinds = parameter_data(graph, node, function)
                 if not kinds:
                     continue
                 dependence = find_order_dependence(function.node, kinds, node.keys, helpers)
                 if dependence is not None:
-                    yield self._finding(
-                        ctx, graph, node, function, dependence, function_fix(graph, node, function, kinds, helpers)
-                    )
+                    message, related = unordered_rows(node, function, dependence)
+                    fix = function_fix(graph, node, function, kinds, helpers)
+                    yield self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
             upstream = graph.input_of(node)  # where the groups come from: both finders need one
             listed = listed_in_arrival_order(graph, node)
             if listed is not None and upstream is not None:
-                yield self._listed_finding(ctx, graph, upstream, listed)
+                message, related = listed_in_arrival(upstream)
+                yield self.finding(ctx, graph.span_of(listed), message, related=related, fix=sorted_list_fix(listed))
             iterated = listed_on_driver(graph, node)
             if iterated is not None and upstream is not None:
-                yield self._driver_finding(ctx, graph, node, upstream, iterated)
-
-    def _listed_finding(self, ctx: RuleContext, graph: StageGraph, upstream: StageNode, listed: cst.CSTNode) -> Finding:
-        message = (
-            f"this lists each key's values in the order `{upstream.method}` delivered them, which changes "
-            "with partitioning, and the list goes straight into the result; sort them "
-            "(`mapValues(sorted)`) or keep them as a set if the order means nothing"
-        )
-        related = (RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),)
-        return self.finding(ctx, graph.span_of(listed), message, related=related, fix=sorted_list_fix(listed))
-
-    def _driver_finding(
-        self, ctx: RuleContext, graph: StageGraph, node: StageNode, upstream: StageNode, listed: cst.CSTNode
-    ) -> Finding:
-        message = (
-            f"this reads a collected group's values in the order `{upstream.method}` delivered them, "
-            "which changes with partitioning; sort them first (`sorted(values, key=...)`) or keep "
-            "them as a set if the order means nothing"
-        )
-        related = (
-            RelatedLocation(upstream.span, f"`{upstream.method}` gathers the values in arrival order"),
-            RelatedLocation(node.span, f"`{node.method}` brings the groups to the driver as they are"),
-        )
-        reason = NoFix("the values are read on the driver; where to sort them is the author's choice")
-        return self.finding(ctx, graph.span_of(listed), message, related=related, fix=reason)
-
-    def _finding(
-        self,
-        ctx: RuleContext,
-        graph: StageGraph,
-        node: StageNode,
-        function: UserFunction,
-        dependence: OrderDependence,
-        fix: Fix | NoFix,
-    ) -> Finding:
-        where = f" (in helper `{dependence.helper}`)" if dependence.helper else ""
-        message = (
-            f"{dependence.operation}{where}, so `{function.name}` depends on the order its rows arrive in, "
-            f"and `{node.method}` hands them over in whatever order the shuffle or partitioning delivers; "
-            "sort by a deterministic key (with a tie-breaker) at the top of the function"
-        )
-        related = (RelatedLocation(node.span, f"`{node.method}` runs `{function.name}` on unordered rows"),)
-        return self.finding(ctx, graph.span_of(dependence.node), message, related=related, fix=fix)
-
-
-def _kinds(graph: StageGraph, node: StageNode, function: UserFunction) -> dict[str, Data]:
-    """What the function's parameters hold, or {} when its rows carry no order to depend on."""
-    role = function.role
-    if role in ("partition", "partition-with-index") and node.input_order.kind in ("total", "per-key"):
-        return {}  # sorted upstream and not shuffled since: the partition's order is defined
-    if role in ("partition", "partition-with-index") and _sliced_driver_list(graph, node):
-        return {}  # `parallelize(list)` cuts the list into fixed slices, in list order
-    if role in ORDERED_ROLES:
-        return parameter_kinds(function.node, role, node.receiver)
-    source = graph.input_of(node)
-    if source is None or source.spec is None or not source.spec.produces_order_sensitive_groups:
-        return {}
-    cogrouped = source.method in ("cogroup", "groupWith")
-    if role == "value":
-        return parameter_kinds(function.node, "cogroup-value" if cogrouped else "value", node.receiver)
-    if role == "row":
-        kinds = parameter_kinds(function.node, "grouped-row", node.receiver)
-        return {name: Data(PAIR, inner=GROUPS if cogrouped else ROWS) for name in kinds}
-    return {}
-
-
-def _sliced_driver_list(graph: StageGraph, node: StageNode) -> bool:
-    """The partitions are slices of a driver-side list (`sc.parallelize(data, n)`) with no shuffle
-    since: their contents and order are the list's, the same on every run."""
-    if node.input_order.kind != "sequence":
-        return False
-    source = next((n for n in [node, *graph.upstream(node)] if n.spec is not None and n.spec.source), None)
-    return source is not None and source.method == "parallelize"
+                message, related = read_on_driver(node, upstream)
+                yield self.finding(ctx, graph.span_of(iterated), message, related=related, fix=ON_DRIVER)
