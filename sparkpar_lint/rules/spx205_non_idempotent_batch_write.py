@@ -529,6 +529,7 @@ def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
     """Ids of the calls in the functions and in the module's functions and methods they call, to a
     depth of three."""
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    inherited = _inherited(graph)
     calls: set[int] = set()
     bodies, done = list(functions), set()
     for _ in range(4):
@@ -542,8 +543,40 @@ def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
                 helper = _helper_called(call, helpers)
                 if helper is not None:
                     found.append(helper)
+                elif (base := _inherited_called(call, helpers, inherited)) is not None:
+                    # A base class's template method: the overrides it calls run the batch.
+                    found.extend(_overrides_reached(base, helpers, inherited))
         bodies = found
     return calls
+
+
+def _inherited(graph: StageGraph) -> dict:
+    """Methods the module's classes inherit from project classes of other modules, by name."""
+    found: dict = {}
+    for methods in graph.inherited.values():
+        for name, method in methods.items():
+            found.setdefault(name, method)
+    return found
+
+
+def _inherited_called(call: cst.Call, helpers: dict, inherited: dict):
+    """The inherited method's summary for `self.name(...)` when the module does not define `name`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self")) and func.attr.value not in helpers:
+        return inherited.get(func.attr.value)
+    return None
+
+
+def _overrides_reached(method, helpers: dict, inherited: dict, depth: int = 0) -> list[cst.FunctionDef]:
+    """The module's methods an inherited method calls through `self.`, through inherited ones too."""
+    found = []
+    for called in method.self_calls:
+        helper = helpers.get(called.method)
+        if helper is not None and is_bound_method(helper):
+            found.append(helper)
+        elif called.method in inherited and depth < 3:
+            found.extend(_overrides_reached(inherited[called.method], helpers, inherited, depth + 1))
+    return found
 
 
 def _fresh_names(graph: StageGraph, functions) -> tuple[set[int], set[str]]:
@@ -773,6 +806,7 @@ def _used_beyond_logging(
     column value); handed to a helper of the module, it counts only if the helper uses the
     parameter it lands in."""
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    inherited = _inherited(graph)
 
     class _Uses(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -788,10 +822,26 @@ def _used_beyond_logging(
         def visit_Parameters(self, node: cst.Parameters) -> bool:
             return False
 
+        # A keyword's name (`epoch_id=epoch_id`) and an attribute's (`self.epoch_id`) are not reads.
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
         def visit_Name(self, node: cst.Name) -> None:
             if node.value != name or any(_logs(c) or (stamped_only and _callee_name(c) == "lit") for c in self.calls):
                 return
-            passed = _passed_to_helper(self.calls[-1] if self.calls else None, node, helpers)
+            call = self.calls[-1] if self.calls else None
+            base = _inherited_called(call, helpers, inherited) if call is not None else None
+            if base is not None and depth < 3:
+                param = _parameter_of(call, node, base.params)
+                if param is None or _inherited_uses(graph, base, param, helpers, inherited, depth + 1):
+                    self.found = True
+                return
+            passed = _passed_to_helper(call, node, helpers)
             if passed is None or depth >= 3:
                 self.found = True
             elif _used_beyond_logging(graph, *passed, depth=depth + 1):
@@ -800,6 +850,46 @@ def _used_beyond_logging(
     uses = _Uses()
     function.body.visit(uses)
     return uses.found
+
+
+def _inherited_uses(graph: StageGraph, method, param: str, helpers: dict, inherited: dict, depth: int) -> bool:
+    """An inherited method reads `param` other than in a log call, itself or in the methods it
+    hands it to (the module's overrides, or other inherited methods)."""
+    if any(p == param and not any(_logging_name(c) for c in calls) for p, calls in method.reads):
+        return True
+    for called in method.self_calls:
+        targets = [i for i, a in enumerate(called.args) if a == param]
+        keywords = [k for k, a in called.kwargs if a == param]
+        if not targets and not keywords:
+            continue
+        helper = helpers.get(called.method)
+        if helper is not None and is_bound_method(helper):
+            names = parameter_names(helper)[1:]
+            landed = [names[i] for i in targets if i < len(names)] + [k for k in keywords if k in names]
+            if len(landed) < len(targets) + len(keywords):
+                return True  # into `*args` or a name the override does not take: unknown
+            if any(_used_beyond_logging(graph, helper, name, depth=depth) for name in landed):
+                return True
+        elif called.method in inherited and depth < 3:
+            base = inherited[called.method]
+            landed = [base.params[i] for i in targets if i < len(base.params)] + keywords
+            if any(_inherited_uses(graph, base, name, helpers, inherited, depth + 1) for name in landed):
+                return True
+        else:
+            return True  # a method nobody here defines: it may key on the id
+    return False
+
+
+def _parameter_of(call: cst.Call, name: cst.Name, params: tuple[str, ...]) -> str | None:
+    """The parameter (after `self`) a whole-argument name lands in; None when it is not one."""
+    positional = [a for a in call.args if a.keyword is None]
+    for arg in call.args:
+        if arg.value is name and not arg.star:
+            if arg.keyword is not None:
+                return arg.keyword.value if arg.keyword.value in params else None
+            position = positional.index(arg)
+            return params[position] if position < len(params) else None
+    return None
 
 
 def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
@@ -815,7 +905,10 @@ def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
 
 def _logs(call: cst.Call) -> bool:
     """A print or a logger call (`info`, `write_log`, `log_event`): it reports, it keys nothing."""
-    name = _callee_name(call)
+    return _logging_name(_callee_name(call))
+
+
+def _logging_name(name: str) -> bool:
     return name in _LOGGING or name.lower().startswith("log") or name.lower().endswith("_log")
 
 
