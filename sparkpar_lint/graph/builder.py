@@ -51,6 +51,7 @@ from sparkpar_lint.graph.values import (
 from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.model import Span
 from sparkpar_lint.project.constants import constant_value
+from sparkpar_lint.project.methods import inherited_methods
 from sparkpar_lint.sql import bridge as sql_bridge
 
 DATA_KINDS = frozenset({"DataFrame", "GroupedData", "CoGroupedData", "RDD", "DStream"})
@@ -218,6 +219,10 @@ class GraphBuilder:
             self.define_function(statement, scope)
         elif isinstance(statement, cst.ClassDef):
             self.graph.definitions.append(statement)
+            if self.project is not None and statement.bases:
+                found = inherited_methods(self.project, self.graph.path, statement, scope.imports.resolve_name)
+                if found:
+                    self.graph.inherited[statement.name.value] = found
             class_scope = Scope(scope, ImportTable(scope.imports))
             class_scope.is_class = True
             self.exec_block(statement.body.body, class_scope)

@@ -293,6 +293,9 @@ class StageGraph:
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
     function_returns: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # Methods the module's classes inherit from project classes of other modules: class name ->
+    # method name -> project.methods.MethodSummary (what the base method does with its parameters).
+    inherited: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
     # Calls of (possibly) project functions: (dotted name, args, kwargs) as graph.values.Value.
     outgoing_calls: list[tuple] = field(default_factory=list, repr=False, compare=False)
     # `[tool.sparkpar] unique-columns` (graph.declared_keys): "col" or "table.col".

@@ -24,8 +24,9 @@ import libcst as cst
 from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.project.constants import Literal, module_constants
 from sparkpar_lint.project.locate import function_module, module_file
+from sparkpar_lint.project.methods import MethodSummary, SelfCall, class_methods
 
-_FORMAT = "3"
+_FORMAT = "4"
 _MAX_MODULE_BYTES = 4 * 1024 * 1024  # larger modules are generated code, not helpers
 _DATA_KINDS = ("DataFrame", "GroupedData", "RDD", "DStream")
 
@@ -104,6 +105,8 @@ class ModuleSummary:
     names: dict[str, str] = field(default_factory=dict)
     # Top-level names set to a literal (`KEYS = ["id"]`): a star import or `%run` brings them along.
     constants: dict[str, Literal] = field(default_factory=dict)
+    # Top-level classes: their bound methods (a subclass in another module inherits them).
+    classes: dict[str, dict[str, MethodSummary]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -113,6 +116,7 @@ class ModuleSummary:
                 "stars": self.stars,
                 "names": self.names,
                 "constants": self.constants,
+                "classes": {k: {n: asdict(m) for n, m in ms.items()} for k, ms in self.classes.items()},
             }
         )
 
@@ -133,6 +137,7 @@ class ModuleSummary:
             list(data["stars"]),
             dict(data["names"]),
             dict(data["constants"]),
+            {k: {n: _method_from(m) for n, m in ms.items()} for k, ms in data["classes"].items()},
         )
 
     @staticmethod
@@ -156,6 +161,17 @@ class ModuleSummary:
                 combiners=tuple(CombinerUse(**c) for c in data["combiners"]),
             )
         return functions
+
+
+def _method_from(data: dict) -> MethodSummary:
+    return MethodSummary(
+        data["name"],
+        tuple(data["params"]),
+        tuple(
+            SelfCall(c["method"], tuple(c["args"]), tuple((k, v) for k, v in c["kwargs"])) for c in data["self_calls"]
+        ),
+        tuple((p, tuple(calls)) for p, calls in data["reads"]),
+    )
 
 
 def _arg_from(data: dict | None) -> ArgFacts | None:
@@ -187,6 +203,7 @@ def summarize(graph, module: cst.Module) -> ModuleSummary:
         summary.stars = list(graph.imports.star_modules)
         summary.names = {local: q for local, q in graph.imports.names.items() if q.startswith(".")}
     summary.constants = module_constants(module)
+    summary.classes = {s.name.value: class_methods(s) for s in module.body if isinstance(s, cst.ClassDef)}
     for target, args, kwargs in graph.outgoing_calls:
         facts = tuple(_arg_facts(graph, a) for a in args)
         named = tuple((k, f) for k, f in ((k, _arg_facts(graph, v)) for k, v in kwargs.items()) if f is not None)
@@ -375,6 +392,12 @@ class ProjectIndex:
             if source is not None and inner is not None and name in inner.functions:
                 return inner.functions[name], source
         return None
+
+    def class_methods(self, importer: str, qualified: str) -> dict[str, MethodSummary] | None:
+        """The methods of the project class `qualified` names (its own body, not its bases)."""
+        located = function_module(importer, qualified)
+        summary = self.module(located[0]) if located is not None else None
+        return summary.classes.get(located[1]) if summary is not None and located is not None else None
 
     def callers(self, path: str, name: str) -> list[CallFacts]:
         """Every call of function `name` of module `path` from the other modules of its project."""

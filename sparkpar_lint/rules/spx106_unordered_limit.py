@@ -44,6 +44,27 @@ class UnorderedLimit(Rule):
         "rows are unique on, or the whole row) or an RDD whose elements compare in Python"
     )
     VALID = [
+        # A pick whose size the code calls a sample size: any subset of that size is what is asked.
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def orphans(sample_size=1000):
+                    keys = spark.read.table("facts").groupBy("product_sk").count().limit(sample_size)
+                    return keys.join(spark.read.table("products"), "product_sk", "left_anti").count()
+                """)
+        ),
+        Valid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                class Scanner:
+                    sample_rows = 100
+                    def scan(self, table):
+                        picked = spark.read.table(table).join(spark.read.table("tags"), "id").limit(self.sample_rows)
+                        picked.write.mode("append").saveAsTable("audit.pii_scan")
+                """)
+        ),
         # Only counted: any 5 rows are 5 rows.
         Valid(
             dedent("""\
@@ -380,6 +401,32 @@ class UnorderedLimit(Rule):
         ),
     ]
     INVALID = [
+        # The near miss of the declared sample: nothing calls these 500 keys a sample.
+        Invalid(
+            dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def orphans(batch_size=500):
+                    keys = spark.read.table("facts").groupBy("product_sk").count().limit(batch_size)
+                    return keys.join(spark.read.table("products"), "product_sk", "left_anti").count()
+                """),
+            line=4,
+            column=67,
+            related_lines=(4,),
+            expected_fix=dedent("""\
+                from pyspark.sql import SparkSession, functions as F
+                spark = SparkSession.builder.getOrCreate()
+                def orphans(batch_size=500):
+                    keys = (
+                        spark.read.table("facts")
+                        .groupBy("product_sk")
+                        .count()
+                        .orderBy("product_sk")
+                        .limit(batch_size)
+                    )
+                    return keys.join(spark.read.table("products"), "product_sk", "left_anti").count()
+                """),
+        ),
         # The near miss: two of the up to eleven joined rows.
         Invalid(
             dedent("""\
@@ -835,6 +882,8 @@ class UnorderedLimit(Rule):
                 continue  # `display(df.limit(10))`, a SQL cell's `LIMIT 10`: a person glances at some rows
             if _size_only(graph, node):
                 continue  # `if df.head(1):`, `len(df.limit(5).collect())`: how many rows, never which
+            if _declared_sample(node):
+                continue  # `limit(sample_size)`: any rows of that many, by intent
             shuffle = unordering_shuffle(graph, node)
             if shuffle is not None:
                 yield self._finding(ctx, node, shuffle)
@@ -1010,6 +1059,21 @@ def _size_only(graph: StageGraph, node: StageNode) -> bool:
         return True
     consumers = graph.consumers(node)
     return bool(consumers) and all(c.call is not None and id(c.call) in sized for c in consumers)
+
+
+def _declared_sample(node: StageNode) -> bool:
+    """The count of rows to pick is a name calling it a sample size (`limit(sample_size)`,
+    `take(self.sample_rows)`): any subset of that size is what the author asked for, as with
+    `sample()` itself. (Rows merely bound to a name like `sample` are not: a first few rows kept as
+    "a sample" of a result still come out differently with partitioning.)"""
+    count = node.call.args[0].value if node.call is not None and node.call.args else None
+    if isinstance(count, cst.Attribute):
+        return _says_sample(count.attr.value)
+    return isinstance(count, cst.Name) and _says_sample(count.value)
+
+
+def _says_sample(name: str) -> bool:
+    return "sample" in name.lower()
 
 
 def _picks_rows_by_position(node: StageNode) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from sparkpar_lint.graph.assignments import resolved
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
@@ -228,8 +229,70 @@ class NonIdempotentBatchWrite(Rule):
                 orders.writeStream.foreachBatch(save).start()
                 """)
         ),
+        # Near misses of the replayed ForeachWriter: `open` skips an epoch the table already holds,
+        # or the insert is an upsert on the event's key.
+        Valid(
+            textwrap.dedent("""\
+                import psycopg2
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                class EventWriter:
+                    def open(self, partition_id, epoch_id):
+                        self.conn = psycopg2.connect("dbname=events")
+                        done = self.conn.cursor().execute("SELECT 1 FROM epochs WHERE p = %s AND e = %s", (partition_id, epoch_id))
+                        return done is None
+                    def process(self, row):
+                        self.conn.cursor().execute("INSERT INTO events VALUES (%s, %s)", (row.id, row.amount))
+                    def close(self, error):
+                        self.conn.commit()
+                spark.readStream.format("kafka").load().writeStream.foreach(EventWriter()).start()
+                """)
+        ),
+        Valid(
+            textwrap.dedent("""\
+                import psycopg2
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                class EventWriter:
+                    def open(self, partition_id, epoch_id):
+                        self.conn = psycopg2.connect("dbname=events")
+                        return True
+                    def process(self, row):
+                        self.conn.cursor().execute(
+                            "INSERT INTO events VALUES (%s, %s) ON CONFLICT (id) DO NOTHING", (row.id, row.amount)
+                        )
+                    def close(self, error):
+                        self.conn.commit()
+                spark.readStream.format("kafka").load().writeStream.foreach(EventWriter()).start()
+                """)
+        ),
     ]
     INVALID = [
+        # A ForeachWriter made by a factory: `open` ignores the epoch id, `process` inserts, so a
+        # replayed epoch or a retried task inserts its rows again.
+        Invalid(
+            textwrap.dedent("""\
+                import psycopg2
+                from pyspark.sql import SparkSession
+                spark = SparkSession.builder.getOrCreate()
+                def make_writer(dsn):
+                    class EventWriter:
+                        def open(self, partition_id, epoch_id):
+                            print(f"open {partition_id} {epoch_id}")
+                            self.conn = psycopg2.connect(dsn)
+                            return True
+                        def process(self, row):
+                            self.conn.cursor().execute("INSERT INTO events VALUES (%s, %s)", (row.id, row.amount))
+                        def close(self, error):
+                            self.conn.commit()
+                    return EventWriter()
+                writer = make_writer("dbname=events")
+                spark.readStream.format("kafka").load().writeStream.foreach(writer).start()
+                """),
+            line=16,
+            column=52,
+            related_lines=(5,),
+        ),
         # `@dp.foreach_batch_sink` makes the function a foreachBatch body: the append is replayed.
         Invalid(
             textwrap.dedent(
@@ -455,6 +518,20 @@ class NonIdempotentBatchWrite(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         graph = ctx.graph
         for node in graph.nodes:
+            writer = _replayed_writer(graph, node)
+            if writer is not None:
+                klass, push, foreach = writer
+                yield self.finding(
+                    ctx,
+                    LazySpan(graph, cst.ensure_type(foreach.func, cst.Attribute).attr, foreach),
+                    f"`foreach` hands each row to `{klass.name.value}`, whose `open` never checks the epoch id "
+                    f"and whose `{push}` pushes rows out: when Spark replays an epoch after a failure, or "
+                    "retries a task, the rows already sent are sent again. Return False from "
+                    "`open(partition_id, epoch_id)` for an epoch the target already holds, or make the "
+                    "write an upsert on a key",
+                    related=(RelatedLocation(LazySpan(graph, klass.name), f"`{klass.name.value}` is defined here"),),
+                )
+        for node in graph.nodes:
             if node.spec is None or node.spec.function_role != "batch":
                 continue
             functions = [f for f in node.functions if f.role == "batch"]
@@ -525,10 +602,83 @@ def _unkeyed_outputs(
             yield later, f"`{later.method}` pushes every row out"
 
 
+# Calls that push a ForeachWriter's rows to an outside system (a database cursor, a producer, an
+# HTTP or key-value client); SQL saying so makes the push an upsert.
+_WRITER_PUSHES = frozenset(
+    {
+        "execute",
+        "executemany",
+        "execute_batch",
+        "execute_values",
+        "insert_one",
+        "insert_many",
+        "send",
+        "produce",
+        "post",
+        "put_item",
+        "put_record",
+        "put_records",
+        "publish",
+    }
+)
+_UPSERT_SQL = re.compile(r"on\s+conflict|merge\s+into|upsert|replace\s+into|on\s+duplicate\s+key", re.IGNORECASE)
+
+
+def _replayed_writer(graph: StageGraph, node: StageNode) -> tuple[cst.ClassDef, str, cst.Call] | None:
+    """`writeStream.foreach(writer).start()` with a ForeachWriter class (`open`, `process`) whose `open`
+    does not use its epoch id beyond logging and whose methods push rows out with no upsert in
+    sight: (the class, the pushing call's name, the `foreach` call)."""
+    if node.receiver != "StreamWriter" or node.spec is None or not node.spec.sink or node.call is None:
+        return None
+    # Writer settings are not stages: read `.foreach(writer)` off the chain `start` is called on.
+    link = node.call.func.value if isinstance(node.call.func, cst.Attribute) else None
+    while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute) and link.func.attr.value != "foreach":
+        link = link.func.value
+    if not isinstance(link, cst.Call) or not link.args:
+        return None
+    klass = _writer_class(graph, link.args[0].value, node)
+    if klass is None:
+        return None
+    methods = {d.name.value: d for d in klass.body.body if isinstance(d, cst.FunctionDef)}
+    if "process" not in methods:
+        return None
+    opened = methods.get("open")
+    params = parameter_names(opened)[1:] if opened is not None else []
+    if opened is not None and (len(params) < 2 or _used_beyond_logging(graph, opened, params[1], depth=0)):
+        return None
+    if _UPSERT_SQL.search(cst.Module([]).code_for_node(klass)):
+        return None
+    push = next((c for c in m.findall(klass, m.Call()) if _callee_name(c) in _WRITER_PUSHES), None)
+    return (klass, _callee_name(push), link) if push is not None else None
+
+
+def _writer_class(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) -> cst.ClassDef | None:
+    """The class of the writer object: `Writer()`, or a name bound to it, or to a call of a module
+    function that returns `Writer()` (a factory defining the class inside)."""
+    classes = {d.name.value: d for d in graph.definitions if isinstance(d, cst.ClassDef)}
+    functions = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    if isinstance(expr, cst.Name):
+        expr = resolved(graph, expr, at) or expr
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+        return None
+    called = expr.func.value
+    if called in classes:
+        return classes[called]
+    factory = functions.get(called)
+    for returned in m.findall(factory, m.Return()) if factory is not None else ():
+        value = returned.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            inner = next((c for c in m.findall(factory, m.ClassDef()) if c.name.value == value.func.value), None)
+            if inner is not None:
+                return inner
+    return None
+
+
 def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
     """Ids of the calls in the functions and in the module's functions and methods they call, to a
     depth of three."""
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    inherited = _inherited(graph)
     calls: set[int] = set()
     bodies, done = list(functions), set()
     for _ in range(4):
@@ -542,8 +692,40 @@ def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
                 helper = _helper_called(call, helpers)
                 if helper is not None:
                     found.append(helper)
+                elif (base := _inherited_called(call, helpers, inherited)) is not None:
+                    # A base class's template method: the overrides it calls run the batch.
+                    found.extend(_overrides_reached(base, helpers, inherited))
         bodies = found
     return calls
+
+
+def _inherited(graph: StageGraph) -> dict:
+    """Methods the module's classes inherit from project classes of other modules, by name."""
+    found: dict = {}
+    for methods in graph.inherited.values():
+        for name, method in methods.items():
+            found.setdefault(name, method)
+    return found
+
+
+def _inherited_called(call: cst.Call, helpers: dict, inherited: dict):
+    """The inherited method's summary for `self.name(...)` when the module does not define `name`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self")) and func.attr.value not in helpers:
+        return inherited.get(func.attr.value)
+    return None
+
+
+def _overrides_reached(method, helpers: dict, inherited: dict, depth: int = 0) -> list[cst.FunctionDef]:
+    """The module's methods an inherited method calls through `self.`, through inherited ones too."""
+    found = []
+    for called in method.self_calls:
+        helper = helpers.get(called.method)
+        if helper is not None and is_bound_method(helper):
+            found.append(helper)
+        elif called.method in inherited and depth < 3:
+            found.extend(_overrides_reached(inherited[called.method], helpers, inherited, depth + 1))
+    return found
 
 
 def _fresh_names(graph: StageGraph, functions) -> tuple[set[int], set[str]]:
@@ -773,6 +955,7 @@ def _used_beyond_logging(
     column value); handed to a helper of the module, it counts only if the helper uses the
     parameter it lands in."""
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
+    inherited = _inherited(graph)
 
     class _Uses(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -788,10 +971,26 @@ def _used_beyond_logging(
         def visit_Parameters(self, node: cst.Parameters) -> bool:
             return False
 
+        # A keyword's name (`epoch_id=epoch_id`) and an attribute's (`self.epoch_id`) are not reads.
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
         def visit_Name(self, node: cst.Name) -> None:
             if node.value != name or any(_logs(c) or (stamped_only and _callee_name(c) == "lit") for c in self.calls):
                 return
-            passed = _passed_to_helper(self.calls[-1] if self.calls else None, node, helpers)
+            call = self.calls[-1] if self.calls else None
+            base = _inherited_called(call, helpers, inherited) if call is not None else None
+            if base is not None and depth < 3:
+                param = _parameter_of(call, node, base.params)
+                if param is None or _inherited_uses(graph, base, param, helpers, inherited, depth + 1):
+                    self.found = True
+                return
+            passed = _passed_to_helper(call, node, helpers)
             if passed is None or depth >= 3:
                 self.found = True
             elif _used_beyond_logging(graph, *passed, depth=depth + 1):
@@ -800,6 +999,46 @@ def _used_beyond_logging(
     uses = _Uses()
     function.body.visit(uses)
     return uses.found
+
+
+def _inherited_uses(graph: StageGraph, method, param: str, helpers: dict, inherited: dict, depth: int) -> bool:
+    """An inherited method reads `param` other than in a log call, itself or in the methods it
+    hands it to (the module's overrides, or other inherited methods)."""
+    if any(p == param and not any(_logging_name(c) for c in calls) for p, calls in method.reads):
+        return True
+    for called in method.self_calls:
+        targets = [i for i, a in enumerate(called.args) if a == param]
+        keywords = [k for k, a in called.kwargs if a == param]
+        if not targets and not keywords:
+            continue
+        helper = helpers.get(called.method)
+        if helper is not None and is_bound_method(helper):
+            names = parameter_names(helper)[1:]
+            landed = [names[i] for i in targets if i < len(names)] + [k for k in keywords if k in names]
+            if len(landed) < len(targets) + len(keywords):
+                return True  # into `*args` or a name the override does not take: unknown
+            if any(_used_beyond_logging(graph, helper, name, depth=depth) for name in landed):
+                return True
+        elif called.method in inherited and depth < 3:
+            base = inherited[called.method]
+            landed = [base.params[i] for i in targets if i < len(base.params)] + keywords
+            if any(_inherited_uses(graph, base, name, helpers, inherited, depth + 1) for name in landed):
+                return True
+        else:
+            return True  # a method nobody here defines: it may key on the id
+    return False
+
+
+def _parameter_of(call: cst.Call, name: cst.Name, params: tuple[str, ...]) -> str | None:
+    """The parameter (after `self`) a whole-argument name lands in; None when it is not one."""
+    positional = [a for a in call.args if a.keyword is None]
+    for arg in call.args:
+        if arg.value is name and not arg.star:
+            if arg.keyword is not None:
+                return arg.keyword.value if arg.keyword.value in params else None
+            position = positional.index(arg)
+            return params[position] if position < len(params) else None
+    return None
 
 
 def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
@@ -815,7 +1054,10 @@ def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
 
 def _logs(call: cst.Call) -> bool:
     """A print or a logger call (`info`, `write_log`, `log_event`): it reports, it keys nothing."""
-    name = _callee_name(call)
+    return _logging_name(_callee_name(call))
+
+
+def _logging_name(name: str) -> bool:
     return name in _LOGGING or name.lower().startswith("log") or name.lower().endswith("_log")
 
 

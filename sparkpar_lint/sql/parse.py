@@ -15,6 +15,7 @@ from functools import cached_property, lru_cache
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.databricks import Databricks
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
 
@@ -119,15 +120,31 @@ def parse(text: str) -> ParsedSql | None:
             # The tokens already read: a second tokenizing was a third of the parse.
             statements = spark.parser().parse(tokens, source)
         except Exception:  # noqa: BLE001 - sqlglot raises several error types; try statement by statement
-            source = _readable_statements(source, tokens, depths)
-            if not source.strip():
-                return None
-            tokens = spark.tokenize(source)
-            depths = _depths(tokens)
-            statements = spark.parser().parse(tokens, source)
+            read = _databricks(source)
+            if read is not None:
+                tokens, statements = read
+                depths = _depths(tokens)
+            else:
+                source = _readable_statements(source, tokens, depths)
+                if not source.strip():
+                    return None
+                tokens = spark.tokenize(source)
+                depths = _depths(tokens)
+                statements = spark.parser().parse(tokens, source)
     except Exception:  # noqa: BLE001 - unreadable SQL is skipped
         return None
     return ParsedSql(text, [s for s in statements if s is not None], tokens, depths, rewritable=source == text)
+
+
+def _databricks(source: str) -> tuple[list[Token], list[exp.Expr | None]] | None:
+    """The text read as Databricks SQL, a superset of Spark's: a notebook's `%sql` cell may use its
+    JSON paths (`info:vessel_name::STRING`), which Spark's grammar rejects. None if that fails too."""
+    databricks = Databricks()
+    try:
+        tokens = databricks.tokenize(source)
+        return tokens, list(databricks.parser().parse(tokens, source))
+    except Exception:  # noqa: BLE001 - sqlglot raises several error types
+        return None
 
 
 def _depths(tokens: list[Token]) -> list[int]:
