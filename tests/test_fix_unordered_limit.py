@@ -203,3 +203,15 @@ def test_sql_key_that_is_no_plain_output_column_gets_no_fix():
         'SELECT lower(page) AS page, n FROM p LIMIT 3")\n'
     )
     assert "unique on no columns" in _reason(outer)
+
+
+DISTINCT_PICK = HEAD + (
+    'def some_users(path):\n    return spark.read.parquet(path).select("user_id").distinct().limit(10)\n'
+)
+
+
+def test_a_pick_after_distinct_is_ordered_after_it_never_numbered_before_it():
+    # A sequence number taken before `distinct()` would make every row distinct: nothing removed.
+    fixed = _fixed(DISTINCT_PICK)
+    assert "_sparkpar_seq" not in fixed
+    assert fixed.index(".distinct()") < fixed.index(".orderBy(") < fixed.index(".limit(10)")

@@ -50,3 +50,26 @@ def test_the_fixed_pick_is_the_first_keys_under_every_partitioning(cluster_spark
     answers = [run(cluster_spark, job, seed) for seed in (None, 0, 1, 2, 3)]
     assert all(answer == answers[0] for answer in answers)
     assert sorted(answers[0]) == expected(job)
+
+
+DISTINCT_PICK = (
+    "from pyspark.sql import functions as F\n\n\n"
+    "def some_users(spark, path):\n"
+    '    return spark.read.parquet(path).select("user_id").distinct().limit(3)\n'
+)
+
+
+@pytest.mark.spark
+def test_the_fixed_pick_after_distinct_still_removes_duplicates(cluster_spark, tmp_path: Path):
+    outcome = fix_source("job.py", DISTINCT_PICK, {"SPX106"}, unsafe=True)
+    assert outcome.changed
+    namespace: dict = {}
+    exec(compile(outcome.fixed, "job.py", "exec"), namespace)
+    rows = [(user, visit) for user in ("a", "b", "c", "d", "e") for visit in range(4)]
+    answers = []
+    for n in (1, 3, 7):
+        path = str(tmp_path / f"events{n}")
+        cluster_spark.createDataFrame(rows, ["user_id", "visit"]).repartition(n).write.parquet(path)
+        answers.append([row.user_id for row in namespace["some_users"](cluster_spark, path).collect()])
+    assert answers[0] == ["a", "b", "c"]  # three distinct users, the first in the whole row's order
+    assert all(answer == answers[0] for answer in answers)

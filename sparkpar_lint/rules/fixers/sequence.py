@@ -47,6 +47,8 @@ def sequence_parts(
         return None
     if target is not consumer and len(graph.consumers(target)) != 1:
         return None  # the shuffled rows feed other statements too
+    if _whole_row_dedup(target):
+        return None  # a number on every row would make every row distinct: nothing deduplicated
     if target.call_site is not None or consumer.call_site is not None:
         return None  # inside a helper other callers share
     numbered, imports = column_function(like, "monotonically_increasing_id", [])
@@ -59,3 +61,10 @@ def _number(rows: cst.BaseExpression, numbered: cst.Call) -> cst.Call:
         func=cst.Attribute(value=rows, attr=cst.Name("withColumn")),
         args=[cst.Arg(string(SEQUENCE_COLUMN)), cst.Arg(numbered)],
     )
+
+
+def _whole_row_dedup(node: StageNode) -> bool:
+    """`distinct()` or `dropDuplicates()` over every column, which a sequence column would join."""
+    if node.method == "distinct":
+        return True
+    return node.method in ("dropDuplicates", "drop_duplicates") and node.call is not None and not node.call.args
