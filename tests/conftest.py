@@ -59,10 +59,11 @@ def pytest_collection_modifyitems(items):
     a worker's pytest-xdist reads the `xdist_group` marks in its own hook, and one run before this
     would find none (tests/test_xdist_groups.py).
 
-    pytest-xdist hands out work in collection order, so the long units go first: those groups and
-    the slow tests, then the other Spark tests, then the rest. In file order a group of several
-    minutes could start last and leave the other worker idle; started first, the many quick tests
-    fill in around them."""
+    pytest-xdist hands out work in collection order (addopts turns off its own reordering by group
+    size), so the long units go first: the slow groups (a pytest run with executor kills, a
+    cluster, a virtualenv; the longest ones), the other groups and the slow tests, then the other
+    Spark tests, then the rest. In file order a group of several minutes could start last and
+    leave the other worker idle; started first, the many quick tests fill in around them."""
     shared_modules = set()
     for item in items:
         module = item.nodeid.split("::", 1)[0]
@@ -76,9 +77,11 @@ def pytest_collection_modifyitems(items):
             shared_modules.add(module)
 
     def length(item) -> int:
-        if item.nodeid.split("::", 1)[0] in shared_modules or item.get_closest_marker("slow"):
-            return 0
-        return 1 if item.get_closest_marker("spark") else 2
+        grouped = item.nodeid.split("::", 1)[0] in shared_modules
+        slow = item.get_closest_marker("slow") is not None
+        if grouped or slow:
+            return 0 if grouped and slow else 1
+        return 2 if item.get_closest_marker("spark") else 3
 
     items.sort(key=length)
 

@@ -3,6 +3,7 @@ advice parses, names only what the job has (its imports, `spark`, the DataFrame 
 and partitions only by the job's columns or the job's own key expressions; and it runs on Spark."""
 
 import ast
+import functools
 import json
 from pathlib import Path
 
@@ -13,8 +14,15 @@ from sparkpar_lint.plan.command import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
+# A job's two tests run on one pytest-xdist worker, so the second reads the advice the first
+# computed (`_advice` keeps it): planning a job costs more than running its advice on Spark.
+PATHS = [
+    pytest.param(p, id=str(p.relative_to(ROOT)), marks=pytest.mark.xdist_group(f"advice:{p.relative_to(ROOT)}"))
+    for p in JOBS
+]
 
 
+@functools.cache
 def _advice(path: Path, *args: str) -> list[str] | None:
     result = CliRunner().invoke(plan, [str(path), "--format", "json", *args])
     if result.exit_code == 2:  # not a plannable job (no operators, not Python): said, not planned
@@ -72,7 +80,7 @@ def _python_source(path) -> str:
     return "\n".join(f"# {line}" if line.startswith(("%", "!")) else line for line in lines)
 
 
-@pytest.mark.parametrize("path", JOBS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", PATHS)
 def test_advice_is_valid_code_over_the_jobs_names(path):
     advice = _advice(path)
     if advice is None:
@@ -159,8 +167,43 @@ def _rows(types: dict[str, str]) -> list[tuple]:
     ]
 
 
+# Snippets already run on Spark in this process, keyed by what their run depends on: the code,
+# the columns of the rows it runs on, and the imports binding the names it reads. Most fixture
+# jobs get the same few snippets (`.repartition(2)` over one string column); the same code on the
+# same rows gives the same result, so a repeat is proven by the first run.
+_RAN_ON_SPARK: set[tuple] = set()
+
+
+def _imports_of(path: Path) -> list[ast.stmt]:
+    """The job's own pyspark imports: an expression key is written with the job's names (`F.date_trunc`)."""
+    tree = ast.parse(_python_source(path))
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("pyspark")
+        or isinstance(node, ast.Import)
+        and all(a.name.startswith("pyspark") for a in node.names)
+    ]
+
+
+def _run_key(snippets: list[str], types: dict[str, str], imports: list[ast.stmt]) -> tuple:
+    read = {
+        node.id
+        for snippet in snippets
+        for node in ast.walk(ast.parse(f"df{snippet}" if snippet.startswith(".") else snippet, mode="eval"))
+        if isinstance(node, ast.Name)
+    }
+    binding = sorted(
+        ast.unparse(node)
+        for node in imports
+        if any((alias.asname or alias.name).split(".")[0] in read for alias in node.names)
+    )
+    return tuple(snippets), tuple(types.items()), tuple(binding)
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("path", JOBS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", PATHS)
 def test_advice_runs_on_spark(cluster_spark, path):
     """Every snippet of every fixture job's advice, executed on Spark against rows with the columns
     it names: a `repartition` gives its count of partitions and keeps every row; a setting takes
@@ -169,18 +212,12 @@ def test_advice_runs_on_spark(cluster_spark, path):
     if not snippets:
         return  # not plannable, or advice in words only (a stateful stream's, an RDD job's)
     types = _columns(snippets)
+    imports = _imports_of(path)
+    key = _run_key(snippets, types, imports)
+    if key in _RAN_ON_SPARK:
+        return
     df = cluster_spark.createDataFrame(_rows(types), ", ".join(f"{name} {kind}" for name, kind in types.items()))
     namespace = {"df": df, "spark": cluster_spark}
-    # The job's own pyspark imports: an expression key is written with the job's names (`F.date_trunc`).
-    tree = ast.parse(_python_source(path))
-    imports = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        and (node.module or "").startswith("pyspark")
-        or isinstance(node, ast.Import)
-        and all(a.name.startswith("pyspark") for a in node.names)
-    ]
     exec(compile(ast.Module(imports, []), str(path), "exec"), namespace)  # noqa: S102 - the fixture's imports
     namespace["spark"] = cluster_spark
     before = cluster_spark.conf.get("spark.sql.shuffle.partitions")
@@ -197,6 +234,7 @@ def test_advice_runs_on_spark(cluster_spark, path):
                 assert df.groupBy(next(iter(types))).count().rdd.getNumPartitions() == partitions
     finally:
         cluster_spark.conf.set("spark.sql.shuffle.partitions", before)
+    _RAN_ON_SPARK.add(key)
 
 
 def test_a_rewrite_that_needs_no_profile_is_named_with_its_fix_command():

@@ -144,7 +144,9 @@ def with_determinism(project) -> subprocess.CompletedProcess:
         "--sparkpar-determinism",
         f"--sparkpar-seed={SEED}",
         f"--sparkpar-runs={RUNS}",
-        "--sparkpar-shrink-seconds=10",
+        # Enough to cut the inputs down (the first cut is not timed); the rest of the budget is
+        # hypothesis making a small input smaller, two Spark jobs a candidate.
+        "--sparkpar-shrink-seconds=3",
     )
 
 
@@ -191,6 +193,8 @@ def test_report_has_outputs_interleaving_replay_and_cause(with_determinism):
         "spark.sql.shuffle.partitions=",
         f"seed: {SEED}",
         f"pytest test_scenarios.py::test_bad_batch --sparkpar-determinism --sparkpar-seed={SEED} --sparkpar-runs={RUNS}",
+        "── input (minimal, shrunk by hypothesis)",
+        "rows (shrunk from 300)",
     ):
         assert expected in report, report
     # The plugin's own frames are not the story: no traceback into pytest_sparkpar.
