@@ -42,7 +42,7 @@ def _analyze(
     except cst.ParserSyntaxError as error:
         return [unparsable_finding(path, source, error)]
     with tree_kept_out_of_collection():
-        return analyze_module(path, source, module, rule_ids, settings)
+        return analyze_module(path, source, module, rule_ids, settings, release=True)
 
 
 def analyze_module(
@@ -51,8 +51,12 @@ def analyze_module(
     module: cst.Module,
     rule_ids: Collection[str] | None = None,
     settings: AnalysisSettings | None = None,
+    *,
+    release: bool = False,
 ) -> list[Finding]:
-    """Findings on an already parsed module; their fixes replace nodes of this very module."""
+    """Findings on an already parsed module; their fixes replace nodes of this very module.
+    `release`: for a caller that drops the fixes, the graphs are emptied once the findings are
+    out (StageGraph.release)."""
     settings = settings or AnalysisSettings()
     project = (
         ProjectIndex(Path(settings.summary_dir) if settings.summary_dir else None) if settings.cross_file else None
@@ -64,10 +68,16 @@ def analyze_module(
     # bound to what those callers pass.
     spans = [f.span for f in findings] + awaiting
     wanted = _functions_holding(graph, source, module, spans) if project is not None else frozenset()
+    built = [graph]
     if wanted:
         # The same module: the positions already resolved serve the second graph too.
         graph, findings, _ = _run_rules(path, source, module, rule_ids, settings, project, wanted, graph.positions)
-    return sorted(at_imported_calls(graph, findings), key=Finding.sort_key)
+        built.append(graph)
+    findings = sorted(at_imported_calls(graph, findings), key=Finding.sort_key)
+    if release:
+        for each in built:
+            each.release()
+    return findings
 
 
 def _run_rules(

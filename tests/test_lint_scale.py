@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 
+import libcst as cst
 import pytest
 
 from samples import BAD_JOB, GOOD_JOB
@@ -35,34 +35,38 @@ def project(root, packages: int, files: int) -> list[str]:
     return paths
 
 
-def live_graphs() -> int:
-    return sum(1 for o in gc.get_objects() if type(o).__name__ == "StageGraph")
+def live_trees() -> int:
+    return sum(1 for o in gc.get_objects() if type(o) in (StageGraph, cst.Module))
+
+
+# A top-level function with a finding inside: its module is analysed twice (the second time with
+# the callers' facts), and its scope holds the function's value, which holds the scope.
+HELPER_JOB = """\
+from pyspark.sql import functions as F
+
+
+def latest(df):
+    return df.orderBy("ts").groupBy("k").agg(F.first("v"))
+"""
 
 
 def test_a_worker_frees_the_trees_of_files_it_linted(tmp_path, monkeypatch, request):
-    # Each tree is cyclic garbage the collector's own trigger never reaches (see parsing.py), so
-    # without the collection every graph of every file stays alive in a worker.
-    paths = project(tmp_path, 1, 80)
-    lint(paths.pop())  # imports the analysis: allocations that are not one tree's
-    thresholds = gc.get_threshold()
-    request.addfinalizer(lambda: gc.set_threshold(*thresholds))
-    parsing.full_passes_between_files()  # as in a worker: no full pass but ours
-    monkeypatch.setattr(parsing, "_next_collection", [sys.getallocatedblocks() + 20_000])
-    before = live_graphs()
-    full_passes = gc.get_stats()[2]["collections"]
-    for n, path in enumerate(paths):  # noqa: B007 (n: where the loop stopped)
+    # Scopes and graphs are emptied once a lint has its findings, so no reference cycle keeps a
+    # tree: each goes with its last reference, where a worker kept every tree it had linted
+    # until a full pass of the collector walked them all.
+    paths = project(tmp_path, 1, 12)
+    for n in range(4):
+        (tmp_path / "pkg0" / f"helper_{n}.py").write_text(HELPER_JOB)
+        paths.append(str(tmp_path / "pkg0" / f"helper_{n}.py"))
+    lint(paths.pop(0))  # imports the analysis: allocations that are not one tree's
+    monkeypatch.setattr(parsing, "_next_collection", [2**62])  # no collection between files
+    gc.collect()
+    before = live_trees()
+    gc.disable()
+    request.addfinalizer(gc.enable)
+    for path in paths:
         lint(path)
-        if gc.get_stats()[2]["collections"] > full_passes:
-            break
-    else:
-        pytest.fail("no full collection while the trees of 80 files piled up")
-    assert n > 0 and live_graphs() - before <= 1
-    # The next pass waits until the blocks in use have doubled: not one per file, which tripled
-    # the analysis's CPU.
-    full_passes = gc.get_stats()[2]["collections"]
-    for path in paths[n + 1 :][:20]:
-        lint(path)
-    assert gc.get_stats()[2]["collections"] == full_passes
+    assert live_trees() - before <= 1  # edits.alias keeps the last module it was asked about
 
 
 def lint(path: str) -> None:

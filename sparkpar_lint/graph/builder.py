@@ -184,11 +184,13 @@ class GraphBuilder:
         # Temp views registered so far (lower-cased name -> node id, read as a stream?): SQL
         # reading one continues it.
         self.views: dict[str, tuple[int, bool]] = {}
+        # Every scope made, emptied once the graph is built (see `build`).
+        self.scopes: list[Scope] = []
 
     # ---------------------------------------------------------------- driver
 
     def build(self) -> StageGraph:
-        scope = Scope(None, ImportTable())
+        scope = self.scope(None, ImportTable())
         self.exec_block(self.module.body, scope)
         while self.pending:
             function, defined_in = self.pending.pop(0)
@@ -200,7 +202,16 @@ class GraphBuilder:
                 if defined_in is scope:
                     self.graph.function_returns[function.name.value] = returned
         self.graph.imports = scope.imports
+        # A scope holds its functions' values and they hold the scope: emptied, the module's
+        # tree is freed as soon as the last reference goes, not by a full collector pass.
+        for made in self.scopes:
+            made.variables.clear()
         return self.graph
+
+    def scope(self, parent: Scope | None, imports: ImportTable) -> Scope:
+        made = Scope(parent, imports)
+        self.scopes.append(made)
+        return made
 
     def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> Span:
         return LazySpan(self.graph, node, end_node)
@@ -223,7 +234,7 @@ class GraphBuilder:
                 found = inherited_methods(self.project, self.graph.path, statement, scope.imports.resolve_name)
                 if found:
                     self.graph.inherited[statement.name.value] = found
-            class_scope = Scope(scope, ImportTable(scope.imports))
+            class_scope = self.scope(scope, ImportTable(scope.imports))
             class_scope.is_class = True
             self.exec_block(statement.body.body, class_scope)
             # A module's own class is not Spark: its instances must not be guessed as DataFrames.
@@ -357,7 +368,7 @@ class GraphBuilder:
 
     def run_function(self, function, defined_in: Scope, args: list[Value], kwargs: dict) -> Value:
         """Evaluate a def or lambda with its parameters bound; the value it returns."""
-        scope = Scope(defined_in, ImportTable(defined_in.imports))
+        scope = self.scope(defined_in, ImportTable(defined_in.imports))
         names = parameter_names(function)
         params = function.params
         annotated = {p.name.value: p.annotation for p in params.params if p.annotation is not None}
@@ -846,7 +857,7 @@ class GraphBuilder:
         return DictValue(tuple(items))
 
     def ev_ListComp(self, expr: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
-        inner = Scope(scope, scope.imports)
+        inner = self.scope(scope, scope.imports)
         comprehension = expr.for_in
         while comprehension is not None:
             iterated = self.ev(comprehension.iter, inner)

@@ -311,6 +311,18 @@ class StageGraph:
             self._positions = self.position_source() if self.position_source else {}
         return self._positions
 
+    def release(self) -> None:
+        """Empty what the rules read, keeping what places a span: once a lint has its findings
+        (their fixes dropped), the stages' spans no longer point back at the graph through the
+        stages, so the module's tree is freed as soon as the findings go, not by a full pass of
+        the collector over every tree a worker has linted."""
+        self.nodes, self.window_specs, self.user_functions, self.definitions = [], [], [], []
+        self.previewed_args, self.size_read, self.training_inputs = set(), set(), set()
+        self.sql_results, self.shared_variables, self.function_returns = {}, {}, {}
+        self.outgoing_calls, self.imports = [], None
+        self._consumer_index = self._call_index = None
+        self._derived = {}
+
     def nodes_of(self, kind: type) -> list[cst.CSTNode]:
         """The module's CST nodes of exactly this type, in file order, without placing them all."""
         positions = self.positions

@@ -536,7 +536,10 @@ def _compute(path: str, data: bytes, project: ProjectIndex | None = None) -> Mod
 
     def work() -> ModuleSummary:
         module = parse_module(_python_text(path, data))
-        return summarize(build_graph(module, path, project), module)
+        graph = build_graph(module, path, project)
+        summary = summarize(graph, module)
+        graph.release()  # its tree freed now, not by a full collector pass
+        return summary
 
     try:
         return with_deep_stack(work)
