@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import re
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import fields
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata import BaseMetadataProvider, CodePosition, CodeRange
 from libcst.metadata.position_provider import (
     PositionProvider,
     PositionProvidingCodegenState,
@@ -32,24 +32,25 @@ _LAST_NEWLINE = re.compile(r"(?:\r\n?|\n)\Z")
 # do not start a line.
 
 
-class Positions(Mapping):
+class Positions(Mapping[cst.CSTNode, CodeRange]):
     """`positions[node]` is the node's `CodeRange`, computed on first use."""
 
     def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self._module = module
         self._source = source
-        self._ranges: dict[cst.CSTNode, CodeRange] = {}
+        self._ranges: MutableMapping[cst.CSTNode, CodeRange] = {}
         # id(node) -> index into _units (-1: outside every statement), for the nodes walked so far
         self._unit_of: dict[int, int] = {}
         self._units: list[tuple[cst.CSTNode, tuple[str, ...], int]] = []  # statement, indents, ast index
-        self._unit_ranges: dict[int, tuple[dict, int]] = {}  # unit -> its nodes' ranges, lines to add
+        # unit -> its nodes' ranges, lines to add
+        self._unit_ranges: dict[int, tuple[MutableMapping[cst.CSTNode, CodeRange], int]] = {}
         self._failed: set[int] = set()
         self._walk = self._statements()
         self._starts: list[int] | None = None  # ast statements' first lines, in file order
         self._functions: list[tuple[str, int, int]] | None = None  # see top_level_functions
         self._line_offsets: list[int] | None = None
         self._whole = False
-        self._by_type: dict[type, list] | None = None
+        self._by_type: dict[type, list[cst.CSTNode]] | None = None
         self._trivia_indexed = False
 
     # ----------------------------------------------------------------- Mapping
@@ -82,7 +83,7 @@ class Positions(Mapping):
         self._generate_whole()
         return len(self._ranges)
 
-    def nodes_of(self, kind: type) -> list:
+    def nodes_of(self, kind: type) -> list[cst.CSTNode]:
         """Every node of exactly this type in the module, in file order (one walk, kept; it
         passes over whitespace, brackets and punctuation unless one of those is asked for)."""
         if issubclass(kind, _TRIVIA):
@@ -129,20 +130,22 @@ class Positions(Mapping):
             node, unit, indents = stack.pop()
             code_fields, all_fields, role = _kind(type(node))
             if role:
-                if role & _IF and type(node.orelse) is cst.If:
-                    elifs.add(id(node.orelse))
+                # The role flags stand for the node's exact type (see _kind), hence the casts.
+                if role & _IF and type(orelse := typing.cast(cst.If, node).orelse) is cst.If:
+                    elifs.add(id(orelse))
                 if id(node) in elifs:
                     count += 1  # an `elif` is generated only as part of its `if` (alone it says `if`)
                 elif role & _UNIT:
                     unit, units = units, units + 1
                     if not trivia:
                         self._units.append((node, indents, count))
-                    count += len(node.body) if role & _LINE else 1
+                    count += len(typing.cast(cst.SimpleStatementLine, node).body) if role & _LINE else 1
                     yield
                 elif role & _SUITE:
-                    count += len(node.body)
+                    count += len(typing.cast(cst.SimpleStatementSuite, node).body)
                 if role & _INDENTS:
-                    indents = (*indents, default_indent if node.indent is None else node.indent)
+                    indent = typing.cast("cst.IndentedBlock | cst.Match", node).indent
+                    indents = (*indents, default_indent if indent is None else indent)
             unit_of[id(node)] = unit
             for name in reversed(all_fields if trivia else code_fields):
                 value = getattr(node, name)
@@ -172,7 +175,7 @@ class Positions(Mapping):
         )
         state.indent_tokens = list(indents)
         statement._codegen(state)
-        ranges = provider._computed
+        ranges = _computed(provider)
         shift = starts[index] - ranges[statement].start.line
         if not self._matches_source("".join(state.tokens), 1 + shift):
             return False
@@ -192,7 +195,7 @@ class Positions(Mapping):
             provider=provider,
         )
         self._module._codegen(state)
-        self._ranges = provider._computed
+        self._ranges = _computed(provider)
 
     def _text(self) -> str:
         if self._source is None:
@@ -237,6 +240,8 @@ class _PlacingState(PositionProvidingCodegenState):
     manager, a regex split of each token and position objects nobody reads than on the code."""
 
     __slots__ = ()
+    # before_codegen below pushes (line, column), not the CodePosition LibCST declares.
+    _stack: list[tuple[int, int]]  # type: ignore[assignment]
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -245,7 +250,7 @@ class _PlacingState(PositionProvidingCodegenState):
             self.column += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append((self.line, self.column))  # type: ignore[arg-type]
+        self._stack.append((self.line, self.column))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
@@ -274,7 +279,7 @@ class _Syntactic:
 
     def __exit__(self, *exception: object) -> None:
         state = self.state
-        computed = state.provider._computed
+        computed = _computed(state.provider)
         start = computed[self.start_node].start if self.start_node is not None else CodePosition(*self.start)
         end = computed[self.end_node].end if self.end_node is not None else CodePosition(state.line, state.column)
         computed[self.node] = CodeRange(start, end)
@@ -284,7 +289,7 @@ def walk(node: cst.CSTNode, trivia: bool = True) -> Iterator[cst.CSTNode]:
     """`node` and everything under it, in file order; without `trivia`, not the subtrees of
     whitespace, comment, bracket and punctuation fields (a third of a module's nodes)."""
     stack = [node]
-    which = 1 if trivia else 0
+    which: typing.Literal[0, 1] = 1 if trivia else 0
     while stack:
         current = stack.pop()
         yield current
@@ -382,13 +387,18 @@ def functions_with_parameters(tree: ast.Module) -> list[tuple[str, int, int]]:
     ]
 
 
-def _ast_statements(body: list) -> Iterator[ast.stmt]:
+def _ast_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements in file order, nested ones after the statement holding them."""
     for statement in body:
         yield statement
         for name in ("body", "handlers", "orelse", "finalbody", "cases"):
             for part in getattr(statement, name, ()):
                 yield from _ast_statements([part] if isinstance(part, ast.stmt) else part.body)
+
+
+def _computed(provider: BaseMetadataProvider[CodeRange]) -> MutableMapping[cst.CSTNode, CodeRange]:
+    # _PlacingState stores a CodeRange, never a lazy value, for every node it places.
+    return typing.cast("MutableMapping[cst.CSTNode, CodeRange]", provider._computed)
 
 
 def _moved(where: CodeRange, lines: int) -> CodeRange:
