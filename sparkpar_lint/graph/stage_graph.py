@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
 from sparkpar_lint.graph.passed_function import UserFunction
+from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.user_functions import mutated_outer_names
 from sparkpar_lint.model import Span
 
@@ -26,19 +28,22 @@ class LazySpan(Span):
     Equal, hashed and ordered like the plain Span with the same numbers; pickles as one.
     """
 
+    _where: tuple[StageGraph, cst.CSTNode, cst.CSTNode | None]
+
     def __init__(self, graph: StageGraph, start: cst.CSTNode, end: cst.CSTNode | None = None) -> None:
         object.__setattr__(self, "_where", (graph, start, end))
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> int:
         if name not in ("line", "column", "end_line", "end_column"):
             raise AttributeError(name)
         graph, start, end = self._where
         first, last = graph.positions[start].start, graph.positions[end or start].end
-        for field_name, value in zip(
-            ("line", "column", "end_line", "end_column"), (first.line, first.column, last.line, last.column)
-        ):
+        numbers = dict(
+            zip(("line", "column", "end_line", "end_column"), (first.line, first.column, last.line, last.column))
+        )
+        for field_name, value in numbers.items():
             object.__setattr__(self, field_name, value)
-        return getattr(self, name)
+        return numbers[name]
 
     def plain(self) -> Span:
         return Span(self.line, self.column, self.end_line, self.end_column)
@@ -49,7 +54,7 @@ class LazySpan(Span):
         where = self.__dict__.get("_where")
         return where[1] if where is not None and where[2] is None else None
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Span], tuple[int, int, int, int]]:
         return (Span, (self.line, self.column, self.end_line, self.end_column))
 
     def __repr__(self) -> str:
@@ -58,19 +63,19 @@ class LazySpan(Span):
     def __hash__(self) -> int:
         return hash(self.plain())
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.plain() == (other.plain() if isinstance(other, LazySpan) else other)
 
-    def __lt__(self, other):
+    def __lt__(self, other: Span) -> bool:
         return self.plain() < (other.plain() if isinstance(other, LazySpan) else other)
 
-    def __le__(self, other):
+    def __le__(self, other: Span) -> bool:
         return self.plain() <= (other.plain() if isinstance(other, LazySpan) else other)
 
-    def __gt__(self, other):
+    def __gt__(self, other: Span) -> bool:
         return self.plain() > (other.plain() if isinstance(other, LazySpan) else other)
 
-    def __ge__(self, other):
+    def __ge__(self, other: Span) -> bool:
         return self.plain() >= (other.plain() if isinstance(other, LazySpan) else other)
 
 
@@ -277,8 +282,8 @@ class StageGraph:
     # ids of driver results read only for how many rows they hold: `len(x)`, `bool(x)`, `if x:`.
     size_read: set[int] = field(default_factory=set, repr=False, compare=False)
     # Makes the LibCST positions of the CST nodes; see `positions`.
-    position_source: Callable[[], Mapping] | None = field(default=None, repr=False)
-    _positions: Mapping | None = field(default=None, repr=False)
+    position_source: Callable[[], Mapping[cst.CSTNode, CodeRange]] | None = field(default=None, repr=False)
+    _positions: Mapping[cst.CSTNode, CodeRange] | None = field(default=None, repr=False)
     # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
     # accumulator from a task is the sanctioned way to count, unlike a captured container.
     shared_variables: dict[str, str] = field(default_factory=dict)
@@ -287,8 +292,8 @@ class StageGraph:
     imports: object = field(default=None, repr=False)
     # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
     training_inputs: set[int] = field(default_factory=set)
-    _consumer_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
-    _call_index: tuple[int, dict] | None = field(default=None, repr=False, compare=False)
+    _consumer_index: tuple[int, dict[int, list[StageNode]]] | None = field(default=None, repr=False, compare=False)
+    _call_index: tuple[int, dict[int, list[StageNode]]] | None = field(default=None, repr=False, compare=False)
     _derived: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)
     # What each top-level def returns when analysed on its own (graph.values.Value), by name: the
     # module's summary for the modules importing it (sparkpar_lint.project).
@@ -297,14 +302,14 @@ class StageGraph:
     # method name -> project.methods.MethodSummary (what the base method does with its parameters).
     inherited: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
     # Calls of (possibly) project functions: (dotted name, args, kwargs) as graph.values.Value.
-    outgoing_calls: list[tuple] = field(default_factory=list, repr=False, compare=False)
+    outgoing_calls: list[tuple[str, list[Any], dict[str, Any]]] = field(default_factory=list, repr=False, compare=False)
     # `[tool.sparkpar] unique-columns` (graph.declared_keys): "col" or "table.col".
     unique_columns: tuple[str, ...] = ()
     # The module the graph was built from, for fixes that rewrite around a stage's statement.
     module: cst.Module | None = field(default=None, repr=False, compare=False)
 
     @property
-    def positions(self) -> Mapping:
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         """LibCST positions of the module's CST nodes (graph.positions.Positions: each computed
         when first asked for; iterating them all costs about three parses)."""
         if self._positions is None:
@@ -326,7 +331,7 @@ class StageGraph:
     def nodes_of(self, kind: type) -> list[cst.CSTNode]:
         """The module's CST nodes of exactly this type, in file order, without placing them all."""
         positions = self.positions
-        if hasattr(positions, "nodes_of"):
+        if isinstance(positions, Positions):
             return positions.nodes_of(kind)
         return [node for node in positions if type(node) is kind]
 
@@ -334,7 +339,7 @@ class StageGraph:
         """The innermost statement holding `node`, when the positions can tell without placing
         every node (None otherwise)."""
         positions = self.positions
-        return positions.statement_of(node) if hasattr(positions, "statement_of") else None
+        return positions.statement_of(node) if isinstance(positions, Positions) else None
 
     def span_of(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]
@@ -416,4 +421,4 @@ class StageGraph:
         if kept is None or kept[0] != len(self.nodes):
             kept = (len(self.nodes), compute(self))
             self._derived[name] = kept
-        return kept[1]  # type: ignore[no-any-return]
+        return kept[1]

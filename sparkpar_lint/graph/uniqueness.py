@@ -16,6 +16,7 @@ know", which the rules treat as "could tie".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -99,8 +100,8 @@ def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
             names.add(name)
         return names
     if node.method == "createDataFrame" and call is not None:
-        names = literal_names(_argument(call, 1, "schema"))
-        return set(names) if names else None
+        schema = literal_names(_argument(call, 1, "schema"))
+        return set(schema) if schema else None
     if node.method in ("withColumn", "withColumnRenamed") and call is not None and call.args:
         before = _input_columns(graph, node)
         added = literal_names(call.args[1 if node.method == "withColumnRenamed" else 0].value)
@@ -142,7 +143,8 @@ def _output_name(expr: cst.BaseExpression) -> str | None:
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value in ("alias", "name")
     ):
-        return (literal_names(expr.args[0].value) or [None])[0] if expr.args else None
+        names = literal_names(expr.args[0].value) if expr.args else None
+        return names[0] if names else None
     return None
 
 
@@ -248,13 +250,13 @@ def _with_column_sets(node: StageNode, inherited: list[frozenset[str]]) -> list[
     kept = [s for s in inherited if written not in s]
     if isinstance(value, cst.Call) and callee(value) == "monotonically_increasing_id" and not value.args:
         return [*kept, frozenset({written})]
-    numbering = [c for c in node.columns.calls if c.function == "row_number" and c.window is not None]
+    numbering = [c.window for c in node.columns.calls if c.function == "row_number" and c.window is not None]
     if len(numbering) == 1 and len(node.columns.calls) == 1 and isinstance(value, cst.Call) and callee(value) == "over":
-        return [*kept, frozenset({*numbering[0].window.partition_by, written})]
+        return [*kept, frozenset({*numbering[0].partition_by, written})]
     return kept
 
 
-def is_unique_on(graph: StageGraph, node: StageNode, columns) -> bool:
+def is_unique_on(graph: StageGraph, node: StageNode, columns: Iterable[str]) -> bool:
     """The node's output has at most one row per value of `columns`."""
     wanted = set(columns)
     return any(s <= wanted for s in unique_sets(graph, node))
@@ -293,9 +295,9 @@ def constant_within(graph: StageGraph, node: StageNode, keys: tuple[str, ...], c
                 return f"`{column}` is a constant" if _constant(made_here[0]) else None
         if upstream.imported is not None:
             # Rows from another module (a helper's result, or what every caller passes).
-            for on, brought in upstream.imported.lookups:
-                if column in brought and set(on) <= set(keys):
-                    return f"`{column}` comes from a lookup joined on ({', '.join(on)})"
+            for looked_up_on, brought in upstream.imported.lookups:
+                if column in brought and set(looked_up_on) <= set(keys):
+                    return f"`{column}` comes from a lookup joined on ({', '.join(looked_up_on)})"
             return None
         if upstream.method == "join":
             if _join_how(upstream) in ("leftsemi", "leftanti", "semi", "anti"):
@@ -410,7 +412,9 @@ def _column_reference(expr: cst.BaseExpression) -> str | None:
         return expr.attr.value  # df.k
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         inner = expr.slice[0].slice.value
-        return inner.evaluated_value if isinstance(inner, cst.SimpleString) else None  # df["k"]
+        if isinstance(inner, cst.SimpleString) and isinstance(inner.evaluated_value, str):
+            return inner.evaluated_value  # df["k"]
+        return None
     return None
 
 

@@ -253,7 +253,7 @@ def _lookups(graph, chain):
             # from storage and joined on a column they repeat (one resource, many endpoints) are
             # not a lookup.
             root = ([other, *graph.upstream(other)])[-1]
-            keyed = bool(on) and (is_unique_on(graph, other, on) or root.method == "createDataFrame")
+            keyed = bool(on and (is_unique_on(graph, other, on) or root.method == "createDataFrame"))
             if on and side and keyed:
                 found.append((tuple(on), set(side) - set(on)))
             continue
