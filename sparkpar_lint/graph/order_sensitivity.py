@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import cast
 
 import libcst as cst
 
@@ -179,19 +180,25 @@ def _numbers_rows(expr: cst.BaseExpression) -> bool:
     )
 
 
-def _statements(body: cst.BaseSuite) -> list:
+def _statements(body: cst.BaseSuite) -> list[cst.BaseStatement]:
     if isinstance(body, cst.IndentedBlock):
         return list(body.body)
-    return [cst.SimpleStatementLine(body=body.body)]
+    # The one other kind of suite: `def f(): a; b` on the line of its header.
+    return [cst.SimpleStatementLine(body=cast(cst.SimpleStatementSuite, body).body)]
 
 
 def _literal_strings(node: cst.CSTNode | None) -> list[str] | None:
     """The string literals of `"a"` or `["a", "b"]`; None when anything else is there."""
     if isinstance(node, cst.SimpleString):
-        return [node.evaluated_value]
+        return [node.evaluated_value] if isinstance(node.evaluated_value, str) else None
     if isinstance(node, (cst.List, cst.Tuple)):
-        values = [_literal_strings(e.value) for e in node.elements]
-        return None if any(v is None for v in values) else [s for v in values for s in v]
+        strings: list[str] = []
+        for element in node.elements:
+            values = _literal_strings(element.value)
+            if values is None:
+                return None
+            strings += values
+        return strings
     return None
 
 
@@ -414,8 +421,10 @@ class _Analysis:
                 return Data(KEY)
             return Data(SERIES if names and len(names) == 1 else FRAME, base.sorted)
         if base.kind == PAIR and positional:
-            index = expr.slice[0].slice.value
-            return Data(base.inner, base.sorted) if isinstance(index, cst.Integer) and index.value == "1" else Data(KEY)
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "1":
+                return Data(base.inner, base.sorted)
+            return Data(KEY)
         if base.kind == GROUPS:
             return Data(ROWS, base.sorted)
         if base.kind in (ROWS, SERIES, FRAMES) and positional:
@@ -454,11 +463,11 @@ class _Analysis:
             if element.step is not None or not bounds:
                 return set()
             found = [self._pick_of(b) for b in bounds]
-            return set() if None in found else set(found)
+            return set() if None in found else {f for f in found if f is not None}
         value = element.value
         if isinstance(value, cst.List) and value.elements:
             found = [self._pick_of(e.value) for e in value.elements]
-            return set() if None in found else set(found)
+            return set() if None in found else {f for f in found if f is not None}
         pick = self._pick_of(value)
         return {pick} if pick is not None else set()
 
