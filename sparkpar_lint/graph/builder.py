@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 import libcst as cst
 
 from sparkpar_lint.catalogue import OperatorSpec, load_catalogue
 from sparkpar_lint.graph.imported_calls import caller_context, imported_call
 from sparkpar_lint.graph.imports import FUNCTIONS_MODULE, ImportTable
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.passthrough import passthrough_functions, star_passthrough
 from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.previews import PREVIEW_FUNCTIONS, SIZE_FUNCTIONS, discarded, shown_expressions, truth_tested
@@ -27,7 +30,6 @@ from sparkpar_lint.graph.stage_graph import (
     Partitioning,
     StageGraph,
     StageNode,
-    UserFunction,
     WindowSpecValue,
 )
 from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
@@ -123,6 +125,11 @@ _PIPELINE_READS = {"dlt.read_stream": "StreamReader", "dlt.read": "Reader"}
 _INFORMATIVE = (SparkValue, ColumnValue, WindowValue, FunctionValue, SequenceValue, DictValue, DriverValue)
 
 
+def _scope_of(value: FunctionValue | ProcessorValue) -> Scope:
+    # graph.values cannot name Scope (it is defined here); every such value is made here with one.
+    return cast(Scope, value.scope)
+
+
 class Scope:
     def __init__(self, parent: Scope | None, imports: ImportTable) -> None:
         self.parent = parent
@@ -149,7 +156,11 @@ class Scope:
 
 
 def build_graph(
-    module: cst.Module, path: str, project=None, callers_of: frozenset[str] = frozenset(), source: str | None = None
+    module: cst.Module,
+    path: str,
+    project: Any = None,
+    callers_of: frozenset[str] = frozenset(),
+    source: str | None = None,
 ) -> StageGraph:
     """`project` (project.summary.ProjectIndex) answers for functions imported from the project's
     other modules; None analyses the module alone. The top-level functions named in `callers_of`
@@ -163,7 +174,7 @@ class GraphBuilder:
         self,
         module: cst.Module,
         path: str,
-        project=None,
+        project: Any = None,  # project.summary.ProjectIndex, a layer above this one
         callers_of: frozenset[str] = frozenset(),
         source: str | None = None,
     ) -> None:
@@ -218,7 +229,7 @@ class GraphBuilder:
 
     # ------------------------------------------------------------ statements
 
-    def exec_block(self, body, scope: Scope) -> None:
+    def exec_block(self, body: Sequence[cst.CSTNode], scope: Scope) -> None:
         for statement in body:
             self.exec_statement(statement, scope)
 
@@ -261,10 +272,10 @@ class GraphBuilder:
                 self.exec_block(orelse.body.body, scope)
                 orelse = orelse.orelse if isinstance(orelse, cst.If) else None
         elif isinstance(statement, cst.With):
-            for item in statement.items:
-                value = self.ev(item.item, scope)
-                if item.asname is not None:
-                    self.bind(item.asname.name, value, scope)
+            for with_item in statement.items:
+                value = self.ev(with_item.item, scope)
+                if with_item.asname is not None:
+                    self.bind(with_item.asname.name, value, scope)
             self.exec_block(statement.body.body, scope)
         elif isinstance(statement, (cst.Try, cst.TryStar)):
             self.exec_block(statement.body.body, scope)
@@ -361,12 +372,14 @@ class GraphBuilder:
             return value.name in (f"{FUNCTIONS_MODULE}.udf", f"{FUNCTIONS_MODULE}.pandas_udf")
         return isinstance(value, FunctionValue) and value.udf
 
-    def user_function(self, node, name: str, role: str) -> UserFunction:
+    def user_function(self, node: cst.FunctionDef | cst.Lambda, name: str, role: str) -> UserFunction:
         return UserFunction(
             name=name, node=node, span=self.span(node.name if isinstance(node, cst.FunctionDef) else node), role=role
         )
 
-    def run_function(self, function, defined_in: Scope, args: list[Value], kwargs: dict) -> Value:
+    def run_function(
+        self, function: cst.FunctionDef | cst.Lambda, defined_in: Scope, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
         """Evaluate a def or lambda with its parameters bound; the value it returns."""
         scope = self.scope(defined_in, ImportTable(defined_in.imports))
         names = parameter_names(function)
@@ -407,12 +420,12 @@ class GraphBuilder:
         if any(isinstance(v, _INFORMATIVE) for v in [*args, *kwargs.values()]):
             self.call_sites.append(call)
             try:
-                return self.run_function(function, callee.scope, args, kwargs)
+                return self.run_function(function, _scope_of(callee), args, kwargs)
             finally:
                 self.call_sites.pop()
         # Arguments that tell nothing give the same result every call: walk the body once.
         if id(function) not in self.plain_results:
-            self.plain_results[id(function)] = self.run_function(function, callee.scope, args, kwargs)
+            self.plain_results[id(function)] = self.run_function(function, _scope_of(callee), args, kwargs)
         return self.plain_results[id(function)]
 
     def ev_args(self, call: cst.Call, scope: Scope) -> tuple[list[Value], dict[str, Value]]:
@@ -433,7 +446,8 @@ class GraphBuilder:
     def ev(self, expr: cst.BaseExpression, scope: Scope) -> Value:
         method = getattr(self, f"ev_{type(expr).__name__}", None)
         if method is not None:
-            return method(expr, scope)
+            value: Value = method(expr, scope)
+            return value
         for child in children(expr):
             if isinstance(child, cst.BaseExpression):
                 self.ev(child, scope)
@@ -469,13 +483,20 @@ class GraphBuilder:
         feature-engineering code chains thousands of calls, deeper than Python's recursion limit."""
         links: list[cst.Call | cst.Attribute] = []
         node: cst.BaseExpression = expr
-        while isinstance(node, cst.Attribute) or (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
-            links.append(node)
-            node = node.value if isinstance(node, cst.Attribute) else node.func.value
+        while True:
+            if isinstance(node, cst.Attribute):
+                links.append(node)
+                node = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                links.append(node)
+                node = node.func.value
+            else:
+                break
         value = self.ev(node, scope)
         for link in reversed(links):
             if isinstance(link, cst.Call):
-                value = self.method_call(value, link.func, link, scope)
+                # Only calls of a method (`x.m(...)`) were linked above.
+                value = self.method_call(value, cast(cst.Attribute, link.func), link, scope)
             else:
                 value = self.attribute_of(value, link, scope)
         return value
@@ -629,10 +650,20 @@ class GraphBuilder:
             function = callee.function.node
             if function in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
                 return UNKNOWN
-            return self.run_function(function, callee.scope or scope, args, {})
+            return self.run_function(function, _scope_of(callee) or scope, args, {})
         return UNKNOWN
 
-    def make_node(self, receiver, spec, method, func, call, args, kwargs, scope) -> StageNode:
+    def make_node(
+        self,
+        receiver: SparkValue,
+        spec: OperatorSpec | None,
+        method: str,
+        func: cst.Attribute,
+        call: cst.Call | None,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        scope: Scope,
+    ) -> StageNode:
         span = self.span(func.attr, call) if call is not None else self.span(func.attr)
         inputs = [receiver.node] if receiver.node is not None else []
         data_args = [a for a in [*args, *kwargs.values()] if isinstance(a, SparkValue) and a.kind in DATA_KINDS]
@@ -678,24 +709,33 @@ class GraphBuilder:
         self.derive_flow(node)
         return node
 
-    def functions_of(self, spec, call, args, kwargs, scope) -> list[UserFunction]:
+    def functions_of(
+        self,
+        spec: OperatorSpec | None,
+        call: cst.Call | None,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        scope: Scope,
+    ) -> list[UserFunction]:
         if spec is None or not spec.functions or call is None:
             return []
         found = []
         positional = [a for a in call.args if a.keyword is None]
         for index in spec.functions:
-            if index < len(args) and isinstance(args[index], ProcessorValue) and args[index].instance:
-                found.extend(self.processor_methods(args[index], spec.function_role))
-            if index < len(args) and isinstance(args[index], FunctionValue):
-                found.append(dataclasses.replace(args[index].function, role=spec.function_role))
+            arg = args[index] if index < len(args) else None
+            if isinstance(arg, ProcessorValue) and arg.instance:
+                found.extend(self.processor_methods(arg, spec.function_role))
+            if isinstance(arg, FunctionValue):
+                found.append(dataclasses.replace(arg.function, role=spec.function_role))
             elif spec.function_role == "batch" and (own := _self_method(positional[index : index + 1], scope)):
                 # `foreachBatch(self.save)`: the class's own method, called with the batch after `self`.
                 found.append(dataclasses.replace(own.function, role=spec.function_role))
             elif index < len(positional):
                 continue
         for name in ("f", "func", "function", "zeroValue", "partitionFunc"):
-            if isinstance(kwargs.get(name), FunctionValue):
-                found.append(dataclasses.replace(kwargs[name].function, role=spec.function_role))
+            passed = kwargs.get(name)
+            if isinstance(passed, FunctionValue):
+                found.append(dataclasses.replace(passed.function, role=spec.function_role))
         self.graph.user_functions.extend(found)
         return found
 
@@ -703,7 +743,8 @@ class GraphBuilder:
         """A StatefulProcessor's `handleInputRows`: what Spark runs per key and micro-batch."""
         return [
             self.user_function(item, item.name.value, role)
-            for item in processor.node.body.body
+            # A ProcessorValue is made from its class statement (see build), hence the cast.
+            for item in cast(cst.ClassDef, processor.node).body.body
             if isinstance(item, cst.FunctionDef) and item.name.value == "handleInputRows"
         ]
 
@@ -797,7 +838,7 @@ class GraphBuilder:
         inner = _columns_of([*args, *kwargs.values()])
         return ColumnValue(ColumnExpr((this, *inner.calls), inner.columns))
 
-    def column_method(self, receiver: ColumnValue, method: str, args, kwargs) -> Value:
+    def column_method(self, receiver: ColumnValue, method: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if method == "over":
             window = next((a.spec for a in [*args, *kwargs.values()] if isinstance(a, WindowValue)), None)
             if window is None:
@@ -835,7 +876,7 @@ class GraphBuilder:
         return TemplateValue(expr)
 
     def ev_List(self, expr: cst.List | cst.Tuple | cst.Set, scope: Scope) -> Value:
-        items = []
+        items: list[Value] = []
         for element in expr.elements:
             value = self.ev(element.value, scope)
             if isinstance(element, cst.StarredElement) and isinstance(value, SequenceValue):
@@ -858,7 +899,7 @@ class GraphBuilder:
 
     def ev_ListComp(self, expr: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
         inner = self.scope(scope, scope.imports)
-        comprehension = expr.for_in
+        comprehension: cst.CompFor | None = expr.for_in
         while comprehension is not None:
             iterated = self.ev(comprehension.iter, inner)
             item = iterated.items[0] if isinstance(iterated, SequenceValue) and iterated.items else UNKNOWN
@@ -905,9 +946,9 @@ class GraphBuilder:
             return base
         return UNKNOWN
 
-    def ev_BinaryOperation(self, expr, scope: Scope) -> Value:
+    def ev_BinaryOperation(self, expr: cst.BaseExpression, scope: Scope) -> Value:
         # `a + b + c ...` nests to the left; walked in a loop so thousands of terms do not recurse.
-        operations = []
+        operations: list[cst.BinaryOperation | cst.BooleanOperation] = []
         while isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
             operations.append(expr)
             expr = expr.left
@@ -952,18 +993,19 @@ class GraphBuilder:
 # ------------------------------------------------------------------ helpers
 
 
-def _statements(body: cst.BaseSuite):
+def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     if isinstance(body, cst.IndentedBlock):
         return body.body
-    return [cst.SimpleStatementLine(body=body.body)]
+    # The one other kind of suite: `def f(): a; b` on the line of its header.
+    return [cst.SimpleStatementLine(body=cast(cst.SimpleStatementSuite, body).body)]
 
 
 def _imported_names(statement: cst.Import | cst.ImportFrom) -> list[str]:
-    if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+    if isinstance(statement.names, cst.ImportStar):  # only `from m import *` has one
         return []
     names = []
     for alias in statement.names:
-        name = alias.asname.name if alias.asname else alias.name
+        name: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
         while isinstance(name, cst.Attribute):
             name = name.value
         if isinstance(name, cst.Name):
@@ -1002,8 +1044,8 @@ def _is_processor_base(value: Value) -> bool:
     return isinstance(value, QualifiedName) and value.name.rsplit(".", 1)[-1] == "StatefulProcessor"
 
 
-def _flatten(values) -> list[Value]:
-    flat = []
+def _flatten(values: Iterable[Value]) -> list[Value]:
+    flat: list[Value] = []
     for value in values:
         if isinstance(value, SequenceValue):
             flat.extend(_flatten(value.items))
@@ -1043,7 +1085,7 @@ def _key_expression(expr: ColumnExpr) -> str | None:
     return cst.Module([]).code_for_node(top.call)
 
 
-def _columns_of(values) -> ColumnExpr:
+def _columns_of(values: Iterable[Value]) -> ColumnExpr:
     expr = ColumnExpr()
     for value in _flatten(values):
         if isinstance(value, ColumnValue):
@@ -1094,7 +1136,9 @@ def _keyword_texts(call: cst.Call | None, module: cst.Module) -> dict[str, str]:
     return {a.keyword.value: module.code_for_node(a.value) for a in call.args if a.keyword is not None}
 
 
-def _window_step(spec: WindowSpecValue, method: str, args, kwargs, given: bool) -> WindowSpecValue:
+def _window_step(
+    spec: WindowSpecValue, method: str, args: list[Value], kwargs: dict[str, Value], given: bool
+) -> WindowSpecValue:
     """One builder call on a window spec; `given`: the call has arguments (`partitionBy()` has none)."""
     names = _key_names(args, kwargs)
     if method == "partitionBy":
@@ -1147,12 +1191,19 @@ def _is_constant(value: Value) -> bool:
     return bool(value.expr.calls) and all(c.spec is not None and c.spec.constant for c in value.expr.calls)
 
 
-def _callable_names(spec, args, kwargs) -> dict[int | str, str]:
+def _function_arguments(
+    spec: OperatorSpec, args: list[Value], kwargs: dict[str, Value]
+) -> list[tuple[int | str, Value]]:
+    """(position or keyword, value): the arguments in the spec's function positions, then every keyword."""
+    return [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]
+
+
+def _callable_names(spec: OperatorSpec | None, args: list[Value], kwargs: dict[str, Value]) -> dict[int | str, str]:
     """Imported or builtin callables (`operator.add`, `max`) in the spec's function positions."""
     if spec is None or not spec.functions:
         return {}
     named: dict[int | str, str] = {}
-    for where, value in [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]:
+    for where, value in _function_arguments(spec, args, kwargs):
         if isinstance(value, QualifiedName):
             named[where] = value.name
         elif isinstance(value, MaybeSparkValue) and value.name in _BUILTIN_NAMES:
@@ -1160,11 +1211,13 @@ def _callable_names(spec, args, kwargs) -> dict[int | str, str]:
     return named
 
 
-def _function_slots(spec, args, kwargs) -> dict[int | str, UserFunction]:
+def _function_slots(
+    spec: OperatorSpec | None, args: list[Value], kwargs: dict[str, Value]
+) -> dict[int | str, UserFunction]:
     if spec is None or not spec.functions:
         return {}
     slots: dict[int | str, UserFunction] = {}
-    for where, value in [*((i, args[i]) for i in spec.functions if i < len(args)), *kwargs.items()]:
+    for where, value in _function_arguments(spec, args, kwargs):
         if isinstance(value, FunctionValue):
             slots[where] = dataclasses.replace(value.function, role=spec.function_role)
     return slots
