@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from sparkpar_lint.catalogue import FunctionSpec, OperatorSpec
+from sparkpar_lint.graph.imports import ImportTable
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.user_functions import mutated_outer_names
@@ -287,9 +288,9 @@ class StageGraph:
     # Names bound to Spark's shared variables, by kind ("Broadcast", "Accumulator"): updating an
     # accumulator from a task is the sanctioned way to count, unlike a captured container.
     shared_variables: dict[str, str] = field(default_factory=dict)
-    # The module-level import table (graph.imports.ImportTable), for rules that resolve names
-    # inside user function bodies (`time.time`, `datetime.now`).
-    imports: object = field(default=None, repr=False)
+    # The module-level import table, for rules that resolve names inside user function bodies
+    # (`time.time`, `datetime.now`).
+    imports: ImportTable | None = field(default=None, repr=False)
     # Stages whose DataFrame is handed to model training (`estimator.fit(df)`).
     training_inputs: set[int] = field(default_factory=set)
     _consumer_index: tuple[int, dict[int, list[StageNode]]] | None = field(default=None, repr=False, compare=False)

@@ -10,7 +10,7 @@ import libcst as cst
 
 from sparkpar_lint.edits.chain import method_call, wrap_receiver
 from sparkpar_lint.edits.code import string
-from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix, Imports
 from sparkpar_lint.graph.order_flow import unordering_shuffle, upstream_sort
 from sparkpar_lint.graph.previews import previewed, previewed_queries, size_read
 from sparkpar_lint.graph.result_reach import kept_as_result
@@ -964,9 +964,9 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | NoFix:
             return NoFix(f"the `{sort.method}` arguments cannot be moved (an `ascending=` keyword or a local name)")
         if not sort_reaches(graph, sort, node):
             # The sort's columns may be gone (an aggregation since): its order can't be restored.
-            return _deterministic_order(graph, node, like)
+            return _deterministic_order(graph, node, node.call, like)
         tie, imports, how = tie_breaker(graph, graph.input_of(node), tuple(sort.keys), like)
-        if how != WHOLE_ROW:
+        if how != WHOLE_ROW or tie is None:
             # Written into the sort itself: no helper column to add and drop.
             build = partial(_plain_order, (*order, *([tie] if tie is not None else [])))
         else:
@@ -975,18 +975,19 @@ def _fix(graph: StageGraph, node: StageNode) -> Fix | NoFix:
         return Fix(SAFE, description, ((node.call, wrap_receiver(build)),), imports)
     parts = sequence_parts(graph, node, like)
     if parts is None:
-        return _deterministic_order(graph, node, like)
+        return _deterministic_order(graph, node, node.call, like)
     extra, imports = parts
     description = f"`orderBy` arrival order (a sequence number taken at the source) before `{node.method}`"
     return Fix(UNSAFE, description, ((node.call, wrap_receiver(_sequence_order)), *extra), imports)
 
 
-def _deterministic_order(graph: StageGraph, node: StageNode, like: cst.Call) -> Fix | NoFix:
+def _deterministic_order(graph: StageGraph, node: StageNode, call: cst.Call, like: cst.Call) -> Fix | NoFix:
     """With neither a sort nor an arrival order: the keys the rows are unique on, or else the
     whole row, a total order and one of the answers the pick could already give (unsafe)."""
     if node.streaming or any(stage.streaming for stage in graph.upstream(node)):
         return NoFix("no sort to restore, and the rows come from a stream, which cannot be sorted before the pick")
     keys = unique_key_order(graph, node)
+    imports: Imports
     if keys is not None:
         build, imports, how = partial(_plain_order, tuple(string(k) for k in keys)), (), f"the keys ({', '.join(keys)})"
     else:
@@ -997,21 +998,23 @@ def _deterministic_order(graph: StageGraph, node: StageNode, like: cst.Call) -> 
         build = partial(_tied_order, tie, ()) if whole else partial(_plain_order, (tie,))
         how = "the whole row" if whole else "every column"
     description = f"`orderBy` {how} before `{node.method}`: {REVIEW}"
-    return Fix(UNSAFE, description, ((node.call, wrap_receiver(build)),), imports)
+    return Fix(UNSAFE, description, ((call, wrap_receiver(build)),), imports)
 
 
-def _tied_order(tie, order: tuple, frame):
+def _tied_order(
+    tie: cst.BaseExpression, order: tuple[cst.BaseExpression, ...], frame: cst.BaseExpression
+) -> cst.BaseExpression:
     """`frame.withColumn(tie, row).orderBy(*order, tie).drop(tie)`: `orderBy` cannot expand `*`."""
     tied = method_call(frame, "withColumn", [string(TIE_COLUMN), tie.deep_clone()])
     ordered = method_call(tied, "orderBy", [*(e.deep_clone() for e in order), string(TIE_COLUMN)])
     return method_call(ordered, "drop", [string(TIE_COLUMN)])
 
 
-def _plain_order(order: tuple, frame):
+def _plain_order(order: tuple[cst.BaseExpression, ...], frame: cst.BaseExpression) -> cst.BaseExpression:
     return method_call(frame, "orderBy", [e.deep_clone() for e in order])
 
 
-def _sequence_order(frame):
+def _sequence_order(frame: cst.BaseExpression) -> cst.BaseExpression:
     return method_call(method_call(frame, "orderBy", [string(SEQUENCE_COLUMN)]), "drop", [string(SEQUENCE_COLUMN)])
 
 

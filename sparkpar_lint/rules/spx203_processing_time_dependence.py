@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from textwrap import dedent
+from typing import cast
 
 import libcst as cst
 import libcst.matchers as m
 
 from sparkpar_lint.graph.imports import ImportTable
 from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows, stages_running
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import executor_functions
@@ -331,10 +333,12 @@ class ProcessingTimeDependence(Rule):
                     outcomes=assumed if value.kind == "random" else None,
                 )
             for call in _state_clock_calls(function.node):
+                # Method calls only (`handle.getCurrentProcessingTimeMs()`): see _state_clock_calls.
+                method = cast(cst.Attribute, call.func).attr.value
                 yield self.finding(
                     ctx,
                     graph.span_of(call),
-                    f"`{call.func.attr.value}()` in `{function.name}` reads the processing time of the "
+                    f"`{method}()` in `{function.name}` reads the processing time of the "
                     "micro-batch: state decisions made on it depend on when batches run, not on the data; "
                     "compare event times against the watermark (`getCurrentWatermarkMs`) instead",
                 )
@@ -374,7 +378,7 @@ def _query_time_read_twice(graph: StageGraph) -> Iterator[tuple[ColumnCall, Stag
 
 def _reads_column(graph: StageGraph, node: StageNode, action: StageNode, column: str) -> bool:
     """A stage between `node` and `action` selects the column by name (`select("batch_id")`)."""
-    between = []
+    between: list[StageNode] = []
     for stage in graph.upstream(action):
         if stage.id == node.id:
             return any(column in _named(s) for s in between)
@@ -420,7 +424,7 @@ def _bound_name(graph: StageGraph, node: StageNode) -> str | None:
     return None
 
 
-def _only_to_kafka(graph, function) -> bool:
+def _only_to_kafka(graph: StageGraph, function: UserFunction) -> bool:
     """The rows the function runs on go only to Kafka sinks (a producer minting event ids), with
     no stage on the way that matches rows by value."""
     stages = stages_running(graph, function)
@@ -434,7 +438,7 @@ def _only_to_kafka(graph, function) -> bool:
     return bool(stages)
 
 
-def _message(name: str, kind: str, function) -> str:
+def _message(name: str, kind: str, function: UserFunction) -> str:
     per = "row"
     if function.role in _GROUP_ROLES:
         per = "group"
@@ -462,7 +466,7 @@ def _timeout_message(what: str, method: str) -> str:
     )
 
 
-def _state_clock_calls(function) -> list[cst.Call]:
+def _state_clock_calls(function: cst.FunctionDef | cst.Lambda) -> list[cst.Call]:
     found: list[cst.Call] = []
 
     class _Calls(cst.CSTVisitor):

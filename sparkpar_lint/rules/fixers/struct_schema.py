@@ -4,11 +4,9 @@ DDL's base types (`timestamp`), for the fixes that read a DDL schema string the 
 
 from __future__ import annotations
 
-from typing import cast
-
 import libcst as cst
 
-from sparkpar_lint.graph.imports import ImportTable, dotted_name
+from sparkpar_lint.graph.imports import dotted_name
 from sparkpar_lint.graph.stage_graph import StageGraph
 
 _TYPES = "pyspark.sql.types."
@@ -125,5 +123,5 @@ def _qualified(graph: StageGraph, func: cst.BaseExpression) -> str | None:
     if dotted is None or graph.imports is None:
         return None
     head, _, rest = dotted.partition(".")
-    base = cast(ImportTable, graph.imports).resolve_name(head)  # the graph types its table `object`
+    base = graph.imports.resolve_name(head)
     return f"{base}.{rest}" if base and rest else base
