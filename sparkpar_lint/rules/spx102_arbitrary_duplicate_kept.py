@@ -6,13 +6,14 @@ import re
 from collections.abc import Iterator
 from functools import partial
 from textwrap import dedent
+from typing import cast
 
 import libcst as cst
 
 from sparkpar_lint.edits.alias import bound_names
 from sparkpar_lint.edits.chain import drop_call, method_call, receiver_of
 from sparkpar_lint.edits.code import column_function, string
-from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix, Replacement
 from sparkpar_lint.graph.contexts import holds_in_wider_contexts
 from sparkpar_lint.graph.erasure import read_only_by_stages
 from sparkpar_lint.graph.imports import dotted_name
@@ -731,7 +732,7 @@ class ArbitraryDuplicateKept(Rule):
             f"`{node.method}` keeps one arbitrary row per {subset}: the other columns come from "
             "whichever duplicate a partition reaches first"
         )
-        related = ()
+        related: tuple[RelatedLocation, ...] = ()
         if sort is not None:
             message += f", not the one `{sort.method}` put first (the shuffle discards that order)"
             related = (RelatedLocation(sort.span, f"`{sort.method}` orders the rows here ..."),)
@@ -760,10 +761,10 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
         )
     if node.call is None or receiver_of(node.call) is None:
         return NoFix(f"`{node.method}` is not a method call this fix can rewrite")
-    subset: list = [string(k) for k in node.keys]
+    subset: list[cst.BaseExpression | cst.Arg] = [string(k) for k in node.keys]
     shown = per = ", ".join(node.keys)
     if not node.keys:
-        given = _guarded_subset(graph, node)
+        given = _guarded_subset(graph, node.call)
         if given is None:
             return NoFix(
                 "the deduplication's subset is not a list of column names this fix can read, nor a name "
@@ -771,7 +772,8 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
             )
         subset, shown, per = [cst.Arg(cst.Name(given), star="*")], given, f"*{given}"
     like = functions_like(graph)
-    extra, drops = (), (RANK_COLUMN,)
+    extra: tuple[tuple[cst.CSTNode, Replacement], ...] = ()
+    drops: tuple[str, ...] = (RANK_COLUMN,)
     if sort is not None:
         order = sort_arguments(graph, sort)
         if order is None:
@@ -781,7 +783,7 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
         tie, imports, how = tie_breaker(graph, graph.input_of(node), (*node.keys, *sort.keys), like)
         order, safety = [*order, *([tie] if tie is not None else [])], SAFE
         what = f"the first row by the `{sort.method}` order ({how})"
-        if _sort_only_feeds(graph, sort, node):
+        if sort.call is not None and _sort_only_feeds(graph, sort, node):
             # The window now carries the order: the sort is work the shuffle threw away.
             extra = ((sort.call, drop_call),)
             what += ", the sort itself removed"
@@ -809,20 +811,20 @@ def _fix(graph: StageGraph, node: StageNode, sort: StageNode | None) -> Fix | No
     return Fix(safety, description, ((node.call, rewrite), *extra), imports + window_imports + more + col_imports)
 
 
-def _guarded_subset(graph: StageGraph, node: StageNode) -> str | None:
+def _guarded_subset(graph: StageGraph, call: cst.Call) -> str | None:
     """The name the subset is passed in, where the call runs only while that name is truthy
     (`df.dropDuplicates(subset) if subset else df.dropDuplicates()`, or under `if subset:` that
     does not rebind it): then it holds column names (`dropDuplicates` takes no string and no
     `None` there), at least one, so `partitionBy(*subset)` groups the rows as it did."""
-    value = next((a.value for a in node.call.args if a.keyword is None or a.keyword.value == "subset"), None)
+    value = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "subset"), None)
     if not isinstance(value, cst.Name) or graph.module is None:
         return None
     name = value.value
-    path = path_to(graph.module, node.call) or []
+    path = path_to(graph.module, call) or []
     for outer, inner in zip(path, path[1:]):
-        tested = (
-            isinstance(outer, (cst.IfExp, cst.If)) and isinstance(outer.test, cst.Name) and outer.test.value == name
-        )
+        if not isinstance(outer, (cst.IfExp, cst.If)):
+            continue
+        tested = isinstance(outer.test, cst.Name) and outer.test.value == name
         if tested and inner is outer.body and (isinstance(outer, cst.IfExp) or name not in bound_names(outer.body)):
             return name
     return None
@@ -841,7 +843,8 @@ def _sort_only_feeds(graph: StageGraph, sort: StageNode, node: StageNode) -> boo
 
 
 def _keep_first(ranked: cst.Call, first: cst.Comparison, drops: tuple[str, ...], call: cst.Call) -> cst.Call:
-    numbered = method_call(receiver_of(call), "withColumn", [string(RANK_COLUMN), ranked])
+    # _fix offers this rewrite only for a call with a receiver (`df.dropDuplicates(...)`).
+    numbered = method_call(cast(cst.BaseExpression, receiver_of(call)), "withColumn", [string(RANK_COLUMN), ranked])
     return method_call(method_call(numbered, "filter", [first]), "drop", [string(c) for c in drops])
 
 

@@ -19,7 +19,7 @@ import libcst as cst
 
 from sparkpar_lint.edits.chain import insert_before
 from sparkpar_lint.edits.code import column_function, column_name, positional_values, string
-from sparkpar_lint.edits.model import UNSAFE, Fix
+from sparkpar_lint.edits.model import UNSAFE, Fix, Imports
 from sparkpar_lint.graph.batching import batches_rows_only
 from sparkpar_lint.graph.made_up_rows import made_up_above
 from sparkpar_lint.graph.order_consumers import contains
@@ -533,7 +533,7 @@ class PartitioningDependentValue(Rule):
                 if not _seeded(node) and not _only_previewed(graph, node):
                     yield self._unseeded_finding(ctx, node)
 
-    def _unseeded_finding(self, ctx, node: StageNode) -> Finding:
+    def _unseeded_finding(self, ctx: RuleContext, node: StageNode) -> Finding:
         message = (
             f"`{node.method}` with no seed draws a different subset on every run and on every task "
             "retry, so everything computed from it (a model, its accuracy, a written sample) changes; "
@@ -546,7 +546,7 @@ class PartitioningDependentValue(Rule):
         fix = hashed_split(ctx.graph, node, ctx.source) if node.method == "randomSplit" else NoFix(why)
         return self.finding(ctx, node.span, message, severity=Severity.WARNING, fix=fix)
 
-    def _column_finding(self, ctx, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
+    def _column_finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode, call: ColumnCall) -> Finding | None:
         if _set_once(call):
             return None  # `SET v = uuid()`: one value, drawn once per run of the statement, no rows
         name = _bound_name(node, call)
@@ -567,7 +567,7 @@ class PartitioningDependentValue(Rule):
             return None  # groups that only batch rows for a row-by-row pandas function
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         id_like = name is not None and ID_NAME.search(name) is not None and shuffle is not None
-        related = ()
+        related: tuple[RelatedLocation, ...] = ()
         advice = "derive ids from the data (hash the key columns, or `row_number` over a deterministic order)"
         outcomes: str | None = None
         if key_user is not None:
@@ -578,7 +578,7 @@ class PartitioningDependentValue(Rule):
                 # Generated rows zipped by a made-up number: another run pairs them otherwise,
                 # which is another draw of the same synthetic data, not real rows mispaired.
                 outcomes = _MADE_UP_PAIRING
-        elif id_like:
+        elif id_like and shuffle is not None:  # id_like holds only with a shuffle
             reason = f"and `{name}` is an id assigned after `{shuffle.method}` shuffled the rows"
             related = (RelatedLocation(shuffle.span, f"`{shuffle.method}` shuffles the rows"),)
         elif _seeded_value(call):
@@ -607,7 +607,7 @@ class PartitioningDependentValue(Rule):
             fix = _SQL_UNFIXED
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix, outcomes=outcomes)
 
-    def _operator_finding(self, ctx, graph: StageGraph, node: StageNode) -> Finding:
+    def _operator_finding(self, ctx: RuleContext, graph: StageGraph, node: StageNode) -> Finding:
         shuffle = next((u for u in graph.upstream(node) if u.is_shuffle), None)
         shuffle = shuffle or next((d for d in graph.downstream(node) if d.is_shuffle), None)
         message = (
@@ -809,8 +809,8 @@ def _mentioned(node: StageNode) -> set[str]:
     if node.call is not None:
         for arg in node.call.args:
             names |= set(_literals(arg.value))
-            if isinstance(arg.value, cst.SimpleString):
-                names |= set(re.findall(r"\w+", arg.value.evaluated_value or ""))
+            if isinstance(arg.value, cst.SimpleString) and isinstance(arg.value.evaluated_value, str):
+                names |= set(re.findall(r"\w+", arg.value.evaluated_value))
     return names
 
 
@@ -883,14 +883,14 @@ def _hashed_id(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | No
         return None
     columns = _identifying_columns(graph, node)
     if not columns:
-        ordered = _numbered_in_order(graph, node, call)
+        ordered = _numbered_in_order(graph, node, call, call.call)
         if ordered is not None:
             return ordered
         if node.method in STAR_STAGES and not small_input(graph, node) and _distinct_rows(graph, node):
             hashed, imports = row_hash(call.call, None)
             description = f'`{call.function}()` → `xxhash64("*")`: an id hashed from the columns of distinct rows'
             return Fix(UNSAFE, description, ((call.call, hashed),), imports)
-        return _numbered_by_content(graph, node, call)
+        return _numbered_by_content(graph, node, call, call.call)
     hashed, imports = column_function(call.call, "xxhash64", [string(c) for c in columns])
     description = f"`{call.function}()` → `xxhash64({', '.join(columns)})`: an id derived from the row's key"
     return Fix(UNSAFE, description, ((call.call, hashed),), imports)
@@ -926,7 +926,7 @@ _NO_KEY = (
 )
 
 
-def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix | None:
+def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall, site: cst.Call) -> Fix | NoFix | None:
     """`monotonically_increasing_id()` right after a sort → `row_number()` over that order.
 
     Unsafe: rows tied on the sort columns still get arbitrary numbers (add a tie-breaker to the
@@ -942,12 +942,12 @@ def _numbered_in_order(graph: StageGraph, node: StageNode, call: ColumnCall) -> 
             "with no partitionBy) moves them all to one task (SPX401): hash the columns that make a row "
             "unique (`xxhash64(<key>)`)"
         )
-    over, imports = _row_number_over(call.call, cst.Name("Window"), [string(c) for c in order.by])
+    over, imports = _row_number_over(site, cst.Name("Window"), [string(c) for c in order.by])
     description = f"`{call.function}()` → `row_number()` over the sort ({', '.join(order.by)})"
-    return Fix(UNSAFE, description, ((call.call, over),), (*imports, ("pyspark.sql", "Window")))
+    return Fix(UNSAFE, description, ((site, over),), (*imports, ("pyspark.sql", "Window")))
 
 
-def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -> Fix | NoFix:
+def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall, site: cst.Call) -> Fix | NoFix:
     """`monotonically_increasing_id()` with no key and no sort → `row_number()` over the rows
     ordered by their whole content (the typed columns as a struct, else the row as JSON).
 
@@ -981,23 +981,24 @@ def _numbered_by_content(graph: StageGraph, node: StageNode, call: ColumnCall) -
                 "by content needs one task over every row: hash the columns that make a row unique (`xxhash64(<key>)`)"
             )
         window, more = window_class(graph)
-        hashed, imports = copy_numbered_hash(call.call, window)
+        hashed, imports = copy_numbered_hash(site, window)
         description = (
             f"`{call.function}()` → `xxhash64` of the row's columns and its number among identical rows "
             "(a shuffle by the whole row): the same ids under any partitioning"
         )
-        return Fix(UNSAFE, description, ((call.call, hashed),), (*imports, *more))
+        return Fix(UNSAFE, description, ((site, hashed),), (*imports, *more))
     rows = graph.input_of(node)
     columns = typed_columns(graph, rows) if rows is not None else None
+    order: list[cst.BaseExpression]
     if columns:
         order, imports, what = [string(c) for c in columns], (), ", ".join(columns)
     else:
-        whole, imports = whole_row(call.call)
+        whole, imports = whole_row(site)
         order, what = [whole], "the row as JSON"
     window, more = window_class(graph)
-    over, numbered = _row_number_over(call.call, window, order)
+    over, numbered = _row_number_over(site, window, order)
     description = f"`{call.function}()` → `row_number()` over the rows ordered by their content ({what})"
-    return Fix(UNSAFE, description, ((call.call, over),), (*imports, *more, *numbered))
+    return Fix(UNSAFE, description, ((site, over),), (*imports, *more, *numbered))
 
 
 def _distinct_rows(graph: StageGraph, node: StageNode) -> bool:
@@ -1025,7 +1026,7 @@ def _distinct_rows(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
-def _row_number_over(like: cst.Call, window: cst.Name, order: list[cst.BaseExpression]) -> tuple[cst.Call, tuple]:
+def _row_number_over(like: cst.Call, window: cst.Name, order: list[cst.BaseExpression]) -> tuple[cst.Call, Imports]:
     """`F.row_number().over(Window.orderBy(<order>))`, written as `like` calls its functions."""
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     spec = cst.Call(
@@ -1060,7 +1061,8 @@ def _identifying_columns(graph: StageGraph, node: StageNode) -> tuple[str, ...]:
             if select is None or select.method != "select" or select.call is None:
                 return ()
             names = [column_name(v) for v in positional_values(select.call)]
-            return tuple(names) if names and all(names) and len(names) == len(select.call.args) else ()
+            known = [n for n in names if n]
+            return tuple(known) if names and len(known) == len(names) == len(select.call.args) else ()
         # Between the deduplication and the id, rows stay unique: no new rows, all columns kept.
         if upstream.is_shuffle or upstream.spec.forwarding != "all" or upstream.selectivity == "any":
             return ()
@@ -1088,9 +1090,10 @@ def _key_columns(node: StageNode) -> set[str]:
     return names
 
 
-def _literals(expr) -> list[str]:
+def _literals(expr: cst.BaseExpression) -> list[str]:
     if isinstance(expr, cst.SimpleString):
-        return [expr.evaluated_value]
+        text = _text(expr)
+        return [text] if text is not None else []
     if isinstance(expr, (cst.List, cst.Tuple)):
         return [s for e in expr.elements for s in _literals(e.value)]
     return []
@@ -1106,13 +1109,13 @@ def _bound_name(node: StageNode, call: ColumnCall) -> str | None:
     args = node.call.args
     if node.method == "withColumn" and args and isinstance(args[0].value, cst.SimpleString):
         if contains(args[1].value if len(args) > 1 else None, call.call):
-            return args[0].value.evaluated_value
+            return _text(args[0].value)
     for arg in args:
         expr = arg.value
         if isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement) and contains(element.value, call.call):
-                    return element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+                    return _text(element.key) if isinstance(element.key, cst.SimpleString) else None
         if contains(expr, call.call):
             return _alias_of(expr)
     return None
@@ -1142,7 +1145,7 @@ def _sql_alias(call: ColumnCall) -> str | None:
     """The `AS name` the SQL call sits under, within its own select item."""
     from sqlglot import exp
 
-    expression = call.sql.expression if call.sql is not None else None
+    expression: exp.Expr | None = call.sql.expression if call.sql is not None else None
     while expression is not None and not isinstance(expression, (exp.Query, exp.Where, exp.Order, exp.Group)):
         if isinstance(expression, exp.Alias):
             return expression.alias or None
@@ -1153,12 +1156,18 @@ def _sql_alias(call: ColumnCall) -> str | None:
 def _with_column_name(node: StageNode) -> str | None:
     args = node.call.args if node.call is not None else ()
     if node.method == "withColumn" and args and isinstance(args[0].value, cst.SimpleString):
-        return args[0].value.evaluated_value
+        return _text(args[0].value)
     return None
 
 
-def _alias_of(expr) -> str | None:
+def _alias_of(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _NAMING_METHODS:
         if expr.args and isinstance(expr.args[0].value, cst.SimpleString):
-            return expr.args[0].value.evaluated_value
+            return _text(expr.args[0].value)
     return None
+
+
+def _text(string: cst.SimpleString) -> str | None:
+    """The text of a string literal; None for a bytes literal, which names no column."""
+    value = string.evaluated_value
+    return value if isinstance(value, str) else None
