@@ -51,7 +51,6 @@ from sparkpar_lint.graph.values import (
     WindowValue,
 )
 from sparkpar_lint.graph.visiting import children
-from sparkpar_lint.model import Span
 from sparkpar_lint.project.constants import constant_value
 from sparkpar_lint.project.methods import inherited_methods
 from sparkpar_lint.sql import bridge as sql_bridge
@@ -224,7 +223,7 @@ class GraphBuilder:
         self.scopes.append(made)
         return made
 
-    def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> Span:
+    def span(self, node: cst.CSTNode, end_node: cst.CSTNode | None = None) -> LazySpan:
         return LazySpan(self.graph, node, end_node)
 
     # ------------------------------------------------------------ statements

@@ -198,7 +198,7 @@ class StageNode:
     # The module's own functions passed where the catalogue expects one, by position or keyword.
     function_slots: dict[int | str, UserFunction] = field(default_factory=dict)
     # Built while a helper was inlined with real arguments: the outermost call of that helper.
-    call_site: Span | None = None
+    call_site: LazySpan | None = None
     input_order: Order = field(default_factory=Order)
     output_order: Order = field(default_factory=Order)
     input_partitioning: Partitioning = field(default_factory=Partitioning)

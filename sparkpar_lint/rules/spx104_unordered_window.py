@@ -5,22 +5,23 @@ from __future__ import annotations
 import dataclasses
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
+from typing import Any
 
 import libcst as cst
 
 from sparkpar_lint.catalogue import load_catalogue
 from sparkpar_lint.edits.chain import append_after, method_call
 from sparkpar_lint.edits.code import column_name, positional_values, string
-from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix
+from sparkpar_lint.edits.model import SAFE, UNSAFE, Fix, Imports, Replacement
 from sparkpar_lint.graph.constant_columns import constant_column
 from sparkpar_lint.graph.current_versions import current_versions_by
 from sparkpar_lint.graph.kept_results import nothing_kept
-from sparkpar_lint.graph.literal_rows import literal_rows, written_columns
+from sparkpar_lint.graph.literal_rows import Row, literal_rows, written_columns
 from sparkpar_lint.graph.order_flow import upstream_sort
 from sparkpar_lint.graph.positions import walk
-from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode
+from sparkpar_lint.graph.stage_graph import ColumnCall, LazySpan, StageGraph, StageNode, WindowSpecValue
 from sparkpar_lint.graph.uniqueness import deduplicated_on, is_unique_on, literal_names
 from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
@@ -1165,10 +1166,10 @@ class UnorderedWindow(Rule):
                     yield call.span
 
     def _tie_finding(self, ctx: RuleContext, call: ColumnCall) -> Finding:
-        window = call.window
+        window = _window_of(call)
         column = _computed_order(call) if window.order_opaque else None
         column = column or window.order_by[0]
-        related = ()
+        related: tuple[RelatedLocation, ...] = ()
         if window.span is not None:
             related = (RelatedLocation(window.span, f"the window is ordered by `{column}` alone here"),)
         how = f"`ORDER BY {column}, <unique key>`" if call.from_sql else "`orderBy(<column>, <unique id>)`"
@@ -1183,9 +1184,9 @@ class UnorderedWindow(Rule):
         )
 
     def _no_order_finding(self, ctx: RuleContext, node: StageNode, call: ColumnCall) -> Finding:
-        window = call.window
+        window = _window_of(call)
         what = "a constant" if window.order_constant else "its own partition keys"
-        related = ()
+        related: tuple[RelatedLocation, ...] = ()
         if window.span is not None:
             related = (RelatedLocation(window.span, f"the window spec is ordered by {what} here"),)
         made = _constant_order(ctx.graph, node, call)
@@ -1201,8 +1202,8 @@ class UnorderedWindow(Rule):
         return self.finding(ctx, call.span, message, related=related, fix=_tie_broken_fix(ctx.graph, call))
 
     def _finding(self, ctx: RuleContext, graph: StageGraph, call: ColumnCall) -> Finding:
-        window = call.window
-        related = ()
+        window = _window_of(call)
+        related: tuple[RelatedLocation, ...] = ()
         if window.span is not None:
             related = (RelatedLocation(window.span, "the window spec is built here without `orderBy`"),)
         message = (
@@ -1228,7 +1229,8 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     default frame to "up to the current row", so the spec also gets
     `rowsBetween(unboundedPreceding, unboundedFollowing)` unless every use is a `first`.
     """
-    span = call.window.span
+    window_spec = _window_of(call)
+    span = window_spec.span
     uses = [(n, c) for n in graph.nodes for c in n.columns.calls if c.window is not None and c.window.span == span]
     spec_call = _spec_call(graph, span) if span is not None else None
     if any(n.streaming for n, _ in uses):
@@ -1249,7 +1251,8 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
         return NoFix("a window function reads an expression, not a column, to break ties with")
     if len(codes) != 1:
         return NoFix("the spec is used on rows in different orders; which one it should take is the author's choice")
-    extra, imports = (), ()
+    extra: tuple[tuple[cst.CSTNode, Replacement], ...] = ()
+    imports: Imports = ()
     if orders[0] is not None:
         names = {column_name(e) for e in orders[0]}
         order = [*orders[0], *(string(v) for v in values if v not in names)]
@@ -1258,13 +1261,14 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
         # The sequence must reach every use: they all sit on one chain, and it is dropped after the last.
         last = max(consumers, key=lambda n: n.id)
         chain = {n.id for n in graph.upstream(last)}
-        parts = sequence_parts(graph, last, call.call) if all(n is last or n.id in chain for n in consumers) else None
+        on_one_chain = all(n is last or n.id in chain for n in consumers)
+        parts = sequence_parts(graph, last, call.call) if on_one_chain and call.call is not None else None
         if parts is not None:
             (extra, imports), order, safety = parts, [string(SEQUENCE_COLUMN)], UNSAFE
             what = "arrival order (a sequence number taken at the source)"
-            if last.spec.forwarding == "all":
+            if last.spec is not None and last.spec.forwarding == "all" and last.call is not None:
                 extra = (*extra, (last.call, append_after("drop", [string(SEQUENCE_COLUMN)])))
-        elif call.window.has_frame:
+        elif window_spec.has_frame:
             # A frame of its own: the author meant an order, which is theirs to name.
             return NoFix("the spec has a frame of its own but no order: the order it was meant to have is the author's")
         else:
@@ -1274,7 +1278,7 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
             what = "the whole row (no order to read; one of the orders the rows could arrive in)"
     window, window_imports = window_class(graph)
     frame = None
-    if not call.window.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):
+    if not window_spec.has_frame and not all(c.function in _FIRST_ROW for _, c in uses):
         frame = tuple(
             cst.Attribute(value=window, attr=cst.Name(b)) for b in ("unboundedPreceding", "unboundedFollowing")
         )
@@ -1283,7 +1287,9 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     return Fix(safety, description, ((spec_call, rewrite), *extra), imports + (window_imports if frame else ()))
 
 
-def _ordered_spec(order: tuple, frame: tuple | None, spec: cst.Call) -> cst.Call:
+def _ordered_spec(
+    order: tuple[cst.BaseExpression, ...], frame: tuple[cst.BaseExpression, ...] | None, spec: cst.Call
+) -> cst.Call:
     ordered = method_call(spec, "orderBy", [e.deep_clone() for e in order])
     return method_call(ordered, "rowsBetween", list(frame)) if frame else ordered
 
@@ -1295,7 +1301,7 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     Unsafe: among the rows the order leaves tied, the whole row decides, which is one of the
     orders they could arrive in; the author may have meant a time column or a unique id.
     """
-    span = call.window.span
+    span = _window_of(call).span
     if call.from_sql:
         # The same tie-breaker, written into the query (rules/fixers/sql.py).
         return window_tie_fix(call.sql) or NoFix(
@@ -1568,7 +1574,7 @@ def _literal_rows_tie(graph: StageGraph, node: StageNode, keys: tuple[str, ...],
 
 
 def _answer_depends_on_ties(
-    names: list[str], rows: list[tuple], keys: tuple[str, ...], order: str, call: ColumnCall
+    names: list[str], rows: list[Row], keys: tuple[str, ...], order: str, call: ColumnCall
 ) -> bool:
     """Number each partition's rows with the tied rows in arrival order and reversed: do the
     rows get different answers? (`lag(v, 2)` over two tied rows can look back to equal values.)"""
@@ -1577,7 +1583,7 @@ def _answer_depends_on_ties(
         return False
     key_at = [names.index(k) for k in keys]
     order_at = names.index(order)
-    partitions: dict[tuple, list[tuple]] = {}
+    partitions: dict[Row, list[Row]] = {}
     for row in rows:
         partitions.setdefault(tuple(row[i] for i in key_at), []).append(row)
     try:
@@ -1592,11 +1598,11 @@ def _answer_depends_on_ties(
     return False
 
 
-def _sortable(value: object) -> tuple:
+def _sortable(value: object) -> tuple[bool, object]:
     return (value is not None, value)  # nulls first, as Spark's ascending order
 
 
-def _answer_by_position(names: list[str], call: ColumnCall):
+def _answer_by_position(names: list[str], call: ColumnCall) -> Callable[[list[Row]], list[tuple[Row, Any]]] | None:
     """A function from one partition's ordered rows to (row, answer) pairs, for the functions
     whose answer follows the row's position; None when the call cannot be read."""
     arguments = call.call.args if call.call is not None else ()
@@ -1619,16 +1625,17 @@ def _answer_by_position(names: list[str], call: ColumnCall):
         return lambda rows: [
             (row, rows[i + step][at] if 0 <= i + step < len(rows) else None) for i, row in enumerate(rows)
         ]
-    if _row_frame_total(call):
+    frame = call.window.rows_frame if call.window is not None else None
+    if frame is not None and _row_frame_total(call):
         column = literal_names(positional[0] if positional else keyword.get("col"))
         if not column or len(column) != 1 or column[0] not in names:
             return None
-        return partial(_frame_totals, names.index(column[0]), call.window.rows_frame, call.function)
+        return partial(_frame_totals, names.index(column[0]), frame, call.function)
     # first/last and the rest: the tied rows' own values decide; any two different tied rows count.
     return lambda rows: [(rows[0], 0), (rows[-1], 1)]
 
 
-def _frame_totals(at: int, frame: tuple[float, float], function: str, rows: list[tuple]) -> list[tuple]:
+def _frame_totals(at: int, frame: tuple[float, float], function: str, rows: list[Row]) -> list[tuple[Row, Any]]:
     """Each row with the sum (or average) of the non-null values in its frame of rows."""
     answers = []
     for i, row in enumerate(rows):
@@ -1654,6 +1661,12 @@ def _bucket(position: int, count: int, buckets: int) -> int:
 def _literal_rows_only(graph: StageGraph, node: StageNode) -> bool:
     sources = [n for n in [node, *graph.upstream(node)] if n.spec is not None and n.spec.source]
     return bool(sources) and all(n.method in ("createDataFrame", "parallelize") for n in sources)
+
+
+def _window_of(call: ColumnCall) -> WindowSpecValue:
+    """The window of a call this rule reports or fixes: `check` only passes calls over one."""
+    assert call.window is not None
+    return call.window
 
 
 def _unordered_window_call(call: ColumnCall) -> bool:
