@@ -17,9 +17,9 @@ from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.positions import Positions
 from sparkpar_lint.graph.user_functions import mutated_outer_names
 from sparkpar_lint.model import Span
-from sparkpar_lint.sql.site import SqlSite
 
 T = TypeVar("T")
+N = TypeVar("N", bound=cst.CSTNode)
 
 UNORDERED = "unordered"
 
@@ -134,7 +134,7 @@ class ColumnCall:
     call: cst.Call | None = field(default=None, compare=False, repr=False)
     udf: UserFunction | None = None
     from_sql: bool = False  # found in a SQL string (expr, selectExpr, agg dict)
-    sql: SqlSite | None = field(default=None, compare=False, repr=False)  # where, for fixes
+    sql: object = field(default=None, compare=False, repr=False)  # sql.site.SqlSite: where, for fixes
 
 
 @dataclass(frozen=True)
@@ -205,8 +205,8 @@ class StageNode:
     output_partitioning: Partitioning = field(default_factory=Partitioning)
     has_watermark_upstream: bool = False
     indexed: bool = False  # the driver-side result is subscripted, e.g. collect()[0]
-    # Stages built from SQL text: the construct and the literal holding it.
-    sql: SqlSite | None = field(default=None, repr=False)
+    # Stages built from SQL text: the construct and the literal holding it (sql.site.SqlSite).
+    sql: object = field(default=None, repr=False)
     # A SQL SELECT: which columns it keeps and which it rewrites (Python stages read their call).
     projection: SqlProjection | None = None
     # A call of another project module's function, standing for what that function does.
@@ -330,12 +330,12 @@ class StageGraph:
         self._consumer_index = self._call_index = None
         self._derived = {}
 
-    def nodes_of(self, kind: type) -> list[cst.CSTNode]:
+    def nodes_of(self, kind: type[N]) -> list[N]:
         """The module's CST nodes of exactly this type, in file order, without placing them all."""
         positions = self.positions
         if isinstance(positions, Positions):
             return positions.nodes_of(kind)
-        return [node for node in positions if type(node) is kind]
+        return [node for node in positions if type(node) is kind and isinstance(node, kind)]
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost statement holding `node`, when the positions can tell without placing

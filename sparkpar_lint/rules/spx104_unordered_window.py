@@ -37,6 +37,7 @@ from sparkpar_lint.rules.fixers.ordering import (
 from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN, sequence_parts
 from sparkpar_lint.rules.fixers.sql import window_tie_fix
 from sparkpar_lint.rules.fixers.sql_window_order import window_order_fix
+from sparkpar_lint.sql.site import site_of
 
 
 class UnorderedWindow(Rule):
@@ -1237,7 +1238,7 @@ def _fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
         return NoFix("a streaming query allows only time windows")
     if call.from_sql:
         # The order written into the query's spec (rules/fixers/sql_window_order.py).
-        return window_order_fix(call.sql) or NoFix("the SQL is not a string the fixer can edit")
+        return window_order_fix(site_of(call.sql)) or NoFix("the SQL is not a string the fixer can edit")
     if spec_call is None:
         return NoFix("the window spec is not built in this module")
     values = _value_columns([c for _, c in uses if c.spec is not None and c.spec.order_sensitive])
@@ -1304,7 +1305,7 @@ def _tie_broken_fix(graph: StageGraph, call: ColumnCall) -> Fix | NoFix:
     span = _window_of(call).span
     if call.from_sql:
         # The same tie-breaker, written into the query (rules/fixers/sql.py).
-        return window_tie_fix(call.sql) or NoFix(
+        return window_tie_fix(site_of(call.sql)) or NoFix(
             "the SQL is not a string the fixer can edit, its SELECT aggregates or joins (`*` is not the "
             "window's rows there), or a frame-reading function shares the window"
         )
@@ -1527,11 +1528,12 @@ def _row_frame_total(call: ColumnCall) -> bool:
 
 def _computed_order(call: ColumnCall) -> str | None:
     """The computed amount a SQL window is ordered by alone (`COALESCE(SUM(amount), 0)`)."""
-    if not call.from_sql or call.sql is None:
+    site = site_of(call.sql)
+    if not call.from_sql or site is None:
         return None
     from sparkpar_lint.sql.computed_order import computed_order  # only with SQL read: the query was parsed
 
-    return computed_order(call.sql.expression)
+    return computed_order(site.expression)
 
 
 def _value_column(call: ColumnCall) -> str | None:
@@ -1539,11 +1541,12 @@ def _value_column(call: ColumnCall) -> str | None:
     if call.call is not None:
         values = positional_values(call.call)
         return column_name(values[0]) if values else None
-    if call.sql is None:
+    site = site_of(call.sql)
+    if site is None:
         return None
     from sqlglot import exp  # only with SQL read: the query was parsed
 
-    value = getattr(call.sql.expression, "this", None)
+    value = getattr(site.expression, "this", None)
     return value.name if isinstance(value, exp.Column) else None
 
 

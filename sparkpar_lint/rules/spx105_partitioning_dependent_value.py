@@ -32,6 +32,7 @@ from sparkpar_lint.rules.fixers.sequence import SEQUENCE_COLUMN
 from sparkpar_lint.rules.fixers.sql import random_tie_fix
 from sparkpar_lint.rules.fixers.tie_breaker import typed_columns
 from sparkpar_lint.rules.spx401_single_partition_window import small_input
+from sparkpar_lint.sql.site import site_of
 
 ID_NAME = re.compile(r"(^|_)(id|key|sk|uid)$|[a-z]Id$")
 _NAMING_METHODS = frozenset({"alias", "name", "as_"})
@@ -602,7 +603,7 @@ class PartitioningDependentValue(Rule):
         else:
             fix = hashed_draw(node, call)
         if call.from_sql and key_user is not None and call.function in _RANDOM_VALUES:
-            fix = random_tie_fix(call.sql) or fix  # a draw that only breaks a sort's ties
+            fix = random_tie_fix(site_of(call.sql)) or fix  # a draw that only breaks a sort's ties
         elif call.from_sql and not isinstance(fix, NoFix):
             fix = _SQL_UNFIXED
         return self.finding(ctx, call.span, message, severity=severity, related=related, fix=fix, outcomes=outcomes)
@@ -1145,7 +1146,8 @@ def _sql_alias(call: ColumnCall) -> str | None:
     """The `AS name` the SQL call sits under, within its own select item."""
     from sqlglot import exp
 
-    expression: exp.Expr | None = call.sql.expression if call.sql is not None else None
+    site = site_of(call.sql)
+    expression: exp.Expr | None = site.expression if site is not None else None
     while expression is not None and not isinstance(expression, (exp.Query, exp.Where, exp.Order, exp.Group)):
         if isinstance(expression, exp.Alias):
             return expression.alias or None

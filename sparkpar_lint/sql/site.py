@@ -22,3 +22,9 @@ class SqlSite:
     expression: exp.Expression
     literal: cst.BaseExpression | None
     text: SqlText | None = None  # the source position of each character, to keep lines short
+
+
+def site_of(value: object) -> SqlSite | None:
+    """The `sql` of a stage or column call, typed: the stage graph holds it as `object`, since
+    importing this module there would close an import cycle through sql.text."""
+    return value if isinstance(value, SqlSite) else None
