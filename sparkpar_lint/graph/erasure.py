@@ -14,7 +14,7 @@ join, a grouping or a generator on the way makes the count read the chosen value
 
 from __future__ import annotations
 
-from typing import TypeVar, cast
+from typing import TypeVar
 
 import libcst as cst
 
@@ -378,4 +378,4 @@ def _index(graph: StageGraph) -> _Index:
 
 
 def _nodes(graph: StageGraph, kind: type[_Node]) -> list[_Node]:
-    return cast("list[_Node]", graph.nodes_of(kind))
+    return graph.nodes_of(kind)

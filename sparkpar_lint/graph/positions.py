@@ -24,6 +24,7 @@ from libcst.metadata.position_provider import (
     PositionProvidingCodegenState,
 )
 
+_N = typing.TypeVar("_N", bound=cst.CSTNode)
 # How LibCST's position codegen counts lines.
 _NEWLINE = re.compile(r"\r\n?|\n")
 _LAST_NEWLINE = re.compile(r"(?:\r\n?|\n)\Z")
@@ -83,16 +84,20 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
         self._generate_whole()
         return len(self._ranges)
 
-    def nodes_of(self, kind: type) -> list[cst.CSTNode]:
+    def nodes_of(self, kind: type[_N]) -> list[_N]:
         """Every node of exactly this type in the module, in file order (one walk, kept; it
         passes over whitespace, brackets and punctuation unless one of those is asked for)."""
-        if issubclass(kind, _TRIVIA):
-            return [node for node in walk(self._module) if type(node) is kind]
-        if self._by_type is None:
-            self._by_type = {}
-            for node in walk(self._module, trivia=False):
-                self._by_type.setdefault(type(node), []).append(node)
-        return list(self._by_type.get(kind, ()))
+        found: list[cst.CSTNode]
+        trivia = issubclass(kind, _TRIVIA)
+        if trivia:
+            found = [node for node in walk(self._module) if type(node) is kind]
+        else:
+            if self._by_type is None:
+                self._by_type = {}
+                for node in walk(self._module, trivia=False):
+                    self._by_type.setdefault(type(node), []).append(node)
+            found = list(self._by_type.get(kind, ()))
+        return typing.cast("list[_N]", found)  # each of exactly type `kind`
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost statement line or compound statement holding `node` (None: none does)."""

@@ -11,10 +11,13 @@ import libcst as cst
 import libcst.matchers as m
 
 from sparkpar_lint.graph.assignments import resolved
+from sparkpar_lint.graph.imports import ImportTable
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.stage_graph import LazySpan, StageGraph, StageNode
 from sparkpar_lint.graph.user_functions import is_bound_method, parameter_names
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.project.methods import MethodSummary
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # Text in the function that makes a replay write once: Delta's idempotent-write options. (A MERGE
@@ -566,12 +569,12 @@ class NonIdempotentBatchWrite(Rule):
                         "the input was split into micro-batches. Append with a batch-keyed idempotent write, "
                         "or `MERGE` on a key"
                     )
-                    span = LazySpan(graph, mode_call.func.attr, mode_call)
+                    span = LazySpan(graph, cst.ensure_type(mode_call.func, cst.Attribute).attr, mode_call)
                     yield self.finding(ctx, span, message, related=related)
 
 
 def _unkeyed_outputs(
-    graph: StageGraph, batch: StageNode, functions, fresh: tuple[set[int], set[str]], safe: bool
+    graph: StageGraph, batch: StageNode, functions: list[UserFunction], fresh: tuple[set[int], set[str]], safe: bool
 ) -> Iterator[tuple[StageNode, str]]:
     downstream = list(graph.downstream(batch))
     seen = {n.id for n in downstream}
@@ -648,7 +651,9 @@ def _replayed_writer(graph: StageGraph, node: StageNode) -> tuple[cst.ClassDef, 
         return None
     if _UPSERT_SQL.search(cst.Module([]).code_for_node(klass)):
         return None
-    push = next((c for c in m.findall(klass, m.Call()) if _callee_name(c) in _WRITER_PUSHES), None)
+    push = next(
+        (c for c in m.findall(klass, m.Call()) if isinstance(c, cst.Call) and _callee_name(c) in _WRITER_PUSHES), None
+    )
     return (klass, _callee_name(push), link) if push is not None else None
 
 
@@ -665,29 +670,36 @@ def _writer_class(graph: StageGraph, expr: cst.BaseExpression, at: StageNode) ->
     if called in classes:
         return classes[called]
     factory = functions.get(called)
-    for returned in m.findall(factory, m.Return()) if factory is not None else ():
-        value = returned.value
+    if factory is None:
+        return None
+    for returned in m.findall(factory, m.Return()):
+        value = returned.value if isinstance(returned, cst.Return) else None
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            inner = next((c for c in m.findall(factory, m.ClassDef()) if c.name.value == value.func.value), None)
+            made = value.func.value
+            classes_inside = [c for c in m.findall(factory, m.ClassDef()) if isinstance(c, cst.ClassDef)]
+            inner = next((c for c in classes_inside if c.name.value == made), None)
             if inner is not None:
                 return inner
     return None
 
 
-def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
+def _calls_reached(graph: StageGraph, functions: list[cst.FunctionDef | cst.Lambda]) -> set[int]:
     """Ids of the calls in the functions and in the module's functions and methods they call, to a
     depth of three."""
     helpers = {d.name.value: d for d in graph.definitions if isinstance(d, cst.FunctionDef)}
     inherited = _inherited(graph)
     calls: set[int] = set()
-    bodies, done = list(functions), set()
+    bodies: list[cst.FunctionDef | cst.Lambda] = list(functions)
+    done: set[int] = set()
     for _ in range(4):
-        found = []
+        found: list[cst.FunctionDef | cst.Lambda] = []
         for body in bodies:
             if id(body) in done:
                 continue
             done.add(id(body))
             for call in m.findall(body, m.Call()):
+                if not isinstance(call, cst.Call):
+                    continue
                 calls.add(id(call))
                 helper = _helper_called(call, helpers)
                 if helper is not None:
@@ -699,16 +711,21 @@ def _calls_reached(graph: StageGraph, functions: list) -> set[int]:
     return calls
 
 
-def _inherited(graph: StageGraph) -> dict:
+# The module's functions by name; the methods its classes inherit from other modules, by name.
+_Helpers = dict[str, cst.FunctionDef]
+_Inherited = dict[str, MethodSummary]
+
+
+def _inherited(graph: StageGraph) -> dict[str, MethodSummary]:
     """Methods the module's classes inherit from project classes of other modules, by name."""
-    found: dict = {}
+    found: dict[str, MethodSummary] = {}
     for methods in graph.inherited.values():
         for name, method in methods.items():
             found.setdefault(name, method)
     return found
 
 
-def _inherited_called(call: cst.Call, helpers: dict, inherited: dict):
+def _inherited_called(call: cst.Call, helpers: _Helpers, inherited: _Inherited) -> MethodSummary | None:
     """The inherited method's summary for `self.name(...)` when the module does not define `name`."""
     func = call.func
     if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self")) and func.attr.value not in helpers:
@@ -716,9 +733,11 @@ def _inherited_called(call: cst.Call, helpers: dict, inherited: dict):
     return None
 
 
-def _overrides_reached(method, helpers: dict, inherited: dict, depth: int = 0) -> list[cst.FunctionDef]:
+def _overrides_reached(
+    method: MethodSummary, helpers: _Helpers, inherited: _Inherited, depth: int = 0
+) -> list[cst.FunctionDef]:
     """The module's methods an inherited method calls through `self.`, through inherited ones too."""
-    found = []
+    found: list[cst.FunctionDef] = []
     for called in method.self_calls:
         helper = helpers.get(called.method)
         if helper is not None and is_bound_method(helper):
@@ -728,17 +747,17 @@ def _overrides_reached(method, helpers: dict, inherited: dict, depth: int = 0) -
     return found
 
 
-def _fresh_names(graph: StageGraph, functions) -> tuple[set[int], set[str]]:
+def _fresh_names(graph: StageGraph, functions: list[UserFunction]) -> tuple[set[int], set[str]]:
     """Clock and random reads in the batch functions (ids of the calls), and the names bound to
     values computed from them (`stamp = datetime.now().isoformat()`)."""
     reads: set[int] = set()
     names: set[str] = set()
     for function in functions:
-        found = {id(v.call) for v in per_task_values(function.node, graph.imports)}
+        found = {id(v.call) for v in per_task_values(function.node, graph.imports or ImportTable())}
         if not found:
             continue
         reads |= found
-        assigns = m.findall(function.node, m.Assign())
+        assigns = [a for a in m.findall(function.node, m.Assign()) if isinstance(a, cst.Assign)]
         for _ in range(2):  # `a = now(); b = f"{a}/x"`: one step of chaining
             for assign in assigns:
                 if _mentions(assign.value, reads, names):
@@ -772,6 +791,8 @@ def _clock_version(node: cst.CSTNode | None, reads: set[int], names: set[str]) -
     if node is None or (not reads and not names):
         return False
     for call in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("option") | m.Name("options")))):
+        if not isinstance(call, cst.Call):
+            continue
         for index, arg in enumerate(call.args):
             keyed = arg.keyword is not None and arg.keyword.value.lower() == "txnversion"
             named = index == 1 and _literal_node(call.args[0].value) == "txnversion"
@@ -790,17 +811,20 @@ def _partition_overwrites(function: cst.CSTNode, dynamic: bool) -> list[cst.Call
     the partitions written (dynamic mode), read off the code: writer settings are not stages."""
     found = []
     for call in m.findall(function, m.Call(func=m.Attribute())):
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            continue
         if call.func.attr.value not in _FILE_WRITES:
             continue
-        links, link = [], call.func.value
+        links: list[tuple[str, cst.Call]] = []  # (method, call) down the chain
+        link = call.func.value
         while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
-            links.append(link)
+            links.append((link.func.attr.value, link))
             link = link.func.value
-        named = {c.func.attr.value: c for c in links}
+        named = dict(links)
         mode = named.get("mode")
         if mode is None or not mode.args or _literal_node(mode.args[0].value) != "overwrite":
             continue
-        options = [c for c in links if c.func.attr.value == "option" and len(c.args) == 2]
+        options = [c for method, c in links if method == "option" and len(c.args) == 2]
         chained = any(
             _literal_node(c.args[0].value) == "partitionoverwritemode" and _literal_node(c.args[1].value) == "dynamic"
             for c in options
@@ -836,6 +860,8 @@ def _first_write_only(graph: StageGraph, sink: StageNode) -> bool:
         return False
     for function in graph.definitions:
         for branch in m.findall(function, m.If()):
+            if not isinstance(branch, cst.If):
+                continue
             test, negated = branch.test, False
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 test, negated = test.expression, True
@@ -865,6 +891,7 @@ def _keyed_es_write(graph: StageGraph, sink: StageNode) -> bool:
     names = {
         a.value.value
         for call in m.findall(sink.call, m.Call(func=m.Attribute(attr=m.Name("options"))))
+        if isinstance(call, cst.Call)
         for a in call.args
         if isinstance(a.value, cst.Name)
     }
@@ -888,7 +915,7 @@ def _assigned_literal(graph: StageGraph, sink: StageNode, name: str | None) -> s
         values = {
             _literal_node(a.value)
             for a in m.findall(function, m.Assign())
-            if any(m.matches(t.target, m.Name(name)) for t in a.targets)
+            if isinstance(a, cst.Assign) and any(m.matches(t.target, m.Name(name)) for t in a.targets)
         }
         default = _unpassed_default(graph, function, name)
         if default is not None:
@@ -949,7 +976,7 @@ def _replay_safe(graph: StageGraph, function: cst.Lambda | cst.FunctionDef, fres
 
 
 def _used_beyond_logging(
-    graph: StageGraph, function: cst.CSTNode, name: str, depth: int, stamped_only: bool = False
+    graph: StageGraph, function: cst.FunctionDef | cst.Lambda, name: str, depth: int, stamped_only: bool = False
 ) -> bool:
     """The name is read other than in a print/log call (or, with `stamped_only`, a `lit(...)`
     column value); handed to a helper of the module, it counts only if the helper uses the
@@ -985,7 +1012,7 @@ def _used_beyond_logging(
                 return
             call = self.calls[-1] if self.calls else None
             base = _inherited_called(call, helpers, inherited) if call is not None else None
-            if base is not None and depth < 3:
+            if base is not None and call is not None and depth < 3:
                 param = _parameter_of(call, node, base.params)
                 if param is None or _inherited_uses(graph, base, param, helpers, inherited, depth + 1):
                     self.found = True
@@ -1001,7 +1028,9 @@ def _used_beyond_logging(
     return uses.found
 
 
-def _inherited_uses(graph: StageGraph, method, param: str, helpers: dict, inherited: dict, depth: int) -> bool:
+def _inherited_uses(
+    graph: StageGraph, method: MethodSummary, param: str, helpers: _Helpers, inherited: _Inherited, depth: int
+) -> bool:
     """An inherited method reads `param` other than in a log call, itself or in the methods it
     hands it to (the module's overrides, or other inherited methods)."""
     if any(p == param and not any(_logging_name(c) for c in calls) for p, calls in method.reads):
@@ -1041,7 +1070,7 @@ def _parameter_of(call: cst.Call, name: cst.Name, params: tuple[str, ...]) -> st
     return None
 
 
-def _helper_called(call: cst.Call, helpers: dict) -> cst.FunctionDef | None:
+def _helper_called(call: cst.Call, helpers: _Helpers) -> cst.FunctionDef | None:
     """The module's function a call runs: `helper(...)`, or `self.helper(...)` for a method."""
     func = call.func
     if isinstance(func, cst.Name):
@@ -1066,11 +1095,11 @@ def _callee_name(call: cst.Call) -> str:
     return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
 
 
-def _passed_to_helper(call: cst.Call | None, name: cst.Name, helpers: dict) -> tuple[cst.FunctionDef, str] | None:
+def _passed_to_helper(call: cst.Call | None, name: cst.Name, helpers: _Helpers) -> tuple[cst.FunctionDef, str] | None:
     """(helper, parameter) when `name` is a whole argument of a call to a module function, or of
     `self.method(...)` (a method of the module, its parameters after `self`)."""
     helper = _helper_called(call, helpers) if call is not None else None
-    if helper is None:
+    if call is None or helper is None:
         return None
     params = parameter_names(helper)
     if isinstance(call.func, cst.Attribute) and is_bound_method(helper):
