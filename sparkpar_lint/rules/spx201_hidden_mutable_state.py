@@ -7,8 +7,9 @@ from textwrap import dedent
 
 import libcst as cst
 
+from sparkpar_lint.graph.executor_functions import executor_functions
 from sparkpar_lint.graph.processors import state_handles
-from sparkpar_lint.graph.user_functions import executor_functions, imported_modules, mutations
+from sparkpar_lint.graph.user_functions import imported_modules, mutations
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 

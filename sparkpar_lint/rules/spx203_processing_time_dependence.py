@@ -19,12 +19,12 @@ from typing import cast
 import libcst as cst
 import libcst.matchers as m
 
+from sparkpar_lint.graph.executor_functions import executor_functions
 from sparkpar_lint.graph.imports import ImportTable
 from sparkpar_lint.graph.made_up_rows import runs_on_made_up_rows, stages_running
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.per_task_values import per_task_values
 from sparkpar_lint.graph.stage_graph import ColumnCall, StageGraph, StageNode
-from sparkpar_lint.graph.user_functions import executor_functions
 from sparkpar_lint.graph.visiting import visit
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from textwrap import dedent
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -17,6 +18,10 @@ from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.model import Finding, NoFix, RelatedLocation, Severity
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 from sparkpar_lint.rules.spx202_partitioned_state_without_partitioning import PARTITION_ROLES
+from sparkpar_lint.sql.site import SqlSite, site_of
+
+if TYPE_CHECKING:  # sqlglot loads only with SQL to read
+    from sqlglot.tokens import TokenType
 
 
 class KeyChangedAfterPartitioning(Rule):
@@ -315,9 +320,10 @@ def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNo
             # Dropped or renamed: no column of that name left to repartition by.
             return NoFix("a step drops or renames the key: which column to repartition by is the author's")
     moved = insert_before("repartition", [string(k) for k in partitioner.keys], skip_rdd=True)
-    replacements: list = [(consumer.call, moved)]
+    replacements: list[tuple[cst.CSTNode, Replacement]] = [(consumer.call, moved)]
     if all(len(graph.consumers(n)) == 1 for n in path):
-        removed = _without_distribute(partitioner.sql)
+        site = site_of(partitioner.sql)
+        removed = _without_distribute(site) if site is not None else None
         if removed is not None:
             replacements.append(removed)
     description = f"repartition by the new `{', '.join(partitioner.keys)}` right before `{consumer.method}`"
@@ -330,13 +336,13 @@ def _distribute_fix(graph: StageGraph, partitioner: StageNode, consumer: StageNo
 _KEEPS_NAME = frozenset({"select", "withColumn", "withColumns"})
 
 
-def _key_tokens():
+def _key_tokens() -> frozenset[TokenType]:
     from sqlglot.tokens import TokenType
 
     return frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.COMMA})
 
 
-def _without_distribute(site) -> tuple | None:
+def _without_distribute(site: SqlSite) -> tuple[cst.CSTNode, cst.CSTNode] | None:
     """(literal, literal without the `DISTRIBUTE BY` clause) where the text allows, else None.
     Not for CLUSTER BY or a SELECT that also sorts (SORT BY) its partitions."""
     from sqlglot import exp
