@@ -14,7 +14,18 @@ from fractions import Fraction
 
 import libcst as cst
 
-from sparkpar_lint.graph.combiners import SAFE, UNKNOWN, UNSAFE, Verdict, _arity, _body, _eval, _show, _Unevaluable
+from sparkpar_lint.graph.combiners import (
+    SAFE,
+    UNKNOWN,
+    UNSAFE,
+    Value,
+    Verdict,
+    _arity,
+    _body,
+    _eval,
+    _show,
+    _Unevaluable,
+)
 from sparkpar_lint.graph.user_functions import parameter_names
 
 _VALUES = (2, 5, 11, 3, 7)
@@ -26,12 +37,13 @@ class _Function:
 
     def __init__(self, function: cst.Lambda | cst.FunctionDef) -> None:
         self.params = parameter_names(function)
-        self.body, self.locals = _body(function)
-        if self.body is None or len(self.params) not in (1, 2):
+        body, self.locals = _body(function)
+        if body is None or len(self.params) not in (1, 2):
             raise _Unevaluable
+        self.body = body
         self.widths = [_arity(self.body, self.locals, p) for p in self.params]
 
-    def __call__(self, *args):
+    def __call__(self, *args: Value) -> Value:
         return _eval(self.body, dict(zip(self.params, args)), self.locals)
 
 
@@ -49,10 +61,10 @@ def pair_verdict(
         width = seq_f.widths[-1]  # how the values are read: a number or a tuple
         zero_value = _eval(zero, {}, {}) if zero is not None else None
 
-        def value(n: int):
+        def value(n: int) -> Value:
             return Fraction(n) if width == 0 else tuple(Fraction(n * (i + 2)) for i in range(width))
 
-        def partial(part):
+        def partial(part: tuple[int, ...]) -> Value:
             values = [value(n) for n in part]
             acc = create_f(values[0]) if create_f is not None else seq_f(zero_value, values[0])
             for item in values[1:]:

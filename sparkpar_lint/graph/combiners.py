@@ -55,6 +55,13 @@ MAX_BITS = 4_096
 _MAX_DIGITS = 400
 
 
+# A value of the exact evaluation: a Fraction, a bool (a comparison), or a tuple of them. Any, as
+# operations between them are tried and the TypeError of a mismatch counts as "unknown".
+Value = Any
+# A body's single-assignment locals, by name.
+Locals = dict[str, cst.BaseExpression]
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: str  # safe | unsafe | unknown
@@ -79,12 +86,12 @@ def classify(function: cst.Lambda | cst.FunctionDef, role: str = MERGE, value_sh
     return _expression_verdict(body, locals_, a, b, role, value_shape)
 
 
-def _body(function) -> tuple[cst.BaseExpression | None, dict[str, cst.BaseExpression]]:
+def _body(function: cst.Lambda | cst.FunctionDef) -> tuple[cst.BaseExpression | None, Locals]:
     """The returned expression and the single-assignment locals it may read, or None."""
     if isinstance(function, cst.Lambda):
         return function.body, {}
     statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
-    locals_: dict[str, cst.BaseExpression] = {}
+    locals_: Locals = {}
     for statement in statements:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None, {}
@@ -100,7 +107,7 @@ def _body(function) -> tuple[cst.BaseExpression | None, dict[str, cst.BaseExpres
     return None, {}
 
 
-def _statement_verdict(function, a: str, b: str) -> Verdict:
+def _statement_verdict(function: cst.Lambda | cst.FunctionDef, a: str, b: str) -> Verdict:
     """Mutating merges: `a.update(b); return a` overwrites, `a.extend(b)` concatenates."""
     if not isinstance(function, cst.FunctionDef):
         return Verdict(UNKNOWN)
@@ -134,7 +141,9 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
     return found
 
 
-def _expression_verdict(body, locals_, a, b, role, value_shape) -> Verdict:
+def _expression_verdict(
+    body: cst.BaseExpression, locals_: Locals, a: str, b: str, role: str, value_shape: str | None
+) -> Verdict:
     body = _resolve(body, locals_)
     shape = _shape(body, locals_, {a, b}, value_shape)
     if shape == "normalized":
@@ -159,7 +168,7 @@ def _expression_verdict(body, locals_, a, b, role, value_shape) -> Verdict:
     return _arithmetic_verdict(body, locals_, a, b, role)
 
 
-def _set_union(expr, params: set[str]) -> bool:
+def _set_union(expr: cst.BaseExpression, params: set[str]) -> bool:
     """`a | b`, `a & b`, `a ^ b`, `a.union(b)` on the two parameters: sets and bit masks."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitOr, cst.BitAnd, cst.BitXor)):
         sides = (expr.left, expr.right)
@@ -175,13 +184,13 @@ def _set_union(expr, params: set[str]) -> bool:
     return {s.value for s in sides if isinstance(s, cst.Name)} == params
 
 
-def _resolve(expr, locals_, depth: int = 0):
+def _resolve(expr: cst.BaseExpression, locals_: Locals, depth: int = 0) -> cst.BaseExpression:
     if isinstance(expr, cst.Name) and expr.value in locals_ and depth < 8:
         return _resolve(locals_[expr.value], locals_, depth + 1)
     return expr
 
 
-def _shape(expr, locals_, params: set[str], value_shape: str | None) -> str | None:
+def _shape(expr: cst.BaseExpression, locals_: Locals, params: set[str], value_shape: str | None) -> str | None:
     """What the expression evidently builds: str/list/tuple concatenation, a dict merge, an
     order-normalised collection, or None (leave it to arithmetic)."""
     expr = _resolve(expr, locals_)
@@ -231,15 +240,15 @@ class _Unevaluable(Exception):
     pass
 
 
-def _arithmetic_verdict(body, locals_, a: str, b: str, role: str) -> Verdict:
+def _arithmetic_verdict(body: cst.BaseExpression, locals_: Locals, a: str, b: str, role: str) -> Verdict:
     arity = {a: _arity(body, locals_, a), b: _arity(body, locals_, b)}
     if role == MERGE:
         arity[a] = arity[b] = max(arity.values())
 
-    def f(x, y):
+    def f(x: Value, y: Value) -> Value:
         return _eval(body, {a: x, b: y}, locals_)
 
-    def value(n: int, width: int):
+    def value(n: int, width: int) -> Value:
         return Fraction(n) if width == 0 else tuple(Fraction(n * (i + 2)) for i in range(width))
 
     try:
@@ -273,7 +282,7 @@ def _arithmetic_verdict(body, locals_, a: str, b: str, role: str) -> Verdict:
     return Verdict(SAFE)
 
 
-def _show(value) -> str:
+def _show(value: Value) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, Fraction) and value.denominator == 1:
@@ -281,7 +290,7 @@ def _show(value) -> str:
     return str(value)
 
 
-def _arity(body, locals_, name: str) -> int:
+def _arity(body: cst.BaseExpression, locals_: Locals, name: str) -> int:
     """How wide a tuple the parameter is, from the largest literal index it is subscripted with."""
     width = 0
     nodes = [body, *locals_.values()]
@@ -313,7 +322,7 @@ def _literal_index(sub: cst.Subscript) -> int | None:
     return None
 
 
-_BINARY = {
+_BINARY: dict[type[cst.BaseBinaryOp], Callable[[Value, Value], Value]] = {
     cst.Add: lambda x, y: x + y,
     cst.Subtract: lambda x, y: x - y,
     cst.Multiply: lambda x, y: x * y,
@@ -321,7 +330,7 @@ _BINARY = {
     cst.FloorDivide: lambda x, y: x // y,
     cst.Modulo: lambda x, y: x % y,
 }
-_COMPARE = {
+_COMPARE: dict[type[cst.BaseCompOp], Callable[[Value, Value], Value]] = {
     cst.LessThan: lambda x, y: x < y,
     cst.GreaterThan: lambda x, y: x > y,
     cst.LessThanEqual: lambda x, y: x <= y,
@@ -335,24 +344,24 @@ _COMPARE = {
 _FOLDS: dict[str, Callable[..., Any]] = {"max": max, "min": min, "abs": lambda *v: abs(v[0])}
 
 
-def _eval(expr, env, locals_, depth: int = 0):
+def _eval(expr: cst.BaseExpression, env: dict[str, Value], locals_: Locals, depth: int = 0) -> Value:
     """`expr` evaluated on exact numbers in a sandbox: at most MAX_STEPS nodes visited and no
     number wider than MAX_BITS (`b * 1e99999999` or `x ** 64 ** 64` is unevaluable, not a stall)."""
     return _Sandbox(env, locals_).eval(expr, depth)
 
 
 class _Sandbox:
-    def __init__(self, env, locals_) -> None:
+    def __init__(self, env: dict[str, Value], locals_: Locals) -> None:
         self.env, self.locals = env, locals_
         self.steps = 0
 
-    def eval(self, expr, depth: int):
+    def eval(self, expr: cst.BaseExpression, depth: int) -> Value:
         self.steps += 1
         if depth > 40 or self.steps > MAX_STEPS:
             raise _Unevaluable
         return _bounded(self._eval(expr, depth))
 
-    def _eval(self, expr, depth: int):
+    def _eval(self, expr: cst.BaseExpression, depth: int) -> Value:
         env, locals_ = self.env, self.locals
         if isinstance(expr, cst.Name):
             if expr.value in env:
@@ -386,7 +395,7 @@ class _Sandbox:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min", "abs"):
             args = [self.eval(x.value, depth + 1) for x in expr.args if not x.keyword and not x.star]
             return _FOLDS[expr.func.value](*args)
-        if _numeric_cast(expr):
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and _numeric_cast(expr):
             # `int(a[0]) + int(b[0])`: a cast of a number is a number (int() truncates toward zero).
             number = self.eval(expr.args[0].value, depth + 1)
             if isinstance(number, tuple):
@@ -397,7 +406,7 @@ class _Sandbox:
             return self.eval(expr.body if test else expr.orelse, depth + 1)
         raise _Unevaluable
 
-    def test(self, expr, depth: int) -> bool:
+    def test(self, expr: cst.BaseExpression, depth: int) -> bool:
         if not isinstance(expr, cst.Comparison):
             raise _Unevaluable
         left = self.eval(expr.left, depth)
@@ -410,7 +419,7 @@ class _Sandbox:
         return True
 
 
-def _numeric_cast(expr) -> bool:
+def _numeric_cast(expr: cst.BaseExpression) -> bool:
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
@@ -434,7 +443,7 @@ def _number(literal: cst.Integer | cst.Float) -> Fraction:
         raise _Unevaluable from None
 
 
-def _power(base, exponent):
+def _power(base: Value, exponent: Value) -> Value:
     if not (isinstance(exponent, Fraction) and exponent.denominator == 1 and abs(exponent) <= 64):
         raise _Unevaluable
     if isinstance(base, Fraction):
@@ -444,7 +453,7 @@ def _power(base, exponent):
     return base ** int(exponent)
 
 
-def _bounded(value):
+def _bounded(value: Value) -> Value:
     if isinstance(value, Fraction) and max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_BITS:
         raise _Unevaluable
     return value
