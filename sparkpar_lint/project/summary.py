@@ -15,9 +15,11 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -25,6 +27,10 @@ from sparkpar_lint.graph.visiting import children
 from sparkpar_lint.project.constants import Literal, module_constants
 from sparkpar_lint.project.locate import function_module, module_file
 from sparkpar_lint.project.methods import MethodSummary, SelfCall, class_methods
+
+if TYPE_CHECKING:  # the graph modules load when a module is summarised, not with the runner
+    from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
+    from sparkpar_lint.graph.values import Value
 
 _FORMAT = "4"
 _MAX_MODULE_BYTES = 4 * 1024 * 1024  # larger modules are generated code, not helpers
@@ -141,7 +147,7 @@ class ModuleSummary:
         )
 
     @staticmethod
-    def _functions_from(stored: dict) -> dict[str, FunctionSummary]:
+    def _functions_from(stored: dict[str, Any]) -> dict[str, FunctionSummary]:
         functions = {}
         for name, data in stored.items():
             returns = data["returns"]
@@ -163,7 +169,7 @@ class ModuleSummary:
         return functions
 
 
-def _method_from(data: dict) -> MethodSummary:
+def _method_from(data: dict[str, Any]) -> MethodSummary:
     return MethodSummary(
         data["name"],
         tuple(data["params"]),
@@ -174,7 +180,7 @@ def _method_from(data: dict) -> MethodSummary:
     )
 
 
-def _arg_from(data: dict | None) -> ArgFacts | None:
+def _arg_from(data: dict[str, Any] | None) -> ArgFacts | None:
     if data is None:
         return None
     return ArgFacts(
@@ -187,7 +193,7 @@ def _arg_from(data: dict | None) -> ArgFacts | None:
     )
 
 
-def summarize(graph, module: cst.Module) -> ModuleSummary:
+def summarize(graph: StageGraph, module: cst.Module) -> ModuleSummary:
     """The summary of a module from its stage graph (built with unknown parameters)."""
     from sparkpar_lint.graph.user_functions import parameter_names
 
@@ -213,7 +219,7 @@ def summarize(graph, module: cst.Module) -> ModuleSummary:
     return summary
 
 
-def _arg_facts(graph, value) -> ArgFacts | None:
+def _arg_facts(graph: StageGraph, value: Value) -> ArgFacts | None:
     from sparkpar_lint.graph.uniqueness import output_columns, unique_sets
     from sparkpar_lint.graph.values import SparkValue
 
@@ -233,12 +239,12 @@ def _arg_facts(graph, value) -> ArgFacts | None:
     )
 
 
-def _read_from_source(root) -> bool:
+def _read_from_source(root: StageNode) -> bool:
     """The chain starts at a read: a source operator, or a project helper that reads one."""
     return (root.spec is not None and root.spec.source) or (root.imported is not None and root.imported.sourced)
 
 
-def _lookups(graph, chain):
+def _lookups(graph: StageGraph, chain: list[StageNode]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Joins of lookups upstream whose brought-in columns reach the end of the chain unchanged."""
     from sparkpar_lint.graph.uniqueness import is_unique_on, join_keys, output_columns
 
@@ -271,7 +277,7 @@ def _lookups(graph, chain):
     return [(on, tuple(sorted(cols))) for on, cols in found if cols]
 
 
-def _returned(graph, value, params: tuple[str, ...]) -> Returned | None:
+def _returned(graph: StageGraph, value: object, params: tuple[str, ...]) -> Returned | None:
     from sparkpar_lint.graph.uniqueness import output_columns, unique_sets
     from sparkpar_lint.graph.values import SparkValue
 
@@ -307,7 +313,7 @@ def _returned(graph, value, params: tuple[str, ...]) -> Returned | None:
     )
 
 
-def _receiver_param(node, params: tuple[str, ...]) -> int | None:
+def _receiver_param(node: StageNode, params: tuple[str, ...]) -> int | None:
     """The parameter a chain starts from: `df.filter(...)` in `def f(df)` starts from `df`."""
     call = node.call
     if call is None or not isinstance(call.func, cst.Attribute):
@@ -318,12 +324,12 @@ def _receiver_param(node, params: tuple[str, ...]) -> int | None:
     return None
 
 
-def _calls_by_function(defs: dict[str, cst.FunctionDef], graph) -> dict[str, list]:
+def _calls_by_function(defs: dict[str, cst.FunctionDef], graph: StageGraph) -> dict[str, list[StageNode]]:
     """The graph's operator nodes taking functions, by the top-level def whose body holds them."""
     wanted = {id(n.call): n for n in graph.nodes if n.call is not None and n.spec is not None and n.spec.functions}
     if not wanted:
         return {}
-    found: dict[str, list] = {}
+    found: dict[str, list[StageNode]] = {}
     for name, function in defs.items():
         stack: list[cst.CSTNode] = [function.body]
         while stack:
@@ -334,14 +340,19 @@ def _calls_by_function(defs: dict[str, cst.FunctionDef], graph) -> dict[str, lis
     return found
 
 
-def _combiner_uses(graph, nodes, params: tuple[str, ...]):
+def _combiner_uses(graph: StageGraph, nodes: Iterable[StageNode], params: tuple[str, ...]) -> Iterator[CombinerUse]:
     seen = set()
     for node in nodes:
+        # Every node here has a call and a spec (see _calls_by_function).
+        if node.spec is None or node.call is None:
+            continue
         if node.spec.function_role != "combiner" or (id(node.call)) in seen:
             continue
         seen.add(id(node.call))
         positional = [a.value for a in node.call.args if a.keyword is None and not a.star]
-        slots = [(i, positional[i]) for i in node.spec.functions if i < len(positional)]
+        slots: list[tuple[int | str, cst.BaseExpression]] = [
+            (i, positional[i]) for i in node.spec.functions if i < len(positional)
+        ]
         slots += [(a.keyword.value, a.value) for a in node.call.args if a.keyword is not None]
         chain = [node, *graph.upstream(node)]
         for slot, expr in slots:

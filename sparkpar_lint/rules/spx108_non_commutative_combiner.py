@@ -12,7 +12,7 @@ from sparkpar_lint.catalogue import OperatorSpec
 from sparkpar_lint.graph import combiner_pairs, combiners
 from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
-from sparkpar_lint.model import Finding, RelatedLocation, Severity
+from sparkpar_lint.model import Finding, RelatedLocation, Severity, Span
 from sparkpar_lint.rules.base import Invalid, Rule, RuleContext, Valid
 
 # PySpark's keyword names for combine functions, by the kind of fold they do.
@@ -361,7 +361,9 @@ class NonCommutativeCombiner(Rule):
             )
             yield self.finding(ctx, node.call_site or node.span, message)
 
-    def _verdict(self, graph, node: StageNode, where, kind: str, expr) -> combiners.Verdict | None:
+    def _verdict(
+        self, graph: StageGraph, node: StageNode, where: int | str, kind: str, expr: cst.BaseExpression
+    ) -> combiners.Verdict | None:
         if where in node.callables:
             return combiners.classify_named(node.callables[where])
         function = node.function_slots.get(where) or _function_for(node, expr)
@@ -385,7 +387,7 @@ class NonCommutativeCombiner(Rule):
             return combiners.Verdict(combiners.UNKNOWN)
         return verdict
 
-    def _sql_folds(self, ctx, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
+    def _sql_folds(self, ctx: RuleContext, graph: StageGraph, node: StageNode) -> Iterator[Finding]:
         for call in node.columns.calls:
             if call.spec is None or not call.spec.higher_order_fold or call.call is None:
                 continue
@@ -396,7 +398,15 @@ class NonCommutativeCombiner(Rule):
             if verdict.kind != combiners.SAFE:
                 yield self._finding(ctx, graph, call.function, args[2], verdict)
 
-    def _finding(self, ctx, graph, method: str, expr, verdict: combiners.Verdict, call_site=None) -> Finding:
+    def _finding(
+        self,
+        ctx: RuleContext,
+        graph: StageGraph,
+        method: str,
+        expr: cst.BaseExpression,
+        verdict: combiners.Verdict,
+        call_site: Span | None = None,
+    ) -> Finding:
         span = graph.span_of(expr)
         related: tuple[RelatedLocation, ...] = ()
         if call_site is not None:
@@ -417,7 +427,7 @@ class NonCommutativeCombiner(Rule):
         return self.finding(ctx, span, message, severity=Severity.INFO, related=related)
 
 
-def _passed_in(node: StageNode, where, expr):
+def _passed_in(node: StageNode, where: int | str, expr: cst.BaseExpression) -> Span | None:
     """The helper call that handed this combiner in, when the operator sits in an inlined helper
     and its function argument is a name the helper did not define itself."""
     function = node.function_slots.get(where)
@@ -444,7 +454,7 @@ def _associative_kind(verdict: combiners.Verdict) -> bool:
 _FIELDWISE = (cst.Add, cst.Multiply, cst.BitOr, cst.BitAnd)
 
 
-def _fieldwise_constructor(function) -> bool:
+def _fieldwise_constructor(function: cst.FunctionDef | cst.Lambda) -> bool:
     """`Stats(a.n + b.n, max(a.top, b.top))`: a record built field by field, each field a sum,
     product, union, max or min of the same field of both sides."""
     body: cst.BaseExpression | None
@@ -459,7 +469,7 @@ def _fieldwise_constructor(function) -> bool:
         return False
     a, b = params
 
-    def field(expr, side: str):
+    def field(expr: cst.BaseExpression, side: str) -> tuple[str, str] | None:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == side:
             return ("attr", expr.attr.value)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == side:
@@ -468,12 +478,12 @@ def _fieldwise_constructor(function) -> bool:
                 return ("item", index.value.value)
         return None
 
-    def both_sides(left, right) -> bool:
+    def both_sides(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
         """The same field of `a` and of `b`, one on each side."""
         pairs = ((field(left, a), field(right, b)), (field(left, b), field(right, a)))
         return any(x is not None and x == y for x, y in pairs)
 
-    def combines(expr) -> bool:
+    def combines(expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _FIELDWISE):
             return both_sides(expr.left, expr.right)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("max", "min"):
@@ -499,7 +509,7 @@ def _fixed_dict_keys(graph: StageGraph, node: StageNode) -> bool:
     return False
 
 
-def _forwarded_helper(graph: StageGraph, function) -> cst.FunctionDef | None:
+def _forwarded_helper(graph: StageGraph, function: cst.FunctionDef | cst.Lambda) -> cst.FunctionDef | None:
     """`lambda a, b: add_pairs(a, b)`: the module's own def the lambda only forwards to."""
     if not isinstance(function, cst.Lambda) or not isinstance(function.body, cst.Call):
         return None
@@ -512,7 +522,7 @@ def _forwarded_helper(graph: StageGraph, function) -> cst.FunctionDef | None:
     return defs[0] if len(defs) == 1 and len(defs[0].params.params) == len(params) else None
 
 
-def _function_for(node: StageNode, expr) -> UserFunction | None:
+def _function_for(node: StageNode, expr: cst.BaseExpression) -> UserFunction | None:
     for function in node.functions:
         if function.node is expr:
             return function
@@ -549,7 +559,7 @@ def _element(collection: cst.BaseExpression | None) -> cst.BaseExpression | None
     return None
 
 
-def _returned(function) -> cst.BaseExpression | None:
+def _returned(function: cst.FunctionDef | cst.Lambda) -> cst.BaseExpression | None:
     if isinstance(function, cst.Lambda):
         return function.body
     statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
