@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from sparkpar_lint.graph.assignments import resolved as _resolve
+from sparkpar_lint.graph.schema_names import callee_name, ddl_names, struct_names
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
 
@@ -39,7 +40,7 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Ro
     names = (
         literal_names(schema)
         if isinstance(schema, (cst.List, cst.Tuple))
-        else _ddl_names(schema) or _struct_names(schema)
+        else ddl_names(schema) or struct_names(schema, _one_name, added=True)
     )
     if not names:
         return None
@@ -48,38 +49,10 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Ro
     return names, [tuple(r) for r in rows]
 
 
-def _struct_names(schema: cst.BaseExpression) -> list[str] | None:
-    """`StructType([StructField("a", ...), ...])` or `StructType().add("a", ...).add(...)`: the names."""
-    if not isinstance(schema, cst.Call):
-        return None
-    func = schema.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "add" and isinstance(func.value, cst.Call):
-        before = _struct_names(func.value)
-        added = literal_names(schema.args[0].value) if schema.args else None
-        return before + added if before is not None and added and len(added) == 1 else None
-    if _callee_name(func) != "StructType":
-        return None
-    if not schema.args:
-        return []
-    fields = schema.args[0].value
-    if not isinstance(fields, (cst.List, cst.Tuple)):
-        return None
-    names = []
-    for element in fields.elements:
-        field = element.value
-        if not (isinstance(field, cst.Call) and _callee_name(field.func) == "StructField" and field.args):
-            return None
-        name = literal_names(field.args[0].value)
-        if not name or len(name) != 1:
-            return None
-        names += name
-    return names
-
-
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
+def _one_name(expr: cst.BaseExpression) -> str | None:
+    """A struct field's name: `"a"`, or as `literal_names` reads it (`col("a")`), exactly one."""
+    names = literal_names(expr)
+    return names[0] if names and len(names) == 1 else None
 
 
 # Conversions that keep equal values equal and (on the literal values a lesson writes) distinct
@@ -93,7 +66,7 @@ def _mapped_parallelized(graph: StageGraph, data: cst.BaseExpression, at: StageN
     if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and data.func.attr.value == "map"):
         return None
     inner = data.func.value
-    if not (isinstance(inner, cst.Call) and _callee_name(inner.func) == "parallelize" and inner.args):
+    if not (isinstance(inner, cst.Call) and callee_name(inner.func) == "parallelize" and inner.args):
         return None
     function = data.args[0].value if len(data.args) == 1 else None
     if not isinstance(function, cst.Lambda) or len(function.params.params) != 1:
@@ -251,13 +224,6 @@ def _dict_rows(rows: list[Any] | tuple[Any, ...]) -> tuple[list[str], list[Row]]
     if not all(isinstance(n, str) for n in names) or any(set(r) != set(names) for r in rows):
         return None
     return names, [tuple(r[n] for n in names) for r in rows]
-
-
-def _ddl_names(schema: cst.BaseExpression) -> list[str] | None:
-    if isinstance(schema, cst.SimpleString) and isinstance(schema.evaluated_value, str):
-        parts = [p.strip().split() for p in schema.evaluated_value.split(",")]
-        return [p[0].strip("`") for p in parts] if all(len(p) >= 2 for p in parts) else None
-    return None
 
 
 _COLUMN_ADDING = frozenset({"withColumn", "withColumns"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparkpar_lint.graph.assignments import resolved
+from sparkpar_lint.graph.schema_names import callee_name, ddl_names, struct_names
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
 
@@ -133,7 +134,7 @@ def _appended_rows(graph: StageGraph, scope: _Scope | None, name: str) -> tuple[
     if len(changes) != 1 or _extended(scope, name):
         return None
     append = changes[0]
-    if _called(append) != "append" or len(append.args) != 1:
+    if callee_name(append.func) != "append" or len(append.args) != 1:
         return None
     path = path_to(scope, append) or []
     loops = [n for n in path if isinstance(n, (cst.For, cst.While))]
@@ -219,7 +220,7 @@ def _minted(value: cst.BaseExpression, counter: str | None) -> bool:
     if isinstance(value, cst.Name):
         return counter is not None and value.value == counter
     if isinstance(value, cst.Call):
-        called = _called(value)
+        called = callee_name(value.func)
         if called in _UUIDS:
             return True
         if called in _INJECTIVE_CASTS and len(value.args) == 1:
@@ -237,13 +238,6 @@ def _minted(value: cst.BaseExpression, counter: str | None) -> bool:
     return False
 
 
-def _called(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
-
-
 def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == keyword:
@@ -253,27 +247,18 @@ def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression
 
 
 def _schema_names(schema: cst.BaseExpression | None) -> list[str] | None:
-    """`["a", "b"]`, `"a INT, b STRING"` or `StructType([StructField("a", ...), ...])`: the names."""
+    """`["a", "b"]`, `"a INT, b STRING"` or `StructType([StructField("a", ...), ...])`: the names,
+    plain strings only (not `col("a")` in a list, nor a `StructType().add(...)` chain)."""
     if isinstance(schema, (cst.List, cst.Tuple)):
         values = [e.value.evaluated_value for e in schema.elements if isinstance(e.value, cst.SimpleString)]
         names = [v for v in values if isinstance(v, str)]
         return names if len(names) == len(schema.elements) else None
-    if isinstance(schema, cst.SimpleString) and isinstance(schema.evaluated_value, str):
-        parts = [p.strip().split() for p in schema.evaluated_value.split(",")]
-        return [p[0].strip("`") for p in parts] if all(len(p) >= 2 for p in parts) else None
-    if isinstance(schema, cst.Call) and _called(schema) == "StructType" and schema.args:
-        fields = schema.args[0].value
-        if not isinstance(fields, (cst.List, cst.Tuple)):
-            return None
-        fielded: list[str] = []
-        for element in fields.elements:
-            field = element.value
-            if not (isinstance(field, cst.Call) and _called(field) == "StructField" and field.args):
-                return None
-            first = field.args[0].value
-            name = first.evaluated_value if isinstance(first, cst.SimpleString) else None
-            if not isinstance(name, str):
-                return None
-            fielded.append(name)
-        return fielded
-    return None
+    if schema is None:
+        return None
+    return ddl_names(schema) or struct_names(schema, _string, added=False)
+
+
+def _string(expr: cst.BaseExpression) -> str | None:
+    return (
+        expr.evaluated_value if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str) else None
+    )
