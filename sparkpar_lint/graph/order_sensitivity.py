@@ -14,7 +14,7 @@ rule, the pytest plugin's "likely cause" and the fixer all use `find_order_depen
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -224,7 +224,7 @@ def _literal_int_index(node: cst.Subscript) -> bool:
     return False
 
 
-def _column_position(element) -> bool:
+def _column_position(element: cst.BaseSlice) -> bool:
     """The column part of `iat[row, 0]` / `iloc[row, "v"]`-like indexing: a literal."""
     return isinstance(element, cst.Index) and isinstance(element.value, (cst.Integer, cst.SimpleString))
 
@@ -249,7 +249,7 @@ def _names_in(node: cst.CSTNode) -> set[str]:
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 
-        def visit_Lambda(self, _node) -> bool:
+        def visit_Lambda(self, _node: cst.Lambda) -> bool:
             return False
 
     visit(node, _Visitor())
@@ -257,7 +257,7 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 
 
 class _Analysis:
-    def __init__(self, env: dict[str, Data], keys: set[str], helpers: dict, depth: int) -> None:
+    def __init__(self, env: dict[str, Data], keys: set[str], helpers: dict[str, cst.FunctionDef], depth: int) -> None:
         self.env = env
         self.keys = keys
         self.helpers = helpers
@@ -270,14 +270,14 @@ class _Analysis:
 
     # ------------------------------------------------------------------ statements
 
-    def block(self, statements) -> None:
+    def block(self, statements: Sequence[cst.CSTNode]) -> None:
         for index, statement in enumerate(statements):
             if isinstance(statement, cst.For):
                 self.loop(statement, statements[index + 1 :])
             else:
                 self.statement(statement)
 
-    def statement(self, statement) -> None:
+    def statement(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 self.small(small)
@@ -308,7 +308,7 @@ class _Analysis:
                 if extra is not None:
                     self.block(extra.body.body)
 
-    def small(self, small) -> None:
+    def small(self, small: cst.CSTNode) -> None:
         if isinstance(small, cst.Assign):
             data = self.value(small.value)
             for target in small.targets:
@@ -325,7 +325,7 @@ class _Analysis:
         elif isinstance(small, (cst.Expr, cst.Return)) and small.value is not None:
             self.value(small.value)
 
-    def bind(self, target, data: Data | None) -> None:
+    def bind(self, target: cst.BaseExpression, data: Data | None) -> None:
         if isinstance(target, cst.Name):
             self.fresh_index.discard(target.value)
             if data is None:
@@ -347,7 +347,7 @@ class _Analysis:
 
     # ------------------------------------------------------------------ loops
 
-    def loop(self, loop: cst.For, rest: list) -> None:
+    def loop(self, loop: cst.For, rest: Sequence[cst.CSTNode]) -> None:
         iterated = self.value(loop.iter)
         if iterated is not None and iterated.kind in (ROWS, SERIES, FRAMES) and not iterated.sorted:
             carried = _carried_value(loop, rest)
@@ -365,10 +365,11 @@ class _Analysis:
 
     # ------------------------------------------------------------------ expressions
 
-    def value(self, expr) -> Data | None:
+    def value(self, expr: cst.CSTNode) -> Data | None:
         method = getattr(self, f"value_{type(expr).__name__}", None)
         if method is not None:
-            return method(expr)
+            found: Data | None = method(expr)
+            return found
         found = None
         for child in children(expr):
             if isinstance(child, cst.BaseExpression):
@@ -456,7 +457,7 @@ class _Analysis:
             return None
         return Data(KEY)  # the row it selects is no longer the rows
 
-    def _picks(self, element) -> set[str]:
+    def _picks(self, element: cst.BaseSlice) -> set[str]:
         """What picks the row(s) of an index or slice (labels, positions); empty when something else does."""
         if isinstance(element, cst.Slice):
             bounds = [b for b in (element.lower, element.upper) if b is not None]
@@ -464,6 +465,8 @@ class _Analysis:
                 return set()
             found = [self._pick_of(b) for b in bounds]
             return set() if None in found else {f for f in found if f is not None}
+        if not isinstance(element, cst.Index):  # an Index or a Slice: there is no other kind
+            return set()
         value = element.value
         if isinstance(value, cst.List) and value.elements:
             found = [self._pick_of(e.value) for e in value.elements]
@@ -602,7 +605,7 @@ class _Analysis:
         except _Found as found:
             raise _Found(replace(found.dependence, helper=found.dependence.helper or name)) from None
 
-    def value_ListComp(self, expr) -> Data | None:
+    def value_ListComp(self, expr: cst.ListComp | cst.GeneratorExp | cst.SetComp) -> Data | None:
         comprehension = expr.for_in
         iterated = self.value(comprehension.iter)
         saved = dict(self.env)
@@ -622,7 +625,7 @@ class _Analysis:
 # ---------------------------------------------------------------------- values carried by loops
 
 
-def _carried_value(loop: cst.For, rest: list) -> tuple[cst.CSTNode, str] | None:
+def _carried_value(loop: cst.For, rest: Sequence[cst.CSTNode]) -> tuple[cst.CSTNode, str] | None:
     """A value one iteration leaves for the next (`prev = r.ts`), a running total emitted per row,
     the last row kept (`last = r`), or a first match returned from inside the loop."""
     events = _LoopEvents(_names_in(loop.target), _flags(loop))
@@ -702,7 +705,7 @@ class _LoopEvents:
                 if node.value != skip:
                     events.append(("read", node.value, node, "compared" if self.in_ordering else ""))
 
-            def visit_Lambda(self, node) -> bool:
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
                 return False
 
             def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -711,7 +714,7 @@ class _LoopEvents:
 
         visit(expr, _Visitor())
 
-    def block(self, statements) -> None:
+    def block(self, statements: Sequence[cst.CSTNode]) -> None:
         for statement in statements:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
@@ -741,7 +744,7 @@ class _LoopEvents:
         elif orelse is not None:
             self.block(orelse.body.body)
 
-    def small(self, small) -> None:
+    def small(self, small: cst.CSTNode) -> None:
         if isinstance(small, cst.Assign):
             targets = [t.target for t in small.targets]
             own = targets[0].value if len(targets) == 1 and isinstance(targets[0], cst.Name) else None
@@ -762,7 +765,7 @@ class _LoopEvents:
         elif isinstance(small, cst.Expr):
             self.reads(small.value)
 
-    def assign(self, target, value, where) -> None:
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, where: cst.CSTNode) -> None:
         from_row = bool(_names_in(value) & (self.loop_names | self.local))
         if isinstance(target, cst.Name):
             name = target.value
@@ -791,11 +794,11 @@ class _LoopEvents:
                     self.local.add(element.value.value)
 
 
-def _seeding_nexts(statements: list) -> set[int]:
+def _seeding_nexts(statements: Sequence[cst.CSTNode]) -> set[int]:
     """`first = next(it)` whose value only seeds accumulators that a later `for r in it` loop
     folds order-free (`low = min(low, x)`, `if x > high: high = x`, `n += 1`): the first row is
     one of the values folded, whichever it is."""
-    flat: list = []
+    flat: list[cst.CSTNode] = []
     for statement in statements:
         flat.extend(statement.body.body if isinstance(statement, (cst.Try, cst.TryStar)) else [statement])
     seeds: set[int] = set()
@@ -827,7 +830,7 @@ def _seeding_nexts(statements: list) -> set[int]:
     return seeds
 
 
-def _assignments(statement) -> list[cst.Assign]:
+def _assignments(statement: cst.CSTNode) -> list[cst.Assign]:
     found: list[cst.Assign] = []
 
     class _Visitor(cst.CSTVisitor):
@@ -838,7 +841,7 @@ def _assignments(statement) -> list[cst.Assign]:
     return found
 
 
-def _folds_only(loop: cst.For, derived: set[str], rest: list) -> bool:
+def _folds_only(loop: cst.For, derived: set[str], rest: Sequence[cst.CSTNode]) -> bool:
     """Every seeded name read after the loop is only folded or replaced under a comparison inside it."""
     events = _LoopEvents(_names_in(loop.target))
     events.block(loop.body.body)
