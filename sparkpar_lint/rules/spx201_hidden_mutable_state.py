@@ -8,6 +8,7 @@ from textwrap import dedent
 import libcst as cst
 
 from sparkpar_lint.graph.executor_functions import executor_functions
+from sparkpar_lint.graph.passed_function import UserFunction
 from sparkpar_lint.graph.processors import state_handles
 from sparkpar_lint.graph.user_functions import imported_modules, mutations
 from sparkpar_lint.model import Finding, RelatedLocation, Severity
@@ -243,7 +244,7 @@ class HiddenMutableState(Rule):
                     continue  # `self.count.update(...)`: Spark's state store, kept per key
                 yield self._finding(ctx, function, name, where)
 
-    def _finding(self, ctx: RuleContext, function, name: str, where) -> Finding:
+    def _finding(self, ctx: RuleContext, function: UserFunction, name: str, where: cst.CSTNode) -> Finding:
         label = "`self`" if name == "self" else f"`{name}`"
         message = (
             f"`{function.name}` runs in Spark tasks and mutates {label}, which it does not own: "
