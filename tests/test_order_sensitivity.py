@@ -89,3 +89,10 @@ def test_helper_called_with_unsorted_rows_is_reported_inside_the_helper():
     found = find_order_dependence(bad, parameter_kinds(bad, "group", "GroupedData"), (), helpers)
     assert found is not None and found.helper == "helper"
     assert find_order_dependence(good, parameter_kinds(good, "group", "GroupedData"), (), helpers) is None
+
+
+def test_a_slice_of_a_key_and_rows_pair_is_no_row_read_by_position():
+    # `pair[1:]` is a Slice, not an Index: it used to stop the file with an AttributeError.
+    function = cst.parse_module("def f(pair):\n    rows = pair[1:]\n    return list(rows)[0]\n").body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert find_order_dependence(function, parameter_kinds(function, "grouped-row", "RDD")) is None
