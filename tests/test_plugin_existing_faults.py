@@ -1,9 +1,10 @@
-"""`--sparkpar-faults` beyond sparkpar.check's batch jobs: ordinary existing tests (no sparkpar API)
-are re-run with an executor of the local-cluster killed mid-stage, and streaming checks get runs
-with an executor killed during a micro-batch. Each bad job salts a key with Python's `random`
-inside a UDF Spark takes for deterministic: every interleaving gives the same answer, a retry does
-not. The twins salt from the row and survive the same faults. One pytest subprocess, one
-local-cluster."""
+"""`--sparkpar-faults`: an executor of the local-cluster is killed mid-stage during extra runs of
+each check (sparkpar.check, batch and streaming) and of ordinary existing tests (no sparkpar API).
+Each bad job salts a key with Python's `random` inside a UDF Spark takes for deterministic: every
+permuted interleaving gives the same answer, so plain runs pass it; a lost executor makes Spark
+recompute map outputs with new salts and the answer changes. The twins salt from the row and
+survive the same faults. One pytest subprocess, one local-cluster: its start and every executor
+restart cost more than the checks."""
 
 from __future__ import annotations
 
@@ -89,6 +90,19 @@ def test_stream_counts_refunds_in_the_query(spark, tmp_path):
     assert sum(r.refunds for r in rows) == 20
 """
 
+BATCH_CHECKS = """
+from tests.plugin_jobs import bad_retry_salt, fixed_retry_salt
+
+
+def test_check_random_salt(sparkpar):
+    sparkpar.check(bad_retry_salt.job, bad_retry_salt.INPUTS)
+
+
+def test_check_salt_from_the_row(sparkpar):
+    rows = sparkpar.check(fixed_retry_salt.job, fixed_retry_salt.INPUTS)
+    assert sorted((r.shop, r.rows) for r in rows) == [(shop, 100) for shop in range(20)]
+"""
+
 STREAMING_CHECKS = """
 from tests.plugin_jobs import bad_stream_salted_join, fixed_stream_salted_join
 
@@ -109,6 +123,7 @@ def project(tmp_path_factory):
     directory = tmp_path_factory.mktemp("existing_faults")
     (directory / "conftest.py").write_text(CONFTEST)
     (directory / "test_ordinary.py").write_text(textwrap.dedent(ORDINARY_TESTS))
+    (directory / "test_batch_checks.py").write_text(textwrap.dedent(BATCH_CHECKS))
     (directory / "test_stream_checks.py").write_text(textwrap.dedent(STREAMING_CHECKS))
     return directory
 
@@ -137,6 +152,8 @@ def test_ordinary_tests_pass_as_written(faulted):
 
 def test_faults_catch_the_random_salts_and_pass_the_twins(faulted):
     assert outcomes(faulted.stdout) == {
+        "test_check_random_salt": "FAILED",
+        "test_check_salt_from_the_row": "PASSED",
         "test_random_salt": "FAILED",
         "test_salt_from_the_row": "PASSED",
         "test_stream_counts_refunds_in_an_accumulator": "FAILED",
@@ -188,3 +205,16 @@ def test_streaming_check_report_names_the_fault(faulted):
     ) or "an executor killed mid-stage (--sparkpar-faults) changed its output" in report, report
     assert "input 'orders': 400 rows in order " in report and "master: local-cluster[2,1,1024]" in report, report
     assert re.search(r"fault: executor process(es)? \d+( and \d+)? killed \(SIGKILL\) in stage \d+", report), report
+
+
+def test_check_report_blames_the_lost_executor_not_the_interleaving(faulted):
+    start = faulted.stdout.index("_ test_check_random_salt _")
+    report = faulted.stdout[start : faulted.stdout.find("\n___", start + 1)]
+    # Reported only after the plain permuted runs all matched, and confirmed by the same
+    # interleaving re-run without the fault.
+    assert (
+        "an executor killed mid-stage (--sparkpar-faults) changed its output: Spark's retry recomputed rows "
+        "differently; the same interleaving without the fault gives the sequential output"
+    ) in report, report
+    assert re.search(r"\nfault: executor process(es)? \d+( and \d+)? killed \(SIGKILL\) in stage \d+", report), report
+    assert f"--sparkpar-faults --sparkpar-fault-runs={FAULT_RUNS}" in report  # the replay command keeps the mode

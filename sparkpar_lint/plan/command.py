@@ -102,6 +102,8 @@ def plan(
         return
     if len(profile_paths) > 2:
         _fail("give at most two --profile files: one run, and one of the same job at another setting")
+    if file is not None:
+        _load_analysis()
     try:
         # In a worker process: a job file that stalls or crashes the parser costs one clear error.
         arguments = (
@@ -121,6 +123,19 @@ def plan(
         _fail(f"internal error: {type(error).__name__}: {error}")
     color = fmt == "rich" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     click.echo(render(report, fmt, color=color), nl=False)
+
+
+def _load_analysis() -> None:
+    """Imports the stage graph and the rules here, before the worker is forked: they take a second
+    or two to import, which a process planning many jobs (an editor, a test run) then pays once
+    rather than in every worker."""
+    try:
+        import sparkpar_lint.graph.builder
+        import sparkpar_lint.plan.rewrites
+        from sparkpar_lint.rules import all_rules
+    except ImportError:
+        return  # the worker says what is missing (_model_from_job)
+    all_rules()
 
 
 def _plan_arguments(arguments: tuple):
