@@ -129,9 +129,11 @@ def _load_analysis() -> None:
     """Imports the stage graph and the rules here, before the worker is forked: they take a second
     or two to import, which a process planning many jobs (an editor, a test run) then pays once
     rather than in every worker."""
+    import importlib
+
     try:
-        import sparkpar_lint.graph.builder
-        import sparkpar_lint.plan.rewrites
+        for module in ("sparkpar_lint.graph.builder", "sparkpar_lint.plan.rewrites"):
+            importlib.import_module(module)
         from sparkpar_lint.rules import all_rules
     except ImportError:
         return  # the worker says what is missing (_model_from_job)
