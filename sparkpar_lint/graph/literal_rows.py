@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from sparkpar_lint.graph.assignments import resolved as _resolve
+from sparkpar_lint.graph.call_arguments import call_argument
 from sparkpar_lint.graph.schema_names import callee_name, ddl_names, struct_names
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.uniqueness import literal_names
@@ -31,7 +32,7 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Ro
     if found is None:
         return None
     source, rows = found
-    given = _argument(source.call, 1, "schema") if source.call is not None else None
+    given = call_argument(source.call, 1, "schema") if source.call is not None else None
     if given is None:
         return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
     schema = _resolve(graph, given, source)
@@ -162,7 +163,7 @@ def _literal_data(
         source = graph.input_of(source)
     if source is None or source.method != method or source.call is None:
         return None
-    given = _argument(source.call, 0, keyword)
+    given = call_argument(source.call, 0, keyword)
     data = _resolve(graph, given, source) if given is not None else None
     if data is None:
         return None
@@ -207,14 +208,6 @@ def _read(expr: cst.BaseExpression) -> object:
             _read(arg.value)  # every argument literal
         return Constructed(cst.Module([]).code_for_node(expr))
     return ast.literal_eval(cst.Module([]).code_for_node(expr))
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
 
 
 def _dict_rows(rows: list[Any] | tuple[Any, ...]) -> tuple[list[str], list[Row]] | None:

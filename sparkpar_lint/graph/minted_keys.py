@@ -14,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparkpar_lint.graph.assignments import resolved
+from sparkpar_lint.graph.call_arguments import call_argument
 from sparkpar_lint.graph.schema_names import callee_name, ddl_names, struct_names
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
 from sparkpar_lint.graph.tree_paths import path_to
@@ -29,7 +30,7 @@ def minted_sets(graph: StageGraph, node: StageNode) -> list[frozenset[str]]:
     code gives a distinct value on every row."""
     if node.method != "createDataFrame" or node.call is None or graph.module is None:
         return []
-    data = _argument(node.call, 0, "data")
+    data = call_argument(node.call, 0, "data")
     found = _row_template(graph, data, node) if data is not None else None
     if found is None:
         return []
@@ -41,7 +42,7 @@ def minted_sets(graph: StageGraph, node: StageNode) -> list[frozenset[str]]:
             if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
         ]
     elif isinstance(row, (cst.Tuple, cst.List)):
-        schema = _argument(node.call, 1, "schema")
+        schema = call_argument(node.call, 1, "schema")
         names = _schema_names(resolved(graph, schema, node)) if schema is not None else None
         if names is None or len(names) != len(row.elements):
             return []
@@ -236,14 +237,6 @@ def _minted(value: cst.BaseExpression, counter: str | None) -> bool:
         constant = [isinstance(s, (cst.SimpleString, cst.Integer)) for s in sides]
         return (constant[0] and _minted(sides[1], counter)) or (constant[1] and _minted(sides[0], counter))
     return False
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
 
 
 def _schema_names(schema: cst.BaseExpression | None) -> list[str] | None:

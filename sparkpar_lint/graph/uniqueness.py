@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from sparkpar_lint.graph.call_arguments import call_argument
 from sparkpar_lint.graph.declared_keys import declared_sets
 from sparkpar_lint.graph.minted_keys import minted_sets
 from sparkpar_lint.graph.stage_graph import StageGraph, StageNode
@@ -60,25 +61,15 @@ def callee(call: cst.Call) -> str | None:
     return None
 
 
-def _argument(call: cst.Call | None, position: int, keyword: str) -> cst.BaseExpression | None:
-    if call is None:
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if position < len(positional) else None
-
-
 def join_keys(node: StageNode) -> list[str] | None:
     """The column names a join matches on (`on="k"`, `on=["a", "b"]`), None if not literal."""
     if node.method != "join":
         return None
-    return literal_names(_argument(node.call, 1, "on"))
+    return literal_names(call_argument(node.call, 1, "on"))
 
 
 def _join_how(node: StageNode) -> str:
-    how = _argument(node.call, 2, "how")
+    how = call_argument(node.call, 2, "how")
     if isinstance(how, cst.SimpleString) and isinstance(how.evaluated_value, str):
         return how.evaluated_value.lower().replace("_", "")
     return "inner"
@@ -100,7 +91,7 @@ def output_columns(graph: StageGraph, node: StageNode) -> set[str] | None:
             names.add(name)
         return names
     if node.method == "createDataFrame" and call is not None:
-        schema = literal_names(_argument(call, 1, "schema"))
+        schema = literal_names(call_argument(call, 1, "schema"))
         return set(schema) if schema else None
     if node.method in ("withColumn", "withColumnRenamed") and call is not None and call.args:
         before = _input_columns(graph, node)
@@ -161,7 +152,7 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
         named = _grouping_names(upstream)
         return [frozenset(named)] if named else []
     if node.method in _DEDUPLICATING:
-        subset = literal_names(_argument(node.call, 0, "subset"))
+        subset = literal_names(call_argument(node.call, 0, "subset"))
         if subset:
             return [frozenset(subset)]
         columns = _input_columns(graph, node)
@@ -195,7 +186,7 @@ def unique_sets(graph: StageGraph, node: StageNode, depth: int = 0) -> list[froz
         if node.spec.data_args or node.selectivity == "any":
             return []
         if node.method == "drop" and node.call is not None:
-            dropped = set(literal_names(_argument(node.call, 0, "cols")) or [])
+            dropped = set(literal_names(call_argument(node.call, 0, "cols")) or [])
             dropped |= {n for a in node.call.args[1:] for n in (literal_names(a.value) or [])}
             return [s for s in inherited if not s & dropped]
         if node.method == "withColumnRenamed":
@@ -242,8 +233,8 @@ def _with_column_sets(node: StageNode, inherited: list[frozenset[str]]) -> list[
     `row_number()` over a window is unique within the window's partition."""
     if node.call is None:
         return []
-    name = literal_names(_argument(node.call, 0, "colName"))
-    value = _argument(node.call, 1, "col")
+    name = literal_names(call_argument(node.call, 0, "colName"))
+    value = call_argument(node.call, 1, "col")
     if name is None or len(name) != 1 or value is None:
         return []
     written = name[0]
