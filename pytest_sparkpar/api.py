@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -88,8 +89,10 @@ class Sparkpar:
         if mismatch is None:
             return _as_rows(sequential)
         if self.settings.shrink_seconds > 0 and mismatch.fault is None:
-            mismatch = checker.coarse(datasets, mismatch, seed)
-            mismatch = checker.shrink(mismatch.inputs, seed) or mismatch
+            # One budget for the whole shrink, the first cut included.
+            deadline = time.monotonic() + self.settings.shrink_seconds
+            mismatch = checker.coarse(datasets, mismatch, seed, deadline)
+            mismatch = checker.shrink(mismatch.inputs, seed, deadline) or mismatch
         sizes = {n: len(d.rows) for n, d in datasets.items()}
         raise SparkparFailure(
             failure_report(job, mismatch, checker.output, tolerance, self.settings, sizes, mismatch.inputs != datasets)

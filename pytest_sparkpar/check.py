@@ -141,7 +141,11 @@ class Checker:
 
     # -- fixed rows: a fast threaded search, then hypothesis shrinks what it found ------------
 
-    def search(self, inputs: dict[str, Dataset], seq: Output, seed: int) -> Mismatch | None:
+    def search(
+        self, inputs: dict[str, Dataset], seq: Output, seed: int, deadline: float | None = None
+    ) -> Mismatch | None:
+        """The first of `settings.runs` permuted runs whose output differs. No new run starts
+        after `deadline` (the shrink budget) or once `settings.budget` is spent."""
         __tracebackhide__ = True
         rng = random.Random(seed)
         variants = [
@@ -150,7 +154,9 @@ class Checker:
         ]
         found: dict[int, Mismatch] = {}
         threads = 1 if self.pool.shared else THREADS
-        deadline = None if self.settings.budget is None else time.monotonic() + self.settings.budget
+        if self.settings.budget is not None:
+            budget_end = time.monotonic() + self.settings.budget
+            deadline = budget_end if deadline is None else min(deadline, budget_end)
         queue = iter(enumerate(variants))
         self.ran = 0
         with ThreadPoolExecutor(threads, thread_name_prefix="sparkpar") as executor:
@@ -210,17 +216,20 @@ class Checker:
                 return mismatch  # no executor was killed: a plain permutation bug after all
         return None
 
-    def coarse(self, inputs: dict[str, Dataset], found: Mismatch, seed: int) -> Mismatch:
+    def coarse(self, inputs: dict[str, Dataset], found: Mismatch, seed: int, deadline: float) -> Mismatch:
         """Cheap first cut before hypothesis: the shortest prefix of the inputs (1/16, 1/8, …)
         on which a few threaded interleavings still differ. Each hypothesis candidate costs two
-        Spark jobs, so starting from fewer rows is what makes its shrinking finish."""
+        Spark jobs, so starting from fewer rows is what makes its shrinking finish. Part of the
+        shrink budget: no prefix is tried after `deadline`."""
         __tracebackhide__ = True
         runs, self.settings.runs = self.settings.runs, min(self.settings.runs, 6)
         try:
             for fraction in (16, 8, 4, 2):
+                if time.monotonic() >= deadline:
+                    break
                 subset = {n: Dataset(d.rows[: max(2, len(d.rows) // fraction)], d.schema) for n, d in inputs.items()}
                 try:
-                    mismatch = self.search(subset, self.sequential(subset), seed + fraction)
+                    mismatch = self.search(subset, self.sequential(subset), seed + fraction, deadline)
                 except Exception:  # noqa: BLE001 - e.g. the job needs more rows; try a longer prefix
                     continue
                 if mismatch:
@@ -229,9 +238,9 @@ class Checker:
             self.settings.runs = runs
         return found
 
-    def shrink(self, inputs: dict[str, Dataset], seed: int) -> Mismatch | None:
+    def shrink(self, inputs: dict[str, Dataset], seed: int, deadline: float) -> Mismatch | None:
         """Hypothesis looks for the smallest subset of rows and simplest interleaving that still
-        differs; candidates beyond the time budget count as passing, so it always terminates."""
+        differs, until `deadline`: a candidate past it counts as passing, so it always terminates."""
 
         def draw_inputs(data, chooser):
             from hypothesis import strategies as st
@@ -245,7 +254,7 @@ class Checker:
                 subset[name] = Dataset([r for r, k in zip(prefix, keep) if k], d.schema)
             return subset
 
-        return self._hypothesis(draw_inputs, seed, swallow_errors=True)
+        return self._hypothesis(draw_inputs, seed, swallow_errors=True, deadline=deadline)
 
     # -- strategy inputs: hypothesis draws the rows and the interleaving for every run ----------
 
@@ -255,7 +264,11 @@ class Checker:
 
         return self._hypothesis(draw_inputs, seed, swallow_errors=False)
 
-    def _hypothesis(self, draw_inputs, seed: int, swallow_errors: bool) -> Mismatch | None:
+    def _hypothesis(
+        self, draw_inputs, seed: int, swallow_errors: bool, deadline: float | None = None
+    ) -> Mismatch | None:
+        """Hypothesis over `draw_inputs`; the shrink budget runs from `deadline`, or, when none is
+        given (a strategy search), from the first differing case."""
         __tracebackhide__ = True
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as fix_seed
@@ -263,7 +276,7 @@ class Checker:
 
         outcomes: dict[tuple, Mismatch | None] = {}
         sequential_outputs: dict[tuple, Output] = {}
-        state: dict[str, Any] = {"best": None, "deadline": None}
+        state: dict[str, Any] = {"best": None, "deadline": deadline}
 
         class Differs(AssertionError):
             pass
