@@ -23,7 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkpar import session
+
 START_TIMEOUT = 240  # seconds; a loaded 2-core machine has taken 80 s to bring a cluster up
+# The plugin's reason for its local JVMs holds for these servers too: they live a minute and run
+# many tiny jobs, and the optimising JIT costs them more CPU than its code gives back.
+QUICK_JIT = session.QUICK_JIT
 
 
 def spark_home() -> Path:
@@ -57,6 +62,7 @@ class Servers:
             SPARK_DAEMON_MEMORY="256m",
             SPARK_WORKER_DIR=str(directory / "work"),
             SPARK_LOCAL_IP="127.0.0.1",
+            SPARK_DAEMON_JAVA_OPTS=QUICK_JIT,  # a standalone master and its workers
         )
 
     def launch(self, name: str, command: list[str], **env: str) -> Path:
@@ -157,6 +163,17 @@ def start_standalone(servers: Servers, workers: int = 2) -> str:
     return url
 
 
+def quick_jit_client(directory: Path) -> dict[str, str]:
+    """The environment of a client whose driver and executors (on a standalone cluster, where the
+    plugin leaves JVM options to the user) run the quick JIT: a spark-defaults.conf, as a user
+    would set it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "spark-defaults.conf").write_text(
+        f"spark.driver.extraJavaOptions {QUICK_JIT}\nspark.executor.extraJavaOptions {QUICK_JIT}\n"
+    )
+    return {"SPARK_CONF_DIR": str(directory)}
+
+
 def hiding_prefix(hidden: Path) -> list[str]:
     """A command prefix running a server in its own mount namespace with an empty tmpfs over
     `hidden` (the client's project and temporary directory), so nothing the client writes there
@@ -189,6 +206,10 @@ def start_connect(servers: Servers, master: str, prefix: list[str]) -> str:
             master,
             "--driver-memory",
             "1g",
+            "--driver-java-options",
+            QUICK_JIT,
+            "--conf",
+            f"spark.executor.extraJavaOptions={QUICK_JIT}",
             "--conf",
             "spark.executor.memory=700m",
             "--conf",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from spark_servers import Servers, run_checks, start_standalone
+from spark_servers import Servers, quick_jit_client, run_checks, start_standalone
 from test_plugin import outcomes
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -38,14 +38,16 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def checked(cluster, tmp_path_factory):
     servers, url = cluster
+    project = tmp_path_factory.mktemp("standalone_project")
     result = run_checks(
-        tmp_path_factory.mktemp("standalone_project"),
+        project / "project",
         CHECKS,
         "--sparkpar-determinism",
         f"--sparkpar-master={url}",
         "--sparkpar-seed=7",
         "--sparkpar-runs=6",
         "--sparkpar-shrink-seconds=0",
+        env=quick_jit_client(project / "conf"),
     )
     return servers, url, result
 
