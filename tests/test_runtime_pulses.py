@@ -188,15 +188,17 @@ def test_pulses_give_the_batch_answer_under_every_split(stream_spark, tmp_path):
         (seed, tuple(sizes)): _run(stream_spark, tmp_path, f"wrapped_{n}", _arrival(seed), sizes, wrapped=True)
         for n, (seed, sizes) in enumerate(SPLITS)
     }
-    unwrapped = {
-        (seed, tuple(sizes)): _run(stream_spark, tmp_path, f"unwrapped_{n}", _arrival(seed), sizes, wrapped=False)
-        for n, (seed, sizes) in enumerate(SPLITS)
-    }
-    wrong = {split: sum(a != b for a, b in zip(out, expected)) for split, out in unwrapped.items()}
-    print(f"\nrows {len(expected)}; unwrapped rows differing from the batch answer per split: {wrong}")
     assert all(out == expected for out in wrapped.values())
-    # The bug the wrapper fixes: without it, the answer depends on the split and disorder.
-    assert any(out != expected for out in unwrapped.values())
+    # The bug the wrapper fixes: without it, the answer depends on the split and disorder. One
+    # split that shows it is enough; each further one is another streaming query.
+    for n, (seed, sizes) in enumerate(SPLITS):
+        unwrapped = _run(stream_spark, tmp_path, f"unwrapped_{n}", _arrival(seed), sizes, wrapped=False)
+        if unwrapped != expected:
+            wrong = sum(a != b for a, b in zip(unwrapped, expected))
+            print(f"\nunwrapped, split {sizes}: {wrong} of {len(expected)} rows differ from the batch answer")
+            break
+    else:
+        pytest.fail("without the wrapper every split gave the batch answer")
 
 
 class _FakeGroupState:
