@@ -17,11 +17,11 @@ from test_plugin import CONFTEST, outcomes, run_pytest
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SEED = 5
-# Fault runs alternate between the reading side of a shuffle (run 0: the random salts change under
-# readers of the first ones) and its map side (run 1: the accumulator counts re-run map tasks
-# again). Each kill is aimed at a stage whose lost map output Spark must redo, so one run of each
-# side catches both bugs, and the twins survive both. Every further run costs an executor restart.
-FAULT_RUNS = 2
+# Fault runs alternate between the reading side of a shuffle (run 0, 2: the random salts change
+# under readers of the first ones) and its map side (run 1, 3: the accumulator counts re-run map
+# tasks again); each side forces Spark to redo map output, so two runs of each catch both, and the
+# twins survive all four.
+FAULT_RUNS = 4
 
 ORDINARY_TESTS = """
 import json
