@@ -32,7 +32,7 @@ def literal_rows(graph: StageGraph, node: StageNode) -> tuple[list[str], list[Ro
     if found is None:
         return None
     source, rows = found
-    given = call_argument(source.call, 1, "schema") if source.call is not None else None
+    given = call_argument(source.call, 1, "schema")
     if given is None:
         return _dict_rows(rows)  # `createDataFrame([{"id": 1, ...}, ...])`: the keys name the columns
     schema = _resolve(graph, given, source)
