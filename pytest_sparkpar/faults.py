@@ -2,8 +2,10 @@
 
 A background thread watches the jobs through Spark's status tracker and, in one job of two or more
 stages, sends SIGKILL to an executor process once some tasks of the stage it aims at have finished
-(a random number of them, at least one, not all). Which stage and which executor depends on the
-fault run, because two kinds of bug need the loss at two different moments:
+(a random number of them, at least one, not all). The session of a fault run has the tracker see
+each task end as it happens (`session.FAULT_CONFS`): by default it sees them every 100 ms, and a
+stage of a few small tasks ends before the count the thread waits for shows. Which stage and which
+executor depends on the fault run, because two kinds of bug need the loss at two different moments:
 
 - even runs (the first is run 0) aim at the reading side: a stage that reads shuffle output, after
   at least one of its tasks has read the first map outputs. The executors killed hold map output

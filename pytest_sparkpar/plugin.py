@@ -251,7 +251,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_sparkpar import session
         from pytest_sparkpar.faults import supported
 
-        session.RETRY_FAILED_TASKS = True
+        session.KILLS_EXECUTORS = True
 
         if not supported(master(config)):
             raise pytest.UsageError(
