@@ -33,9 +33,9 @@ DEFAULT_MASTER = "local-cluster[2,1,1024]"
 
 
 def calibrate(
-    master: str = DEFAULT_MASTER, *, log: Callable[[str], None] = lambda _: None, scale: float = 1.0
+    master: str = DEFAULT_MASTER, *, log: Callable[[str], None] = lambda _: None
 ) -> tuple[SparkCosts, list[dict]]:
-    """Run the micro-jobs and fit the constants; `scale` multiplies the row counts."""
+    """Run the micro-jobs and fit the constants."""
     from pyspark.sql import SparkSession
 
     work = Path(tempfile.mkdtemp(prefix="sparkpar-calibrate-"))
@@ -54,7 +54,7 @@ def calibrate(
     runs: list[dict] = []
     try:
         cores = spark.sparkContext.defaultParallelism
-        _micro_jobs(spark, work, runs, log, scale)
+        _micro_jobs(spark, work, runs, log)
     finally:
         spark.stop()
     directory = next(logs.iterdir())
@@ -63,7 +63,7 @@ def calibrate(
     return fit(metrics, runs, cores), runs
 
 
-def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
+def _micro_jobs(spark, work: Path, runs: list[dict], log) -> None:
     # Callable[..., None]: the actions bind loop values as lambda defaults, which mypy cannot
     # match to Callable[[], None]; each is called with no arguments.
     def timed(name: str, action: Callable[..., None], generated: int = 0, **settings) -> None:
@@ -117,7 +117,7 @@ def _micro_jobs(spark, work: Path, runs: list[dict], log, scale: float) -> None:
             small,
             **{"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": partitions},
         )
-    for rows in (int(200_000 * scale), int(2_000_000 * scale)):
+    for rows in (200_000, 2_000_000):
         timed(f"rows={rows}", lambda r=rows: noop(spark.range(0, r, 1, 2)), rows, **off)
         timed(
             f"rows={rows} shuffled",
