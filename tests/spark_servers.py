@@ -168,9 +168,7 @@ def quick_jit_client(directory: Path) -> dict[str, str]:
     plugin leaves JVM options to the user) run the quick JIT: a spark-defaults.conf, as a user
     would set it."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "spark-defaults.conf").write_text(
-        f"spark.driver.extraJavaOptions {QUICK_JIT}\nspark.executor.extraJavaOptions {QUICK_JIT}\n"
-    )
+    (directory / "spark-defaults.conf").write_text("".join(f"{key} {QUICK_JIT}\n" for key in session.JAVA_OPTION_KEYS))
     return {"SPARK_CONF_DIR": str(directory)}
 
 
