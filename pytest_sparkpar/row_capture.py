@@ -10,6 +10,7 @@ in a run as written tells the two apart (chispa and `assertDataFrameEqual` colle
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -24,6 +25,12 @@ _COLLECTING = (
     ("pyspark.rdd", "RDD", ("collect", "take")),
 )
 
+# A session from `getOrCreate` loads the DataFrame class only with its first DataFrame, which may
+# be the test body's own: once pyspark.sql is in, the classic DataFrame module is loaded too, so
+# the body's first collect() is recorded. (Connect's needs its extras; a Connect session has
+# loaded it.)
+_LOADED_WITH_SPARK = ("pyspark.sql.classic.dataframe", "pyspark.sql.dataframe")
+
 REORDERED = "reordered"
 CHANGED = "changed"
 
@@ -37,6 +44,12 @@ class recording:
         self._patched: list[tuple[Any, str, Any]] = []
 
     def __enter__(self) -> recording:
+        if "pyspark.sql" in sys.modules:
+            for module in _LOADED_WITH_SPARK:
+                try:
+                    importlib.import_module(module)
+                except ImportError:  # pyspark.sql.classic is 4.x only
+                    pass
         for module, name, methods in _COLLECTING:
             cls: Any = getattr(sys.modules.get(module), name, None)
             if cls is None or any(cls is done for done, _, _ in self._patched):
