@@ -71,7 +71,7 @@ def run(
 
     An input is cut into its partitions where Spark reads it: a local table is scanned in
     `spark.sql.leafNodeDefaultParallelism` consecutive slices. A `repartition` after the scan would
-    cut it too, at the cost of a shuffle stage per input and run (a fifth of the runs' CPU).
+    cut it too, at the cost of a shuffle stage per input and run (a sixth of the runs' CPU).
     """
     schema = getattr(module, "SCHEMA", {})
     rng = random.Random(seed)

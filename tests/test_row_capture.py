@@ -14,7 +14,6 @@ from pytest_sparkpar import compat  # noqa: E402
 
 # As a session from `getOrCreate` leaves it: pyspark.sql imported, no DataFrame made yet.
 AFTER_A_SESSION = """
-import sys
 import pyspark.sql
 from pytest_sparkpar.row_capture import recording
 
