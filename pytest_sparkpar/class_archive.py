@@ -48,11 +48,17 @@ def _directory(master: str) -> Path | None:
 
         spark_home = os.path.realpath(_find_spark_home())
         stat = os.stat(java)
+        # A JVM maps the archive only with the very jar files it was dumped from (their times and
+        # sizes); otherwise it starts without it, silently. A reinstall at the same path (a venv
+        # made again) writes new jars, and so a new jars directory time: a new archive.
+        jars = os.stat(os.path.join(spark_home, "jars"))
     except Exception:  # noqa: BLE001 - no archive is the silent fallback
         return None
     import pyspark
 
-    identity = "\0".join([java, str(stat.st_mtime_ns), str(stat.st_size), spark_home, pyspark.__version__, kind])
+    identity = "\0".join(
+        [java, str(stat.st_mtime_ns), str(stat.st_size), spark_home, str(jars.st_mtime_ns), pyspark.__version__, kind]
+    )
     root = Path(os.environ.get("SPARKPAR_CACHE_DIR") or Path.home() / ".cache" / "sparkpar")
     return root / "class-archive" / hashlib.sha256(identity.encode()).hexdigest()[:16]
 

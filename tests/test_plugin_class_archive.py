@@ -57,6 +57,22 @@ def test_archives_are_apart_per_master_kind(cache):
     assert len(kinds) == 2
 
 
+def test_a_spark_installed_again_at_the_same_path_gets_an_archive_of_its_own(cache, tmp_path, monkeypatch):
+    import pyspark.find_spark_home
+
+    home = tmp_path / "spark"
+    (home / "jars").mkdir(parents=True)
+    monkeypatch.setattr(pyspark.find_spark_home, "_find_spark_home", lambda: str(home))
+    _, first = class_archive.java_options("local[2]")
+    (first / "spark.jsa").write_bytes(b"archive")
+    shutil.rmtree(home / "jars")
+    (home / "jars").mkdir()  # new jar files, the archive's JVM would not map
+    os.utime(home / "jars", ns=(0, 1))
+    confs, again = class_archive.java_options("local[2]")
+    assert again is not None and again != first
+    assert "SharedArchiveFile" not in confs["spark.driver.extraJavaOptions"]
+
+
 def test_merged_lists_keep_each_class_once_and_drop_a_cut_line(tmp_path):
     (tmp_path / "a.classlist").write_text("# header\njava/lang/Object\norg/x/A\n@lambda-proxy x y\n")
     (tmp_path / "b.classlist").write_text("java/lang/Object\norg/x/B\norg/x/Cu")  # killed mid-write
