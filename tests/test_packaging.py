@@ -68,7 +68,8 @@ def test_pre_commit_hook_declaration():
 def test_readme_gives_the_two_newcomer_commands_exactly():
     readme = (REPO / "README.md").read_text()
     assert "python -m venv .venv && . .venv/bin/activate && pip install . && sparkpar lint fixtures/" in readme
-    assert "python -m venv .venv-test && . .venv-test/bin/activate && pip install '.[dev]' && pytest -n 2" in readme
+    test_command = "python -m venv .venv-test && . .venv-test/bin/activate && pip install '.[dev]' && pytest -n 2"
+    assert f'{test_command} -m "not slow"\n' in readme
     for section in (
         "## CLI",
         "## Output formats",
@@ -94,7 +95,9 @@ def test_ci_script_installs_like_the_readme_and_runs_pytest():
         "\nruff check .",
         "\nruff format --check .",
         "\nmypy",
-        "\npytest -n 2",
+        # The README's test command, then the tests it leaves out: CI runs every test.
+        '\npytest -n 2 -p no:cacheprovider -m "not slow"\n',
+        "\npytest -n 2 -p no:cacheprovider -m slow\n",
     ]
     positions = [script.find(step) for step in steps]
     assert -1 not in positions and positions == sorted(positions), dict(zip(steps, positions))
