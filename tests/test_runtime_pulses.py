@@ -124,25 +124,20 @@ def _write_stream(folder, arrival: list[dict], sizes: list[int]) -> None:
 
 
 @pytest.fixture(scope="module")
-def stream_spark():
+def stream_spark(cluster_spark):
+    """The worker's one session (tests/conftest.py), set for these streams and set back after.
+    A session of its own would outlive its stop: PySpark keeps the driver JVM, and the session
+    started after it would run in a JVM without its tuning."""
     from pyspark import cloudpickle
-    from pyspark.sql import SparkSession
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    existing = SparkSession.getActiveSession()
-    spark = existing or (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkpar-pulses")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
-    spark.conf.set("spark.sql.session.timeZone", "UTC")
-    yield spark
-    if existing is None:
-        spark.stop()
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"}
+    before = {key: cluster_spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        cluster_spark.conf.set(key, value)
+    yield cluster_spark
+    for key, value in before.items():
+        cluster_spark.conf.set(key, value)
 
 
 def _run(spark, tmp_path, name: str, arrival: list[dict], sizes: list[int], wrapped: bool) -> list[tuple]:
