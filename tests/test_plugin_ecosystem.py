@@ -93,7 +93,9 @@ def test_correct(spark_session):
 """
 
 
+# Slow by design: each is a pytest run of its own with pytest-spark and its own Spark (about 17 s).
 @pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.parametrize("determinism", [False, True])
 def test_pytest_spark_session_is_audited_and_keeps_its_options(pytester, determinism):
     pytester.makeini(PYTEST_SPARK_INI)

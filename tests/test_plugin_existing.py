@@ -8,7 +8,9 @@ import re
 import pytest
 from test_plugin import outcomes, run_pytest
 
-pytestmark = pytest.mark.spark
+# Slow by design: the audit re-runs every Spark test of a project eight times, perturbed, in a
+# pytest run of its own with its own Spark, after a run as written (about 36 s).
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SEED = 11
 RUNS = 8
