@@ -21,9 +21,7 @@ pytestmark = [
     pytest.mark.skipif(compat.spark_major_minor() < (4, 1), reason="Spark Connect runs need PySpark 4.1+"),
 ]
 
-# The batch pair is the standalone test's (tests/test_plugin_standalone.py): `dropDuplicates` keeps
-# whichever row arrives first, and the seeded arrival orders change that in every run, where a
-# `first` after an `orderBy` changed only when the scheduler fetched another range's partial first.
+# The batch pair is the standalone test's, for the reason given there (tests/test_plugin_standalone.py).
 CHECKS = """
 import os
 import tempfile
